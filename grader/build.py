@@ -1,0 +1,256 @@
+"""Build every generated file from the chapter sources; `--check` proves they are in sync.
+
+One hand-edited source per chapter: `chapters/NN_name.py` (jupytext py:percent). From it:
+  notebooks/NN_name.ipynb   student notebook: each `### BEGIN SOLUTION` ... `### END SOLUTION`
+                            region becomes its hint comments plus `raise NotImplementedError`
+  solutions/NN_name.ipynb   the complete notebook, markers removed
+  posenc_ref/chNN_name.py   the reference: the cells marked `#| export`, solutions included
+  posenc_selfcheck/data/chNN.{json,safetensors}
+                            public checks with the reference's answers and the answers of
+                            known mistakes, so self-checks need no reference code
+Notebooks are written without outputs or execution counts.
+
+    python -m grader build           write everything
+    python -m grader build --check   compare with what is on disk; exit 1 on any difference
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+EXPORT = "#| export"
+BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
+END = re.compile(r"^\s*### END SOLUTION\s*$")
+STUB = 'raise NotImplementedError("exercise not finished: replace this line with your code")'
+GENERATED = '"""Generated from chapters/{src} by `python -m grader build`. Do not edit: edit the chapter."""\n'
+
+
+def chapter_sources():
+    return sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
+
+
+def _regions(source, student):
+    """Rewrite solution regions: keep them (markers dropped) or replace them by hints + a stub.
+
+    A region may open with a block of comment lines whose first says `# Hint`: the student
+    notebook keeps that block above the stub."""
+    out, region, indent = [], None, ""
+    for line in source.splitlines():
+        begin = BEGIN.match(line)
+        if begin:
+            if region is not None:
+                raise ValueError("nested ### BEGIN SOLUTION")
+            region, indent = [], begin.group(1)
+            continue
+        if END.match(line):
+            if region is None:
+                raise ValueError("### END SOLUTION without BEGIN")
+            if student:
+                hints = []
+                if region and region[0].strip().lower().startswith("# hint"):
+                    for kept in region:
+                        if not kept.strip().startswith("#"):
+                            break
+                        hints.append(kept)
+                out.extend(hints + [indent + STUB])
+            else:
+                out.extend(region)
+            region = None
+            continue
+        (out if region is None else region).append(line)
+    if region is not None:
+        raise ValueError("### BEGIN SOLUTION without END")
+    return "\n".join(out)
+
+
+def _clean(nb):
+    """No outputs, no execution counts, no jupytext bookkeeping."""
+    for n, cell in enumerate(nb.cells):
+        cell.id = f"cell-{n:03d}"  # deterministic ids keep the generated files stable
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        cell.metadata.pop("lines_to_next_cell", None)
+        cell.metadata.pop("lines_to_end_of_cell_marker", None)
+    nb.metadata.pop("jupytext", None)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["language_info"] = {"name": "python"}
+    return nb
+
+
+def _without_export_line(source):
+    lines = source.splitlines()
+    if lines and lines[0].strip() == EXPORT:
+        lines = lines[1:]
+    return "\n".join(lines)
+
+
+def render(path):
+    """(student notebook text, solution notebook text, reference module text) for one chapter."""
+    import jupytext
+
+    nb = jupytext.read(path)
+    exported = []
+    student, solution = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    for cell in nb.cells:
+        for target, is_student in ((student, True), (solution, False)):
+            copy = nbformat.from_dict(dict(cell))
+            if cell.cell_type == "code":
+                copy.source = _regions(_without_export_line(cell.source), is_student)
+                if is_student and "solution-only" in cell.metadata.get("tags", []):
+                    continue
+            target.cells.append(copy)
+        if cell.cell_type == "code" and cell.source.splitlines()[:1] == [EXPORT]:
+            exported.append(_regions(_without_export_line(cell.source), student=False))
+    for target in (student, solution):
+        target.metadata = nbformat.from_dict(dict(nb.metadata))
+        _clean(target)
+    module = GENERATED.format(src=path.name) + "\n" + "\n\n\n".join(exported).strip() + "\n"
+    return nbformat.writes(student) + "\n", nbformat.writes(solution) + "\n", module
+
+
+def reference_module_name(path):
+    number, name = path.stem.split("_", 1)
+    return f"ch{number}_{name}"
+
+
+def planned_files():
+    """{path: text} of every generated file except the self-check data."""
+    files, modules = {}, []
+    for path in chapter_sources():
+        student, solution, module = render(path)
+        files[ROOT / "notebooks" / f"{path.stem}.ipynb"] = student
+        files[ROOT / "solutions" / f"{path.stem}.ipynb"] = solution
+        files[ROOT / "posenc_ref" / f"{reference_module_name(path)}.py"] = module
+        modules.append(reference_module_name(path))
+    init = ['"""The reference implementation: every exercise, generated from the chapters\' solutions.',
+            "", "Instructor-only. Generated by `python -m grader build`; do not edit.", '"""', ""]
+    init += [f"from .{m} import *  # noqa: F401,F403" for m in modules]
+    files[ROOT / "posenc_ref" / "__init__.py"] = "\n".join(init) + "\n"
+    return files
+
+
+def selfcheck_data():
+    """{chapter: results} for public checks, computed from the (freshly imported) reference."""
+    from grader import checks as checks_pkg
+    from grader import engine
+
+    engine._reference_ns.cache_clear()
+    engine.reference_result.cache_clear()
+    engine.mistake_results.cache_clear()
+    data = {}
+    for chapter in checks_pkg.chapter_modules():
+        results, index = {}, {}
+        for check in checks_pkg.chapter_checks(chapter):
+            if not check.public:
+                continue
+            spec = check.spec()
+            expected = engine.reference_result(check) if check.needs_reference() else {}
+            mistakes = engine.mistake_results(check)
+            spec["mistake_messages"] = [m for m, _ in mistakes]
+            results[f"{check.id}#spec"] = {k: v for k, v in spec.items() if k != "mistakes"}
+            results[f"{check.id}#expected"] = expected
+            for i, (_, result) in enumerate(mistakes):
+                results[f"{check.id}#mistake{i}"] = result
+            index.setdefault(check.exercise, []).append(check.id)
+        results["_index"] = index
+        data[chapter] = results
+    return data
+
+
+def _reload_reference():
+    for name in [m for m in sys.modules if m == "posenc_ref" or m.startswith("posenc_ref.")]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def build(check=False):
+    """Write (or compare) everything; return the list of files that differ."""
+    from posenc_selfcheck import store
+
+    differ = []
+    for path, text in planned_files().items():
+        current = path.read_text() if path.exists() else None
+        if current != text:
+            differ.append(path)
+            if not check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+    stale = {p for p in (ROOT / "notebooks").glob("*.ipynb")} | {p for p in (ROOT / "solutions").glob("*.ipynb")}
+    stale -= set(planned_files())
+    differ += sorted(stale)
+    if not check:
+        for p in stale:
+            p.unlink()
+    _reload_reference()
+    data_dir = ROOT / "posenc_selfcheck" / "data"
+    for chapter, results in selfcheck_data().items():
+        stem = data_dir / chapter
+        if check:
+            if not _same_data(stem, results):
+                differ.append(Path(f"{stem}.json"))
+        else:
+            data_dir.mkdir(exist_ok=True)
+            store.save(str(stem), results)
+    return differ
+
+
+def _same_data(stem, results):
+    """Stored self-check data equals a fresh computation (tensors to float32 rounding)."""
+    import torch
+
+    from posenc_selfcheck import store
+
+    try:
+        stored = store.load(str(stem))
+    except (OSError, ValueError):
+        return False
+    if set(stored) != set(results):
+        return False
+    for key, fresh in results.items():
+        old = stored[key]
+        if set(old) != set(fresh):
+            return False
+        for k, v in fresh.items():
+            w = old[k]
+            if isinstance(v, torch.Tensor):
+                if not isinstance(w, torch.Tensor) or w.shape != v.shape or w.dtype != v.dtype:
+                    return False
+                if v.is_floating_point() and not torch.allclose(w, v, rtol=1e-6, atol=1e-6, equal_nan=True):
+                    return False
+                if not v.is_floating_point() and not torch.equal(w, v):
+                    return False
+            elif _jsonish(w) != _jsonish(v):
+                return False
+    return True
+
+
+def _jsonish(value):
+    import json
+
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def main(argv=None):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m grader build", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare only; exit 1 when a file differs")
+    args = parser.parse_args(argv)
+    differ = build(check=args.check)
+    stream = io.StringIO()
+    for path in differ:
+        print(f"{'out of date' if args.check else 'wrote'}: {Path(path).relative_to(ROOT)}", file=stream)
+    print(stream.getvalue(), end="")
+    if args.check and differ:
+        print("generated files are out of sync with chapters/: run `python -m grader build`")
+        return 1
+    return 0

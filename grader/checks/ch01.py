@@ -1,0 +1,99 @@
+"""Chapter 1 checks: sinusoidal_table, shift_matrix, SinusoidalPositionalEncoding."""
+
+from grader.spec import Check
+
+
+def randn(*shape, seed=0):
+    return {"t": "randn", "shape": list(shape), "seed": seed}
+
+
+TABLE_MISTAKES = ("table_swapped", "table_i_over_d", "table_concatenated")
+MODULE_MISTAKES = ("module_swapped", "module_i_over_d", "module_concatenated")
+MODULE = "SinusoidalPositionalEncoding"
+# float32 angles p * w lose about p * 6e-8 (course contract): the tolerance grows with the position
+POS_TOL = {"per_position": 6e-8}
+
+
+def table(seq_len, d_model, **kw):
+    return {"args": [seq_len, d_model], "kwargs": kw}
+
+
+def forward(ctor, x, **fkw):
+    return {"ctor_args": ctor[0], "ctor_kwargs": ctor[1], "forward_args": [x], "forward_kwargs": fkw}
+
+
+CHECKS = [
+    # ---- sinusoidal_table -------------------------------------------------------------------------
+    Check("sinusoidal_table", "matches the reference for seq_len=16, d_model=8", "call", table(16, 8),
+          public=True, mistakes=TABLE_MISTAKES, tol={**POS_TOL, "max_position": 16}),
+    Check("sinusoidal_table", "a single position (seq_len=1)", "call", table(1, 4), public=True),
+    Check("sinusoidal_table", "odd d_model raises ValueError naming it", "raises", table(5, 7),
+          expect="raises", mentions=("d_model", "7"), public=True,
+          hint="interleaved sin/cos needs an even width: check d_model first"),
+    Check("sinusoidal_table", "matches the reference for seq_len=50, d_model=64", "call", table(50, 64),
+          points=2, mistakes=TABLE_MISTAKES, tol={**POS_TOL, "max_position": 50}),
+    Check("sinusoidal_table", "another base (base=100, d_model=6)", "call", table(9, 6, base=100.0),
+          mistakes=TABLE_MISTAKES, hint="use the base argument instead of the constant 10000"),
+    Check("sinusoidal_table", "long tables stay accurate to float32 rounding (seq_len=20000)", "call",
+          table(20000, 16), tol={**POS_TOL, "max_position": 20000}, mistakes=TABLE_MISTAKES),
+    Check("sinusoidal_table", "seq_len=0 raises ValueError naming it", "raises", table(0, 8),
+          expect="raises", mentions=("seq_len",)),
+    Check("sinusoidal_table", "d_model=0 raises ValueError naming it", "raises", table(4, 0),
+          expect="raises", mentions=("d_model",)),
+    # ---- shift_matrix -----------------------------------------------------------------------------
+    Check("shift_matrix", "matches the reference for k=3, d_model=8", "call", {"args": [3, 8]},
+          public=True, mistakes=("shift_backwards",), tol={**POS_TOL, "max_position": 3}),
+    Check("shift_matrix", "M_k PE[p] = PE[p+k] for k=5, d_model=16", "call", {"args": [5, 16]},
+          expect="property", property="shifts_sinusoids", property_params={"k": 5, "d_model": 16},
+          public=True, mistakes=("shift_backwards",)),
+    Check("shift_matrix", "M_k PE[p] = PE[p+k] for a negative shift k=-4, d_model=32", "call",
+          {"args": [-4, 32]}, expect="property", property="shifts_sinusoids",
+          property_params={"k": -4, "d_model": 32}, mistakes=("shift_backwards",), points=2),
+    Check("shift_matrix", "M_k PE[p] = PE[p+k] with base=500", "call", {"args": [9, 12], "kwargs": {"base": 500.0}},
+          expect="property", property="shifts_sinusoids", property_params={"k": 9, "d_model": 12, "base": 500.0},
+          hint="use the base argument in the frequencies"),
+    Check("shift_matrix", "M_0 is the identity", "call", {"args": [0, 10]}),
+    Check("shift_matrix", "M_k is orthogonal (a rotation)", "call", {"args": [11, 24]},
+          expect="property", property="orthogonal"),
+    Check("shift_matrix", "matches the reference for k=100, d_model=64", "call", {"args": [100, 64]},
+          mistakes=("shift_backwards",), tol={**POS_TOL, "max_position": 100}),
+    Check("shift_matrix", "odd d_model raises ValueError naming it", "raises", {"args": [1, 5]},
+          expect="raises", mentions=("d_model",)),
+    # ---- SinusoidalPositionalEncoding -------------------------------------------------------------
+    Check(MODULE, "x + PE for a batch (2, 10, 16)", "module_forward", forward(([16], {"max_len": 50}), randn(2, 10, 16)),
+          public=True, mistakes=MODULE_MISTAKES),
+    Check(MODULE, "no trainable parameters; the table is a buffer", "module_info",
+          {"ctor_args": [16], "ctor_kwargs": {"max_len": 32}}, expect="fields",
+          fields={"n_trainable": 0, "n_params": 0, "n_buffers": [1, 8]}, public=True,
+          hint="store the table with self.register_buffer('pe', table, persistent=False), "
+               "not as nn.Parameter or a plain attribute"),
+    Check(MODULE, "runs on the device of its input (checked on the meta device)", "meta_forward",
+          forward(([16], {"max_len": 32}), randn(2, 40, 16)), expect="ok", public=True,
+          hint="build positions and tables with device=x.device, and keep the table in a buffer so .to() "
+               "moves it"),
+    Check(MODULE, "sequences longer than max_len still work", "module_forward",
+          forward(([16], {"max_len": 8}), randn(1, 20, 16)), points=2, mistakes=MODULE_MISTAKES,
+          hint="past max_len compute the missing rows with the formula; slicing a shorter table returns "
+               "fewer rows than the input has"),
+    Check(MODULE, "offset: rows offset .. offset+seq-1", "module_forward",
+          forward(([16], {"max_len": 50}), randn(2, 5, 16), offset=7), points=2,
+          hint="add PE[offset : offset + seq_len], not PE[:seq_len]"),
+    Check(MODULE, "offset that runs past max_len", "module_forward",
+          forward(([8], {"max_len": 10}), randn(1, 5, 8), offset=8)),
+    Check(MODULE, "the table follows .to(torch.float64) and the output keeps float64", "module_forward",
+          {**forward(([16], {"max_len": 20}), randn(2, 6, 16)), "dtype": "float64"},
+          hint="a buffer is cast by .to(dtype); add the table in x's dtype"),
+    Check(MODULE, "a float16 input gives a float16 output", "module_forward",
+          {**forward(([16], {"max_len": 20}), randn(2, 6, 16)), "input_dtype": "float16"},
+          hint="cast the table to x.dtype before adding, so the output keeps the input's dtype"),
+    Check(MODULE, "odd d_model raises ValueError naming it", "raises", {"ctor_args": [15], "ctor_kwargs": {}},
+          expect="raises", mentions=("d_model",)),
+    Check(MODULE, "an input of the wrong width raises ValueError", "raises",
+          {"ctor_args": [16], "ctor_kwargs": {"max_len": 8}, "forward_args": [randn(1, 4, 12)]},
+          expect="raises", mentions=("d_model",)),
+] + [
+    Check(MODULE, f"on CUDA in {dtype}", "module_forward",
+          {**forward(([32], {"max_len": 64}), randn(2, 100, 32)), "device": "cuda", "dtype": dtype},
+          cuda=True, hint="build positions with device=x.device")
+    for dtype in ("float32", "float16", "bfloat16")
+]

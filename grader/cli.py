@@ -1,0 +1,85 @@
+"""python -m grader {grade, build}: the grader's command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from . import build as build_mod
+from .report import gradescope_json, text_report, write_json
+from .submission import SubmissionError, read_submission
+
+CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+
+
+class _Collect:
+    """A pytest plugin that keeps the check items so their results can be read afterwards."""
+
+    def __init__(self):
+        self.items = []
+        self.engine = None
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        self.items = list(items)
+
+    def pytest_unconfigure(self, config):
+        from .pytest_plugin import ENGINE
+
+        engine = config.stash.get(ENGINE, None)
+        self.notes = engine.notes() if engine is not None else []
+
+
+def _deselected(item, cuda_only):
+    return cuda_only and not item.check.cuda
+
+
+def grade(submission, json_path=None, cuda_only=False, wall_seconds=None, out=sys.stdout):
+    """Grade one submission through pytest; print the report; return (results, notes)."""
+    read_submission(submission)  # fail early, with a clear message, on an unusable path
+    start = time.perf_counter()
+    collector = _Collect()
+    args = [str(CHECKS_DIR), "--submission", str(submission), "-p", "no:terminal", "-p", "no:cacheprovider",
+            "--rootdir", str(CHECKS_DIR), "-c", str(CHECKS_DIR / "pytest.ini")]
+    if cuda_only:
+        args += ["-m", "cuda"]
+    if wall_seconds:
+        args += ["--wall-seconds", str(wall_seconds)]
+    code = pytest.main(args, plugins=[collector])
+    if code not in (0, 1, 5):  # 1: some checks failed (a grade); 5: none selected
+        raise RuntimeError(f"the grader's pytest run failed with exit code {int(code)}")
+    broken = [item.nodeid for item in collector.items if item.result is None and not _deselected(item, cuda_only)]
+    if broken:
+        raise RuntimeError(f"the grader failed on {len(broken)} check(s), e.g. {broken[0]}; "
+                           "run `pytest grader/checks --submission ...` to see why")
+    results = [item.result for item in collector.items if item.result is not None]
+    seconds = time.perf_counter() - start
+    notes = getattr(collector, "notes", [])
+    print(text_report(submission, results, notes, seconds), file=out)
+    if json_path:
+        write_json(json_path, gradescope_json(results, notes, seconds))
+    return results, notes
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m grader", description="Grade positional-encoding exercises.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("grade", help="grade one submission (a notebook, a .py file, or a folder of them)")
+    g.add_argument("submission")
+    g.add_argument("--json", metavar="PATH", help="also write Gradescope-compatible results.json here")
+    g.add_argument("--cuda-only", action="store_true", help="run only the CUDA checks")
+    g.add_argument("--wall-seconds", type=float, default=None, help="time limit for one exercise")
+    b = sub.add_parser("build", help="generate notebooks, solutions, reference and self-check data")
+    b.add_argument("--check", action="store_true", help="only compare; exit 1 when something is out of sync")
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        return build_mod.main(["--check"] if args.check else [])
+    try:
+        grade(args.submission, args.json, args.cuda_only, args.wall_seconds)
+    except SubmissionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,81 @@
+"""Turn check results into what people read: a text report and Gradescope's results.json."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+
+from .checks import chapter_checks, chapter_modules
+
+STATUS_MARK = {"passed": "✓", "failed": "✗", "skipped": "-", "not implemented": "…"}
+
+
+def chapter_of():
+    return {c.exercise: chapter for chapter in chapter_modules() for c in chapter_checks(chapter)}
+
+
+def totals(results):
+    return sum(r.score for r in results), sum(r.max_score for r in results)
+
+
+def text_report(submission, results, notes, seconds):
+    chapters = chapter_of()
+    by_exercise = OrderedDict()
+    for r in results:
+        by_exercise.setdefault(r.check.exercise, []).append(r)
+    lines = [f"Grading {submission}", ""]
+    current = None
+    for exercise, rs in by_exercise.items():
+        chapter = chapters.get(exercise)
+        if chapter != current:
+            current = chapter
+            lines.append(f"Chapter {int(chapter[2:])}")
+        score, top = totals(rs)
+        missing = all(r.status in ("not implemented", "skipped") for r in rs)
+        state = "not implemented yet" if missing else ""
+        lines.append(f"  {exercise:<34} {score:g}/{top:g}  {state}".rstrip())
+        if missing:
+            continue
+        for r in rs:
+            if r.status in ("failed", "not implemented"):
+                lines.append(f"    {STATUS_MARK[r.status]} {r.check.name}: {r.feedback}")
+        skipped = [r for r in rs if r.status == "skipped"]
+        if skipped:
+            lines.append(f"    - {len(skipped)} check(s) skipped: {skipped[0].feedback}")
+    score, top = totals(results)
+    lines += ["", f"Total: {score:g} / {top:g}   ({seconds:.1f} s)"]
+    if notes:
+        lines += ["", "Notes:"] + [f"  - {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def gradescope_json(results, notes, seconds):
+    """results.json in Gradescope's format: every test named after its exercise and tagged with it."""
+    tests = []
+    for n, r in enumerate(results, start=1):
+        test = {
+            "name": f"{r.check.exercise}: {r.check.name}",
+            "number": str(n),
+            "score": r.score,
+            "max_score": r.max_score,
+            "output": r.feedback if r.status != "passed" else "",
+            "tags": [r.check.exercise],
+            "visibility": "visible" if r.check.public else "after_due_date",
+        }
+        if r.status != "skipped":
+            test["status"] = "passed" if r.status == "passed" else "failed"
+        else:
+            test["output"] = f"skipped: {r.feedback}"
+        tests.append(test)
+    score, _ = totals(results)
+    return {"score": score, "execution_time": round(seconds, 2), "output": "\n".join(notes),
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+
+
+def write_json(path, payload):
+    """Atomic: a reader never sees half a file."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(payload, f, indent=1)
+    os.replace(tmp, path)

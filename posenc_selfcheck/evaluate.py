@@ -1,0 +1,127 @@
+"""Judge one probe result against what was expected: the verdict and the words that explain it.
+
+A check is plain data (a dict), the same in the grader and in the learner's self-check:
+    exercise, name, probe, params          what to run
+    expect: "match" | "raises" | "fields" | "ok" | "property"
+    tol, check_dtype                       for "match"
+    raises, mentions                       for "raises": the exception and words its message must contain
+    fields                                 for "fields": {key: value or [low, high]}
+    property                               for "property": a name in properties.PROPERTIES
+    hint                                   said when the check fails
+    mistakes                               names of known mistakes to recognise in a wrong answer
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .compare import close, describe, tensor_keys, tolerance
+from .properties import PROPERTIES
+
+PASSED, FAILED, SKIPPED, MISSING = "passed", "failed", "skipped", "not implemented"
+
+
+def _error_message(got):
+    if got.get("error_type") in ("NotImplementedYet", "NotImplementedError"):
+        return MISSING, "not implemented yet" + (f" ({got['error']})" if got.get("error_type") == "NotImplementedError" and got.get("error") else "")
+    return FAILED, f"raised {got['error']}"
+
+
+def _match(check, got, expected):
+    problems = []
+    for key in tensor_keys(expected):
+        exp = expected[key]
+        dtype_name = expected.get(f"{key}:dtype", str(exp.dtype).replace("torch.", ""))
+        atol, rtol = tolerance(check.get("tol"), dtype_name)
+        if key not in got:
+            problems.append(f"{key}: missing from the result")
+            continue
+        if check.get("check_dtype", True) and f"{key}:dtype" in got and got[f"{key}:dtype"] != dtype_name:
+            problems.append(f"{key}: expected dtype {dtype_name}, got {got[f'{key}:dtype']} "
+                            f"(outputs keep the input's floating dtype)")
+            continue
+        if f"{key}:device" in expected and got.get(f"{key}:device") != expected[f"{key}:device"]:
+            problems.append(f"{key}: expected it on {expected[f'{key}:device']}, got {got.get(f'{key}:device')} "
+                            f"(outputs live on the input's device)")
+            continue
+        message = describe(got[key], exp, atol, rtol, what=key if key != "out" else "output")
+        if message:
+            problems.append(message)
+    for key, value in expected.items():
+        if not isinstance(value, torch.Tensor) and ":" not in key and key not in ("error", "error_type"):
+            if got.get(key) != value:
+                problems.append(f"{key}: expected {value!r}, got {got.get(key)!r}")
+    return problems
+
+
+def same_answer(check, got, other):
+    """True when `got` equals `other` (a known mistake's result) within the check's tolerance."""
+    if "error" in other or "error" in got:
+        return False
+    keys = tensor_keys(other)
+    if not keys:
+        return False
+    for key in keys:
+        atol, rtol = tolerance(check.get("tol"), str(other[key].dtype).replace("torch.", ""))
+        if not close(got.get(key), other[key], max(atol, 1e-5), max(rtol, 1e-4)):
+            return False
+    return True
+
+
+def evaluate(check, got, expected=None, mistakes=()):
+    """Return (status, feedback). `mistakes` is a list of (message, result of that mistake)."""
+    if "skipped" in got:
+        return SKIPPED, got["skipped"]
+    expect = check["expect"]
+    if "error" in got:
+        status, message = _error_message(got)
+        hint = check.get("hint")
+        return status, message + (f". {hint}" if hint and status == FAILED else "")
+    if expect == "match":
+        problems = _match(check, got, expected)
+        if not problems:
+            return PASSED, ""
+        for message, result in mistakes:
+            if same_answer(check, got, result):
+                return FAILED, f"{message} ({problems[0]})"
+        hint = check.get("hint")
+        return FAILED, "; ".join(problems) + (f". Hint: {hint}" if hint else "")
+    if expect == "raises":
+        want = check.get("raises", "ValueError")
+        if got.get("raised") is None:
+            return FAILED, f"expected {want}, but nothing was raised. {check.get('hint', '')}".strip()
+        if got["raised"] != want:
+            return FAILED, (f"expected {want}, got {got['raised']}: {got['message']}. "
+                            f"{check.get('hint', '')}").strip()
+        missing = [w for w in check.get("mentions", []) if w.lower() not in got["message"].lower()]
+        if missing:
+            return FAILED, (f"raised {want} as expected, but its message {got['message']!r} should name "
+                            f"{' and '.join(map(repr, missing))} so the caller knows what to fix")
+        return PASSED, ""
+    if expect == "fields":
+        problems = []
+        for key, want in check["fields"].items():
+            value = got.get(key)
+            if isinstance(want, list) and len(want) == 2 and all(isinstance(w, (int, float)) for w in want):
+                if not isinstance(value, (int, float)) or not want[0] <= value <= want[1]:
+                    problems.append(f"{key} should lie in [{want[0]}, {want[1]}], got {value!r}")
+            elif value != want:
+                problems.append(f"{key}: expected {want!r}, got {value!r}")
+        if not problems:
+            return PASSED, ""
+        hint = check.get("hint")
+        return FAILED, "; ".join(problems) + (f". {hint}" if hint else "")
+    if expect == "ok":
+        if got.get("ok"):
+            return PASSED, ""
+        return FAILED, f"{got.get('problem') or 'failed'}. Hint: {check.get('hint', '')}".strip()
+    if expect == "property":
+        ok, message = PROPERTIES[check["property"]](got, **check.get("property_params", {}))
+        if ok:
+            return PASSED, ""
+        for mistake_message, result in mistakes:
+            if same_answer(check, got, result):
+                return FAILED, f"{mistake_message} ({message})"
+        hint = check.get("hint")
+        return FAILED, message + (f". Hint: {hint}" if hint else "")
+    raise ValueError(f"unknown expectation {expect!r} in check {check.get('name')!r}")
