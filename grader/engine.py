@@ -8,6 +8,7 @@ from functools import lru_cache
 from posenc_selfcheck import probes
 from posenc_selfcheck.evaluate import FAILED, MISSING, PASSED, SKIPPED, evaluate
 
+from . import hidden_probes  # noqa: F401  (registers the hidden probes)
 from .checks import all_checks
 from .sandbox.client import Limits, Sandbox
 from .spec import Check

@@ -296,11 +296,12 @@ def run(ns, probe_name, params, exercise):
 
 
 def _load_extensions():
-    """Import probes_chNN.py files: as package modules here, as flat modules in the sandbox."""
+    """Import probes_*.py files beside this one: as package modules here, as flat modules in the
+    sandbox (where the grader's hidden probes, grader/hidden_probes/probes_*.py, sit beside them)."""
     import importlib
     import pathlib
 
-    for path in sorted(pathlib.Path(__file__).parent.glob("probes_ch[0-9][0-9].py")):
+    for path in sorted(pathlib.Path(__file__).parent.glob("probes_*.py")):
         importlib.import_module(f"{__package__}.{path.stem}" if __package__ else path.stem)
 
 

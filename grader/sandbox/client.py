@@ -22,7 +22,9 @@ from posenc_selfcheck import store
 SERVER = Path(__file__).with_name("server.py")
 # Files the child needs, copied into its private folder: nothing that knows any answer.
 _PUBLIC = Path(posenc_selfcheck.__file__).parent
-RUNTIME_FILES = [SERVER, _PUBLIC / "probes.py", _PUBLIC / "store.py", *sorted(_PUBLIC.glob("probes_ch[0-9][0-9].py"))]
+_HIDDEN = Path(__file__).resolve().parent.parent / "hidden_probes"
+RUNTIME_FILES = [SERVER, _PUBLIC / "probes.py", _PUBLIC / "store.py", *sorted(_PUBLIC.glob("probes_*.py")),
+                 *sorted(_HIDDEN.glob("probes_*.py"))]
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
 
 
