@@ -20,6 +20,7 @@ class CheckResult:
     check: Check
     status: str  # passed | failed | skipped | not implemented
     feedback: str
+    diagnosis: str = ""  # the named mistake, when the wrong answer is a known one
 
     @property
     def score(self):
@@ -66,6 +67,8 @@ def judge(check: Check, got: dict) -> CheckResult:
     status, feedback = evaluate(check.spec(), got, expected, ())
     if status == FAILED and check.mistakes:
         status, feedback = evaluate(check.spec(), got, expected, mistake_results(check))
+        named = [m for m, _ in mistake_results(check) if feedback.startswith(m)]
+        return CheckResult(check, status, feedback, named[0] if named else "")
     return CheckResult(check, status, feedback)
 
 

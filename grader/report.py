@@ -37,9 +37,13 @@ def text_report(submission, results, notes, seconds):
         lines.append(f"  {exercise:<34} {score:g}/{top:g}  {state}".rstrip())
         if missing:
             continue
+        said = set()
         for r in rs:
             if r.status in ("failed", "not implemented"):
-                lines.append(f"    {STATUS_MARK[r.status]} {r.check.name}: {r.feedback}")
+                # a named mistake repeats across checks: say it once, then refer back to it
+                text = "the same mistake as above" if r.diagnosis and r.diagnosis in said else r.feedback
+                said.add(r.diagnosis)
+                lines.append(f"    {STATUS_MARK[r.status]} {r.check.name}: {text}")
         skipped = [r for r in rs if r.status == "skipped"]
         if skipped:
             lines.append(f"    - {len(skipped)} check(s) skipped: {skipped[0].feedback}")

@@ -76,7 +76,7 @@ def evaluate(check, got, expected=None, mistakes=()):
     if "error" in got:
         status, message = _error_message(got)
         hint = check.get("hint")
-        return status, message + (f". {hint}" if hint and status == FAILED else "")
+        return status, message + (f". Hint: {hint}" if hint and status == FAILED else "")
     if expect == "match":
         problems = _match(check, got, expected)
         if not problems:
@@ -89,10 +89,10 @@ def evaluate(check, got, expected=None, mistakes=()):
     if expect == "raises":
         want = check.get("raises", "ValueError")
         if got.get("raised") is None:
-            return FAILED, f"expected {want}, but nothing was raised. {check.get('hint', '')}".strip()
+            return FAILED, f"expected {want}, but nothing was raised" + (f". Hint: {check['hint']}" if check.get("hint") else "")
         if got["raised"] != want:
-            return FAILED, (f"expected {want}, got {got['raised']}: {got['message']}. "
-                            f"{check.get('hint', '')}").strip()
+            return FAILED, (f"expected {want}, got {got['raised']}: {got['message']}"
+                            + (f". Hint: {check['hint']}" if check.get("hint") else ""))
         missing = [w for w in check.get("mentions", []) if w.lower() not in got["message"].lower()]
         if missing:
             return FAILED, (f"raised {want} as expected, but its message {got['message']!r} should name "
@@ -110,11 +110,12 @@ def evaluate(check, got, expected=None, mistakes=()):
         if not problems:
             return PASSED, ""
         hint = check.get("hint")
-        return FAILED, "; ".join(problems) + (f". {hint}" if hint else "")
+        return FAILED, "; ".join(problems) + (f". Hint: {hint}" if hint else "")
     if expect == "ok":
         if got.get("ok"):
             return PASSED, ""
-        return FAILED, f"{got.get('problem') or 'failed'}. Hint: {check.get('hint', '')}".strip()
+        hint = check.get("hint")
+        return FAILED, f"{got.get('problem') or 'failed'}" + (f". Hint: {hint}" if hint else "")
     if expect == "property":
         ok, message = PROPERTIES[check["property"]](got, **check.get("property_params", {}))
         if ok:

@@ -1,0 +1,81 @@
+"""One source per chapter: generated files are in sync and no solution reaches the student notebooks."""
+
+import json
+import re
+
+import pytest
+
+from grader import build
+from tests.conftest import ROOT
+
+SOURCES = build.chapter_sources()
+
+
+def test_generated_files_are_in_sync_with_the_chapter_sources():
+    differ = build.build(check=True)
+    assert differ == [], f"run `python -m grader build`; out of date: {[str(p) for p in differ]}"
+
+
+def test_every_chapter_has_a_student_and_a_solution_notebook_and_a_reference_module():
+    assert SOURCES, "no chapter sources found"
+    for src in SOURCES:
+        assert (ROOT / "notebooks" / f"{src.stem}.ipynb").exists()
+        assert (ROOT / "solutions" / f"{src.stem}.ipynb").exists()
+        assert (ROOT / "posenc_ref" / f"{build.reference_module_name(src)}.py").exists()
+
+
+def _solution_lines(src):
+    """Code lines inside solution regions, hints excluded."""
+    lines, inside = [], False
+    for line in src.read_text().splitlines():
+        if build.BEGIN.match(line):
+            inside = True
+        elif build.END.match(line):
+            inside = False
+        elif inside and line.strip() and not line.strip().startswith("#"):
+            lines.append(line.strip())
+    return lines
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
+def test_no_solution_code_reaches_the_student_notebook(src):
+    student = json.loads((ROOT / "notebooks" / f"{src.stem}.ipynb").read_text())
+    code = "\n".join("".join(c["source"]) for c in student["cells"] if c["cell_type"] == "code")
+    solution_lines = _solution_lines(src)
+    assert solution_lines, f"{src.name} has no solution regions"
+    # a line of solution code may legitimately recur outside a region (e.g. `return pe`):
+    # only distinctive lines count
+    leaked = [line for line in solution_lines if len(line) > 25 and line in code]
+    assert leaked == []
+    assert "BEGIN SOLUTION" not in code and "END SOLUTION" not in code
+
+
+@pytest.mark.parametrize("folder", ["notebooks", "solutions"])
+def test_committed_notebooks_carry_no_outputs(folder):
+    for path in sorted((ROOT / folder).glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "code":
+                assert cell["outputs"] == [] and cell["execution_count"] is None, path.name
+        assert "BEGIN SOLUTION" not in path.read_text()
+
+
+def test_reference_modules_say_they_are_generated():
+    for path in sorted((ROOT / "posenc_ref").glob("ch[0-9][0-9]_*.py")):
+        assert path.read_text().startswith('"""Generated from chapters/'), path.name
+
+
+def test_student_stubs_raise_not_implemented_with_the_hint_kept():
+    src = ROOT / "chapters" / "01_sinusoidal.py"
+    student, solution, module = build.render(src)
+    student, solution = ("\n".join("".join(c["source"]) for c in json.loads(nb)["cells"]) for nb in (student, solution))
+    assert build.STUB in student and build.STUB not in solution and build.STUB not in module
+    assert "# Hint: build w (d/2,)" in student
+    assert re.search(r"def sinusoidal_table\(seq_len, d_model, base=10000.0, device=None\)", module)
+
+
+def test_region_rewriting_rejects_unbalanced_markers():
+    with pytest.raises(ValueError, match="without END"):
+        build._regions("x = 1\n### BEGIN SOLUTION\ny = 2", student=True)
+    with pytest.raises(ValueError, match="without BEGIN"):
+        build._regions("### END SOLUTION", student=True)

@@ -1,0 +1,47 @@
+"""`python -m grader grade`, and the same checks through plain pytest."""
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+SUB = ROOT / "tests" / "submissions" / "ch01_swapped.py"
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+
+def run(*args, timeout=300):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+
+
+def test_grade_writes_a_report_and_gradescope_json(tmp_path):
+    out = run("-m", "grader", "grade", str(SUB), "--json", str(tmp_path / "results.json"))
+    assert out.returncode == 0, out.stderr
+    assert "Chapter 1" in out.stdout and "sin and cos are swapped" in out.stdout and "Total:" in out.stdout
+    results = json.loads((tmp_path / "results.json").read_text())
+    tests = results["tests"]
+    assert tests and abs(results["score"] - sum(t["score"] for t in tests)) < 1e-9
+    for t in tests:
+        exercise = t["tags"][0]
+        assert t["name"].startswith(exercise + ": ")
+        assert t["visibility"] in VISIBILITY
+        assert 0 <= t["score"] <= t["max_score"] or (t["max_score"] == 0 and t["output"].startswith("skipped"))
+        assert t.get("status", "passed") in ("passed", "failed")
+    failed = [t for t in tests if t.get("status") == "failed"]
+    assert failed and all(t["output"] for t in failed)  # every failure says why
+    assert any(t["visibility"] == "after_due_date" for t in tests)  # hidden checks are marked
+
+
+def test_a_missing_submission_is_a_clear_error_with_exit_status_2():
+    out = run("-m", "grader", "grade", "no/such/folder")
+    assert out.returncode == 2
+    assert "does not exist" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_plain_pytest_collects_the_checks_and_cuda_marker_selects_only_cuda_checks():
+    out = run("-m", "pytest", "grader/checks", "--submission", str(SUB), "-q")
+    assert out.returncode == 1  # some checks fail for this submission: a grade, reported as test failures
+    assert "sin and cos are swapped" in out.stdout
+    cuda = run("-m", "pytest", "grader/checks/ch01.py", "--submission", str(SUB), "-m", "cuda", "-q", "-rs")
+    assert cuda.returncode == 0, cuda.stdout
+    assert "skipped" in cuda.stdout and " passed" not in cuda.stdout and "failed" not in cuda.stdout
