@@ -31,13 +31,11 @@
 
 # %%
 #| export
-import math
-
-import torch
-from torch import nn
 
 # %%
 import matplotlib.pyplot as plt
+import torch
+from torch import nn
 
 from posenc_selfcheck import check
 

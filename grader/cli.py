@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from . import build as build_mod
 from .report import gradescope_json, text_report, write_json
 from .submission import SubmissionError, read_submission
 
@@ -76,6 +75,8 @@ def main(argv=None):
     b.add_argument("--check", action="store_true", help="only compare; exit 1 when something is out of sync")
     args = parser.parse_args(argv)
     if args.command == "build":
+        from . import build as build_mod  # imports nbformat and jupytext: only when building
+
         return build_mod.main(["--check"] if args.check else [])
     try:
         grade(args.submission, args.json, args.cuda_only, args.wall_seconds)

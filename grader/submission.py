@@ -42,7 +42,8 @@ def _names(node):
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in node.names}
     if isinstance(node, (ast.If, ast.Try)):
-        body = list(node.body) + list(getattr(node, "orelse", [])) + [s for h in getattr(node, "handlers", []) for s in h.body]
+        handlers = [s for h in getattr(node, "handlers", []) for s in h.body]
+        body = list(node.body) + list(getattr(node, "orelse", [])) + handlers
         return set().union(*[_names(s) for s in body]) if body else set()
     return set()
 

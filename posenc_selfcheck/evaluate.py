@@ -23,7 +23,8 @@ PASSED, FAILED, SKIPPED, MISSING = "passed", "failed", "skipped", "not implement
 
 def _error_message(got):
     if got.get("error_type") in ("NotImplementedYet", "NotImplementedError"):
-        return MISSING, "not implemented yet" + (f" ({got['error']})" if got.get("error_type") == "NotImplementedError" and got.get("error") else "")
+        said = got.get("error") if got.get("error_type") == "NotImplementedError" else ""
+        return MISSING, "not implemented yet" + (f" ({said})" if said else "")
     return FAILED, f"raised {got['error']}"
 
 
@@ -89,7 +90,8 @@ def evaluate(check, got, expected=None, mistakes=()):
     if expect == "raises":
         want = check.get("raises", "ValueError")
         if got.get("raised") is None:
-            return FAILED, f"expected {want}, but nothing was raised" + (f". Hint: {check['hint']}" if check.get("hint") else "")
+            hint = check.get("hint")
+            return FAILED, f"expected {want}, but nothing was raised" + (f". Hint: {hint}" if hint else "")
         if got["raised"] != want:
             return FAILED, (f"expected {want}, got {got['raised']}: {got['message']}"
                             + (f". Hint: {check['hint']}" if check.get("hint") else ""))

@@ -155,7 +155,8 @@ def call(ns, exercise, args=(), kwargs=None, device=None, dtype=None):
 
 
 @probe
-def raises(ns, exercise, args=(), kwargs=None, ctor_args=None, ctor_kwargs=None, forward_args=None, forward_kwargs=None):
+def raises(ns, exercise, args=(), kwargs=None, ctor_args=None, ctor_kwargs=None, forward_args=None,
+           forward_kwargs=None):
     """Call a function (or build a module and call it) and report which exception came out."""
     obj = _get(ns, exercise)
     try:
@@ -306,3 +307,12 @@ def _load_extensions():
 
 
 _load_extensions()
+
+
+def _warm_up():
+    """torch loads its meta-device kernels on first use (about a second); pay it at import, once,
+    so no self-check cell and no forked sandbox child pays it again."""
+    torch.empty(1, device="meta") + 1
+
+
+_warm_up()

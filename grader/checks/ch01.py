@@ -61,7 +61,8 @@ CHECKS = [
     Check("shift_matrix", "odd d_model raises ValueError naming it", "raises", {"args": [1, 5]},
           expect="raises", mentions=("d_model",)),
     # ---- SinusoidalPositionalEncoding -------------------------------------------------------------
-    Check(MODULE, "x + PE for a batch (2, 10, 16)", "module_forward", forward(([16], {"max_len": 50}), randn(2, 10, 16)),
+    Check(MODULE, "x + PE for a batch (2, 10, 16)", "module_forward",
+          forward(([16], {"max_len": 50}), randn(2, 10, 16)),
           public=True, mistakes=MODULE_MISTAKES),
     Check(MODULE, "no trainable parameters; the table is a buffer", "module_info",
           {"ctor_args": [16], "ctor_kwargs": {"max_len": 32}}, expect="fields",

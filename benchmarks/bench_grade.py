@@ -1,0 +1,84 @@
+"""Grading one chapter submission vs executing the same notebook with nbclient (what nbgrader and
+otter-grader do at autograde time), side by side; and the latency of one self-check cell.
+
+    python benchmarks/bench_grade.py [--repeat 3] [--notebook solutions/01_sinusoidal.ipynb]
+
+Both sides are wall-clock times of a fresh process, median of --repeat runs, one after the other on
+the same machine (no other load). nbclient's time is only the execution: a notebook grader would
+still have to run its tests afterwards, so the ratio understates its cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+NBCLIENT = """
+import sys, nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": sys.argv[2]}}).execute()
+"""
+
+
+def wall(cmd):
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def selfcheck_latency(repeat=20):
+    sys.path.insert(0, str(ROOT))
+    import contextlib
+    import io
+
+    import posenc_ref
+    from posenc_selfcheck import check
+
+    out = {}
+    for exercise in ("sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding"):
+        obj = getattr(posenc_ref, exercise)
+        with contextlib.redirect_stdout(io.StringIO()):
+            check(exercise, obj)  # warm-up: loads the stored answers once
+            times = []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                check(exercise, obj)
+                times.append(time.perf_counter() - start)
+        out[exercise] = statistics.median(times)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--notebook", default="solutions/01_sinusoidal.ipynb")
+    args = parser.parse_args()
+    nb = ROOT / args.notebook
+    grader_cmd = [sys.executable, "-m", "grader", "grade", str(nb)]
+    nbclient_cmd = [sys.executable, "-c", NBCLIENT, str(nb), str(nb.parent)]
+    wall(grader_cmd)  # warm the file cache for both
+    wall(nbclient_cmd)
+    ours, theirs = [], []
+    for _ in range(args.repeat):
+        ours.append(wall(grader_cmd))
+        theirs.append(wall(nbclient_cmd))
+    g, n = statistics.median(ours), statistics.median(theirs)
+    print(f"notebook: {args.notebook}   runs: {args.repeat} each, median wall-clock seconds")
+    print(f"{'python -m grader grade (all checks, sandboxed)':<52}{g:8.2f} s")
+    print(f"{'nbclient execute (no checks at all)':<52}{n:8.2f} s")
+    print(f"{'ratio grader / nbclient':<52}{g / n:8.2f}")
+    print()
+    print("self-check cell latency (in-process, median of 20 after one warm-up):")
+    for exercise, seconds in selfcheck_latency().items():
+        print(f"  check({exercise!r}){'':<{30 - len(exercise)}}{seconds * 1000:8.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Chapter 0 checks: scaled_dot_product_attention from scratch, equal to torch's SDPA."""
+
+from grader.spec import Check
+
+EX = "scaled_dot_product_attention"
+CORE = ("sdpa_no_scale", "sdpa_scale_by_d", "sdpa_softmax_over_queries")
+MASKED = CORE + ("sdpa_mask_inverted", "sdpa_mask_after_softmax")
+MASK_HINT = ("a bool mask is True where a query MAY attend: scores.masked_fill(~mask, float('-inf')) before the "
+             "softmax; a float mask is added to the scores before the softmax")
+
+
+def randn(*shape, seed=0):
+    return {"t": "randn", "shape": list(shape), "seed": seed}
+
+
+def qkv(batch, heads, q_len, k_len, head_dim, v_dim=None, seed=0):
+    """q (B, H, Lq, d), k (B, H, Lk, d), v (B, H, Lk, dv) as input descriptions."""
+    return [randn(batch, heads, q_len, head_dim, seed=seed), randn(batch, heads, k_len, head_dim, seed=seed + 1),
+            randn(batch, heads, k_len, v_dim or head_dim, seed=seed + 2)]
+
+
+def causal(q_len, k_len, kind="bool"):
+    """Queries aligned to the end: query i may see keys j <= k_len - q_len + i."""
+    return {"t": "causal_mask", "q": q_len, "k": k_len, "kind": kind}
+
+
+# (B, 1, Lq, Lk), broadcast over heads; seed 5 leaves no row all True, so an inverted mask stays finite
+BOOL_MASK = {"t": "random_bool_mask", "shape": [2, 1, 5, 5], "p": 0.6, "seed": 5}
+
+CHECKS = [
+    Check(EX, "matches torch's SDPA without a mask, shape (2, 3, 5, 8)", "call", {"args": qkv(2, 3, 5, 5, 8)},
+          points=2, public=True, mistakes=CORE),
+    Check(EX, "fewer queries than keys (q_len=3, k_len=7)", "call", {"args": qkv(2, 2, 3, 7, 8, seed=10)},
+          public=True, mistakes=CORE,
+          hint="scores are (..., q_len, k_len): q @ k.transpose(-2, -1), softmax over the last dimension"),
+    Check(EX, "a bool mask (True = may attend), broadcast over heads", "call",
+          {"args": qkv(2, 3, 5, 5, 8, seed=20) + [BOOL_MASK]}, points=2, public=True, mistakes=MASKED,
+          hint=MASK_HINT),
+    Check(EX, "a float mask is added to the scores (a bias per head)", "call",
+          {"args": qkv(1, 3, 5, 5, 8, seed=30) + [randn(1, 3, 5, 5, seed=33)]}, public=True, mistakes=MASKED,
+          hint=MASK_HINT),
+    Check(EX, "a causal bool mask", "call", {"args": qkv(2, 2, 6, 6, 8, seed=40) + [causal(6, 6)]},
+          public=True, mistakes=MASKED, hint=MASK_HINT),
+    Check(EX, "permutation equivariance: attention(P x) = P attention(x)", "permute_tokens",
+          {"batch": 2, "seq": 6, "dim": 8, "seed": 0}, expect="property", property="permutation_equivariant",
+          public=True, hint="compute each query's output from all keys the same way, with no per-position term"),
+    Check(EX, "q and k with different head_dim raise ValueError naming it", "raises",
+          {"args": [randn(1, 1, 3, 8), randn(1, 1, 3, 4), randn(1, 1, 3, 4)]}, expect="raises",
+          mentions=("head_dim",), public=True, hint="compare q.shape[-1] with k.shape[-1] before multiplying"),
+    Check(EX, "a single token (L=1)", "call", {"args": qkv(1, 1, 1, 1, 4, seed=50)}),
+    Check(EX, "a single query against 9 keys (one decoding step)", "call", {"args": qkv(2, 4, 1, 9, 8, seed=55)},
+          mistakes=CORE),
+    Check(EX, "a causal mask with fewer queries than keys (queries aligned to the end)", "call",
+          {"args": qkv(2, 2, 3, 6, 8, seed=60) + [causal(3, 6)]}, points=2, mistakes=MASKED, hint=MASK_HINT),
+    Check(EX, "a causal float mask (0 where allowed, -inf elsewhere)", "call",
+          {"args": qkv(1, 2, 5, 5, 8, seed=70) + [causal(5, 5, kind="float")]}, hint=MASK_HINT),
+    Check(EX, "values wider than the keys (d_v=6, head_dim=4)", "call",
+          {"args": qkv(2, 2, 5, 5, 4, v_dim=6, seed=80)}, mistakes=CORE,
+          hint="the output has v's last dimension; scale by sqrt of q's last dimension"),
+    Check(EX, "float64 inputs give a float64 output", "call",
+          {"args": qkv(2, 3, 5, 5, 8, seed=90) + [BOOL_MASK], "dtype": "float64"}, mistakes=MASKED,
+          hint="keep the input's dtype: compute in float64 when the inputs are float64"),
+    Check(EX, "float16 inputs give a float16 output", "call",
+          {"args": qkv(2, 2, 5, 5, 8, seed=100), "dtype": "float16"}, mistakes=CORE,
+          hint="compute in float32 (q.float() ...) and cast the result back to q.dtype"),
+    Check(EX, "a query that may see no key gets zeros, as torch's SDPA returns", "call",
+          {"args": qkv(1, 2, 4, 2, 8, seed=110) + [causal(4, 2)]},
+          hint="with every key of a row masked, softmax computes 0/0 = NaN; set those rows of weights to 0 "
+               "(torch.isneginf(scores).all(dim=-1, keepdim=True))"),
+    Check(EX, "runs on the device of its inputs (checked on the meta device)", "meta_call",
+          {"args": qkv(2, 2, 5, 5, 8) + [causal(5, 5)]}, expect="ok",
+          hint="build every tensor you need from the inputs (device=q.device), never on a fixed device"),
+    Check(EX, "k and v with different numbers of keys raise ValueError", "raises",
+          {"args": [randn(1, 1, 3, 8), randn(1, 1, 7, 8), randn(1, 1, 5, 8)]}, expect="raises",
+          mentions=("7", "5"), hint="compare k.shape[-2] with v.shape[-2] and name both lengths"),
+    Check(EX, "an integer mask raises ValueError", "raises",
+          {"args": qkv(1, 1, 3, 3, 4) + [{"t": "randint", "low": 0, "high": 2, "shape": [3, 3], "seed": 0}]},
+          expect="raises", mentions=("mask",),
+          hint="an integer 0/1 mask is ambiguous (attend, or add 1?): accept bool or floating masks only"),
+] + [
+    Check(EX, f"on CUDA in {dtype}", "call",
+          {"args": qkv(2, 4, 16, 16, 32, seed=120) + [causal(16, 16)], "device": "cuda", "dtype": dtype},
+          cuda=True, hint="build every tensor you need on q.device")
+    for dtype in ("float32", "float16", "bfloat16")
+]

@@ -1,0 +1,110 @@
+"""Chapter 2 checks: LearnablePositionalEncoding and resize_position_table."""
+
+from grader.spec import Check
+
+MODULE = "LearnablePositionalEncoding"
+RESIZE = "resize_position_table"
+RESIZE_MISTAKES = ("resize_align_corners", "resize_wrong_axis", "resize_not_transposed_back", "resize_nearest")
+IDS_MISTAKES = ("learned_ignores_position_ids",)
+BOUNDS_HINT = ("without a check, nn.Embedding raises IndexError ('index out of range in self') past its last row "
+               "(on a GPU, a device-side assert): compare seq_len with max_len before the lookup and raise "
+               "ValueError naming both values")
+
+
+def randn(*shape, seed=0):
+    return {"t": "randn", "shape": list(shape), "seed": seed}
+
+
+def forward(ctor, x, seed=0, **fkw):
+    """Build the module with ctor = (args, kwargs), fill its parameters from `seed`, run forward(x, **fkw)."""
+    return {"ctor_args": ctor[0], "ctor_kwargs": ctor[1], "forward_args": [x], "forward_kwargs": fkw,
+            "seed_params": seed}
+
+
+def resize(table, new_len, **kw):
+    return {"args": [table, new_len], **kw}
+
+
+CHECKS = [
+    # ---- LearnablePositionalEncoding ---------------------------------------------------------------
+    Check(MODULE, "x + E[0 .. seq-1] for a batch (2, 10, 16)", "module_forward",
+          forward(([16, 32], {}), randn(2, 10, 16)), points=2, public=True,
+          hint="add self.position_embeddings(torch.arange(seq_len, device=x.device)) to x"),
+    Check(MODULE, "position_ids of shape (seq,), shared by the batch", "module_forward",
+          forward(([16, 32], {}), randn(2, 6, 16, seed=1), seed=1,
+                  position_ids={"t": "arange", "start": 20, "end": 26}),
+          public=True, mistakes=IDS_MISTAKES),
+    Check(MODULE, "position_ids of shape (batch, seq), one row per sequence", "module_forward",
+          forward(([16, 32], {}), randn(2, 6, 16, seed=2), seed=2,
+                  position_ids={"t": "randint", "low": 0, "high": 32, "shape": [2, 6], "seed": 3}),
+          points=2, public=True, mistakes=IDS_MISTAKES,
+          hint="nn.Embedding maps (batch, seq) ids to (batch, seq, d), which adds to x directly"),
+    Check(MODULE, "position_embeddings is a trainable nn.Embedding(max_len, d_model)", "module_info",
+          {"ctor_args": [16, 48], "attr": "position_embeddings"}, expect="fields",
+          fields={"attr_type": "Embedding", "attr_shape": [48, 16], "attr_requires_grad": True,
+                  "n_trainable": 48 * 16},
+          public=True, hint="self.position_embeddings = nn.Embedding(max_len, d_model), and no other parameters"),
+    Check(MODULE, "initialised at scale 0.02 (std of a 2048 x 64 table in [0.017, 0.021], mean near 0)",
+          "module_info", {"ctor_args": [64, 2048], "attr": "position_embeddings"}, expect="fields",
+          fields={"attr_std": [0.017, 0.021], "attr_mean": [-0.001, 0.001]}, public=True,
+          hint="nn.Embedding starts from N(0, 1); re-initialise its weight with "
+               "nn.init.trunc_normal_(self.position_embeddings.weight, std=0.02)"),
+    Check(MODULE, "seq_len past max_len raises ValueError naming both", "raises",
+          {"ctor_args": [16], "ctor_kwargs": {"max_len": 8}, "forward_args": [randn(1, 11, 16)]},
+          expect="raises", mentions=("max_len", "11"), public=True, hint=BOUNDS_HINT),
+    Check(MODULE, "runs on the device of its input (checked on the meta device)", "meta_forward",
+          {"ctor_args": [16, 32], "forward_args": [randn(2, 10, 16)]}, expect="ok", public=True,
+          hint="build the default positions with torch.arange(seq_len, device=x.device); positions built "
+               "on the CPU fail as soon as the model is on a GPU"),
+    Check(MODULE, "a sequence exactly max_len long", "module_forward",
+          forward(([16], {"max_len": 8}), randn(1, 8, 16, seed=4), seed=4),
+          hint="positions 0 .. max_len-1 all exist: refuse only seq_len > max_len"),
+    Check(MODULE, "position_ids past the table raise ValueError", "raises",
+          {"ctor_args": [16], "ctor_kwargs": {"max_len": 8}, "forward_args": [randn(1, 4, 16)],
+           "forward_kwargs": {"position_ids": {"t": "arange", "start": 5, "end": 9}}},
+          expect="raises", mentions=("position", "max_len"),
+          hint="given position_ids must lie in [0, max_len): check their smallest and largest values and "
+               "raise ValueError naming max_len (nn.Embedding alone raises IndexError)"),
+    Check(MODULE, "the table follows .to(torch.float64) and the output keeps float64", "module_forward",
+          {**forward(([16, 32], {}), randn(2, 5, 16, seed=5), seed=5), "dtype": "float64"},
+          hint="nn.Embedding's weight is cast by .to(dtype); add the looked-up rows in x's dtype"),
+    Check(MODULE, "a float16 input gives a float16 output", "module_forward",
+          {**forward(([16, 32], {}), randn(2, 5, 16, seed=6), seed=6), "input_dtype": "float16"},
+          hint="cast the looked-up rows to x.dtype before adding, so the output keeps the input's dtype"),
+    Check(MODULE, "an input of the wrong width raises ValueError", "raises",
+          {"ctor_args": [16, 32], "forward_args": [randn(1, 4, 12)]}, expect="raises", mentions=("d_model",)),
+    Check(MODULE, "max_len=0 raises ValueError naming it", "raises", {"ctor_args": [16, 0]},
+          expect="raises", mentions=("max_len",)),
+] + [
+    Check(MODULE, f"on CUDA in {dtype}", "module_forward",
+          {**forward(([32, 128], {}), randn(2, 100, 32)), "device": "cuda", "dtype": dtype},
+          cuda=True, hint="build the default positions with device=x.device")
+    for dtype in ("float32", "float16", "bfloat16")
+] + [
+    # ---- resize_position_table ---------------------------------------------------------------------
+    Check(RESIZE, "grow 6 -> 10 rows, as F.interpolate(linear, align_corners=False)", "call",
+          resize(randn(6, 4), 10), points=2, public=True, mistakes=RESIZE_MISTAKES),
+    Check(RESIZE, "shrink 12 -> 5 rows", "call", resize(randn(12, 3, seed=1), 5), public=True,
+          mistakes=RESIZE_MISTAKES),
+    Check(RESIZE, "new_len=0 raises ValueError naming it", "raises", resize(randn(6, 4), 0), expect="raises",
+          mentions=("new_len",), public=True),
+    Check(RESIZE, "the same length gives the table back", "call", resize(randn(7, 5, seed=2), 7),
+          mistakes=RESIZE_MISTAKES),
+    Check(RESIZE, "new_len=1: the value at the middle of the table", "call", resize(randn(6, 4, seed=3), 1),
+          mistakes=RESIZE_MISTAKES,
+          hint="with align_corners=False the single new row sits at the centre, x = L/2 - 1/2"),
+    Check(RESIZE, "a longer table (64 -> 200 rows, d=32)", "call", resize(randn(64, 32, seed=4), 200),
+          points=2, mistakes=RESIZE_MISTAKES),
+    Check(RESIZE, "a float64 table stays float64", "call", {**resize(randn(9, 6, seed=5), 14), "dtype": "float64"},
+          mistakes=RESIZE_MISTAKES, hint="return the table's dtype: blend in float32 or wider, then cast back"),
+    Check(RESIZE, "runs on the table's device (checked on the meta device)", "meta_call",
+          resize(randn(8, 4), 13), expect="ok",
+          hint="build positions and weights with device=table.device"),
+    Check(RESIZE, "a table that is not 2-D raises ValueError", "raises", resize(randn(1, 6, 4), 9),
+          expect="raises", mentions=("table",),
+          hint="the table is (positions, d): check table.dim() == 2 and name the shape you got"),
+] + [
+    Check(RESIZE, f"on CUDA in {dtype}", "call", {**resize(randn(196, 64), 576), "device": "cuda", "dtype": dtype},
+          cuda=True, hint="build positions and weights on table.device")
+    for dtype in ("float32", "bfloat16")
+]
