@@ -31,11 +31,11 @@
 
 # %%
 #| export
+import torch
+from torch import nn
 
 # %%
 import matplotlib.pyplot as plt
-import torch
-from torch import nn
 
 from posenc_selfcheck import check
 

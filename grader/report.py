@@ -5,14 +5,24 @@ from __future__ import annotations
 import json
 import os
 from collections import OrderedDict
+from pathlib import Path
 
 from .checks import chapter_checks, chapter_modules
 
+CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 STATUS_MARK = {"passed": "✓", "failed": "✗", "skipped": "-", "not implemented": "…"}
 
 
 def chapter_of():
     return {c.exercise: chapter for chapter in chapter_modules() for c in chapter_checks(chapter)}
+
+
+def chapter_title(chapter):
+    """'ch01' -> 'Chapter 1 — sinusoidal', from the chapter source's file name."""
+    number = chapter[2:]
+    sources = sorted(CHAPTERS.glob(f"{number}_*.py"))
+    name = sources[0].stem.split("_", 1)[1].replace("_", " ") if sources else ""
+    return f"Chapter {int(number)}" + (f" — {name}" if name else "")
 
 
 def totals(results):
@@ -30,7 +40,7 @@ def text_report(submission, results, notes, seconds):
         chapter = chapters.get(exercise)
         if chapter != current:
             current = chapter
-            lines.append(f"Chapter {int(chapter[2:])}")
+            lines.append(chapter_title(chapter))
         score, top = totals(rs)
         missing = all(r.status in ("not implemented", "skipped") for r in rs)
         state = "not implemented yet" if missing else ""

@@ -1,7 +1,5 @@
 """Generated from chapters/01_sinusoidal.py by `python -m grader build`. Do not edit: edit the chapter."""
 
-import math
-
 import torch
 from torch import nn
 

@@ -1,0 +1,19 @@
+"""Learner-style submission: forward always adds rows 0 .. seq-1, whatever position_ids says."""
+import torch
+from torch import nn
+
+
+class LearnablePositionalEncoding(nn.Module):
+    def __init__(self, d_model, max_len, dropout=0.0):
+        super().__init__()
+        self.max_len = max_len
+        self.position_embeddings = nn.Embedding(max_len, d_model)
+        nn.init.trunc_normal_(self.position_embeddings.weight, std=0.02)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, position_ids=None):
+        seq_len = x.size(-2)
+        if seq_len > self.max_len:
+            raise ValueError(f"sequence length {seq_len} exceeds max_len={self.max_len}")
+        pe = self.position_embeddings.weight[:seq_len]
+        return self.dropout(x + pe.to(x.dtype))
