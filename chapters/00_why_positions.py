@@ -102,14 +102,14 @@ torch.manual_seed(0)
 # decoders) queries are aligned to the end: query $i$ sits at position $L_k - L_q + i$ and may see
 # keys $j \le L_k - L_q + i$. Note that SDPA's own `is_causal=True` aligns them to the *start*
 # (its mask is `tril(diagonal=0)` of an $L_q\times L_k$ matrix), which is wrong for a cache; that
-# is why the tests pass explicit masks.
+# is why this course always passes explicit masks.
 #
 # ### Two details that make a from-scratch version equal torch's
 #
 # * **A query that may see no key at all.** Every score in its row is $-\infty$ and the plain
-#   softmax computes $0/0 = $ NaN. Recent PyTorch releases (2.13 is used here) return an output of
-#   zeros for such a row instead, and NaNs would spread through every later layer. Set those rows
-#   to zero after the softmax.
+#   softmax computes $0/0 = $ NaN, which would then spread through every later layer. Recent PyTorch
+#   releases (2.13 is used here) return zeros for such a row instead; so does your function: set
+#   those rows of weights to zero after the softmax.
 # * **Half precision.** A softmax in float16 keeps only about three decimal digits. Compute in at
 #   least float32 and cast the result back, so the output keeps the input's dtype, as practitioners'
 #   kernels do.
@@ -130,7 +130,9 @@ torch.manual_seed(0)
 # %%
 #| export
 def scaled_dot_product_attention(q, k, v, mask=None):
-    """softmax(q kᵀ / sqrt(d) + mask) v, over the keys. q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv).
+    """softmax(q kᵀ / sqrt(d) + mask) v, softmax over the keys. Returns (..., Lq, dv).
+
+    q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv), usually (batch, heads, seq, head_dim).
 
     mask: None, bool (True = may attend) or float (added to the scores), broadcastable to (..., Lq, Lk).
     A query whose keys are all masked gets zeros, as torch's SDPA returns.

@@ -77,7 +77,8 @@ torch.manual_seed(0)
 #   which re-draws any value more than **2 standard deviations** from the mean (here: outside
 #   $\pm 0.04$). Cutting the tails lowers the actual spread to about $0.88 \times 0.02 \approx 0.0176$.
 # * Hugging Face's PyTorch BERT and GPT-2 use a plain `normal_(mean=0.0, std=0.02)`.
-# * timm's ViT and DeiT call `trunc_normal_(pos_embed, std=.02)`. Beware of what this does:
+# * timm's ViT and DeiT call `trunc_normal_(pos_embed, std=.02)`, with a helper that has the
+#   signature and meaning of torch's. Beware of what this does:
 #   `torch.nn.init.trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0)` takes `a` and `b` as
 #   **absolute** cut-offs, not as multiples of `std`. With `std=0.02` the cut-offs $\pm 2$ sit 100
 #   standard deviations away and nothing is ever cut: the call is, in effect, $\mathcal N(0, 0.02^2)$.
@@ -103,7 +104,7 @@ show_trunc_normal_bounds()
 # By default the positions of a sequence of length $L$ are $0, 1, \dots, L-1$. Models also accept
 # explicit `position_ids`: with left padding the first real token of a row sits at a column
 # greater than 0, and when decoding with a cache the new token's position is the cache length. The
-# course convention (chapter 0) is an integer tensor of shape (seq,), shared by the batch, or
+# course convention is an integer tensor of shape (seq,), shared by the batch, or
 # (batch, seq), one row per sequence. `nn.Embedding` handles both: it returns (seq, d) or
 # (batch, seq, d), and broadcasting adds either to $x$ of shape (batch, seq, d).
 #
@@ -277,9 +278,9 @@ train_on_short_sequences()
 #
 # `align_corners=True` is the other convention: it pins the first and last rows to the first and
 # last rows, $x_j = j\,(L-1)/(L'-1)$, the same as `torch.linspace(0, L-1, L')`. Both are
-# reasonable; they give different tables, and loading a checkpoint resized with one into code that
-# uses the other shifts every position slightly. Nearest-neighbour resizing copies rows instead
-# of blending them, so neighbouring new positions share one vector.
+# reasonable, but they give different tables (every inner row moves a little), so a resize must
+# use the convention of the code it is meant to match. Nearest-neighbour resizing copies rows
+# instead of blending them, so neighbouring new positions share one vector.
 #
 # ### The norm of an interpolated vector
 #
@@ -319,13 +320,14 @@ def resize_position_table(table, new_len):
     if new_len <= 0:
         raise ValueError(f"new_len must be positive, got new_len={new_len}")
     old_len = table.shape[0]
-    work = torch.promote_types(table.dtype, torch.float32)  # float16 blends in float32
-    j = torch.arange(new_len, dtype=work, device=table.device)  # (L',)
+    # coordinates in float64: a float32 x near row 200 is off by about 1e-5 of a row
+    j = torch.arange(new_len, dtype=torch.float64, device=table.device)  # (L',)
     # x_j = (j + 1/2) L / L' - 1/2, clamped to [0, L - 1]
     x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)  # (L',)
     i0 = x.floor().long()  # (L',)
     i1 = (i0 + 1).clamp(max=old_len - 1)  # (L',)
-    w = (x - i0.to(work))[:, None]  # (L', 1) weight of row i1
+    work = torch.promote_types(table.dtype, torch.float32)  # float16 rows blend in float32
+    w = (x - i0).to(work)[:, None]  # (L', 1) weight of row i1
     rows = table.to(work)
     # T'[j] = (1 - w) T[i0] + w T[i1]
     return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype)  # (L', d)
@@ -336,30 +338,35 @@ def resize_position_table(table, new_len):
 check("resize_position_table", resize_position_table)
 
 # %% [markdown]
-# Compare with `F.interpolate`, then watch the norms. A random table stands in for an untrained
-# one (its rows are nearly orthogonal); a smooth table stands in for a trained one whose
-# neighbouring rows are similar. Stretched four times, each new row away from the ends blends two old rows with
-# weights $\tfrac18, \tfrac78$ or $\tfrac38, \tfrac58$, so the random table's new rows dip to
-# $\sqrt{(3/8)^2 + (5/8)^2} \approx 0.73$ of the old length (exactly halfway it would be
-# $1/\sqrt2$); the smooth table's rows keep their length.
+# Compare with `F.interpolate`, then watch the norms. Both tables below have rows of length 1. In
+# the random one, which stands in for an untrained table, rows are nearly orthogonal; in the smooth
+# one, which stands in for a trained table, neighbouring rows are similar. Stretched four times,
+# each new row away from the ends blends two old rows with weights $(\tfrac78, \tfrac18)$ or
+# $(\tfrac58, \tfrac38)$, so for orthogonal rows its length is
+# $\sqrt{(7/8)^2 + (1/8)^2} \approx 0.88$ or $\sqrt{(5/8)^2 + (3/8)^2} \approx 0.73$ (exactly
+# halfway it would be $1/\sqrt2$). The random table's new rows follow that pattern; the smooth
+# table's keep their length.
 
 # %% tags=["demo"]
-def plot_resized_norms(old_len=12, d_model=64, factor=4):
-    random_table = torch.randn(old_len, d_model)
+def plot_resized_norms(old_len=12, d_model=256, factor=4):
+    random_table = F.normalize(torch.randn(old_len, d_model), dim=1)  # (L, d), unit rows, nearly orthogonal
     angles = torch.outer(torch.arange(old_len) / old_len, torch.linspace(0.5, 2.0, d_model // 2))  # (L, d/2)
-    smooth_table = torch.cat([angles.cos(), angles.sin()], dim=-1) * 2 ** 0.5  # (L, d), rows of norm sqrt(d)
+    smooth_table = torch.cat([angles.cos(), angles.sin()], dim=-1) / (d_model // 2) ** 0.5  # (L, d), unit rows
     new_len = old_len * factor
     one_liner = F.interpolate(random_table.T[None], size=new_len, mode="linear", align_corners=False)[0].T
-    print(f"max |resize - F.interpolate| = {(resize_position_table(random_table, new_len) - one_liner).abs().max():.2e}")
+    ours = resize_position_table(random_table, new_len)
+    print(f"max |resize_position_table - F.interpolate| = {(ours - one_liner).abs().max():.2e}")
     fig, ax = plt.subplots(figsize=(8, 3))
     centres = (torch.arange(new_len) + 0.5) * old_len / new_len - 0.5  # new rows in old row units
     for name, table in (("random rows", random_table), ("smooth rows", smooth_table)):
-        norms = resize_position_table(table, new_len).norm(dim=1)
-        ax.plot(centres.numpy(), (norms / table.norm(dim=1).mean()).numpy(), ".-", label=name)
+        ax.plot(centres.numpy(), resize_position_table(table, new_len).norm(dim=1).numpy(), ".-", label=name)
+    for level in ((7 / 8) ** 2 + (1 / 8) ** 2) ** 0.5, ((5 / 8) ** 2 + (3 / 8) ** 2) ** 0.5:
+        ax.axhline(level, color="gray", ls=":", lw=1)
     ax.set_xlabel("position, in rows of the old table")
-    ax.set_ylabel("norm / mean old norm")
-    ax.set_title(f"rows of a {old_len}-row table stretched to {new_len} rows")
-    ax.legend()
+    ax.set_ylabel("norm of the new row")
+    ax.set_title(f"unit rows of a {old_len}-row table stretched to {new_len} rows")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    plt.tight_layout()
     plt.show()
 
 

@@ -62,7 +62,8 @@ torch.manual_seed(0)
 #
 # Take $d=2$ and let $f$ rotate its vector by the angle $m\theta$:
 #
-# $$f(q, m) = R(m\theta)\,q, \qquad R(\alpha) = \begin{pmatrix}\cos\alpha & -\sin\alpha\\ \sin\alpha & \cos\alpha\end{pmatrix}.$$
+# $$f(q, m) = R(m\theta)\,q, \qquad
+#   R(\alpha) = \begin{pmatrix}\cos\alpha & -\sin\alpha\\ \sin\alpha & \cos\alpha\end{pmatrix}.$$
 #
 # Rotations compose by adding angles and are undone by their transpose, $R(\alpha)^\top = R(-\alpha)$,
 # so
@@ -91,11 +92,12 @@ torch.manual_seed(0)
 #
 # $$\theta_i = \text{base}^{-2i/d}, \qquad i = 0, \dots, d/2-1, \qquad \text{base} = 10000 \text{ (LLaMA 1 and 2)}.$$
 #
-# The whole map is one block-diagonal matrix $\mathcal R_m = \operatorname{diag}\big(R(m\theta_0), \dots, R(m\theta_{d/2-1})\big)$,
-# and the proof of 4.2 goes through block by block:
+# The whole map is one block-diagonal matrix
+# $\mathcal R_m = \operatorname{diag}\big(R(m\theta_0), \dots, R(m\theta_{d/2-1})\big)$, and the proof of 4.2
+# goes through block by block:
 #
-# $$\langle \mathcal R_m q, \mathcal R_n k\rangle = \sum_{i} q^{(i)\top} R\big((n-m)\theta_i\big)\, k^{(i)} = q^\top \mathcal R_{n-m}\, k,
-#   \qquad \lVert\mathcal R_m q\rVert = \lVert q\rVert,$$
+# $$\langle \mathcal R_m q, \mathcal R_n k\rangle = \sum_{i} q^{(i)\top} R\big((n-m)\theta_i\big)\, k^{(i)}
+#   = q^\top \mathcal R_{n-m}\, k, \qquad \lVert\mathcal R_m q\rVert = \lVert q\rVert,$$
 #
 # where $q^{(i)}$ is the pair of coordinates in plane $i$. Nothing in the proof needs a particular
 # $\theta_i$: *any* frequencies give a relative score. The geometric ladder is the same choice as the
@@ -366,9 +368,9 @@ def show_permutation_identity(head_dim=64, seq=1000):
     perm = interleaved_to_half_perm(head_dim)
     half = apply_rope(x[..., perm], *rope_cos_sin(positions, head_dim))
     interleaved = apply_rope_interleaved(x, positions)[..., perm]
+    unpermuted = apply_rope(x, *rope_cos_sin(positions, head_dim)) - apply_rope_interleaved(x, positions)
     print(f"max |half(x[perm]) - interleaved(x)[perm]| = {(half - interleaved).abs().max():.2e}")
-    print(f"without the permutation, the layouts differ by up to "
-          f"{(apply_rope(x, *rope_cos_sin(positions, head_dim)) - apply_rope_interleaved(x, positions)).abs().max():.2f}")
+    print(f"without the permutation, the layouts differ by up to {unpermuted.abs().max():.2f}")
 
 
 show_permutation_identity()
@@ -377,17 +379,18 @@ show_permutation_identity()
 # ## 4.6 What the rotations look like
 #
 # **One plane across positions.** Follow the coordinates $(x_i, x_{i+d/2})$ of one vector as its
-# position grows. In a fast plane ($\theta_0 = 1$ radian per token) the point runs around the circle
-# every six tokens; in a slow one it has barely moved after 40. The radius never changes.
+# position grows. In the fastest plane ($\theta_0 = 1$ radian per token) the point runs around the
+# circle every six tokens; plane 8 turns 4 radians in 40 tokens, plane 24 has barely moved. The radius
+# never changes.
 
 # %% tags=["demo"]
-def plot_one_plane(head_dim=64, planes=(0, 4, 12), n_positions=40):
+def plot_one_plane(head_dim=64, planes=(0, 8, 24), n_positions=40):
     x = torch.ones(1, 1, n_positions, head_dim)  # the same vector at every position
     out = apply_rope(x, *rope_cos_sin(torch.arange(n_positions), head_dim))[0, 0]  # (P, d)
     fig, ax = plt.subplots(figsize=(4.5, 4.5))
     for i in planes:
         theta = rope_inv_freq(head_dim)[i].item()
-        ax.plot(out[:, i], out[:, i + head_dim // 2], "o-", ms=3, label=f"plane {i}, θ = {theta:.3g}")
+        ax.plot(out[:, i], out[:, i + head_dim // 2], "o-", ms=3, lw=0.6, label=f"plane {i}, θ = {theta:.3g}")
     ax.set_aspect("equal")
     ax.set_xlabel("coordinate i")
     ax.set_ylabel("coordinate i + d/2")
@@ -515,7 +518,7 @@ probe_suspicious()
 # Practical advice: use a few random $q$, $k$ (in float32 or float64); put the same vector at
 # positions $0, 1, \dots, 255$ so that one call gives every $f(q, m)$; compare every score with the
 # score at the same distance measured from position 0. A correct float32 RoPE agrees with itself to
-# about $10^{-5}\,\lVert q\rVert\lVert k\rVert$ at these positions, and every broken variant misses
+# a few $10^{-6}\,\lVert q\rVert\lVert k\rVert$ at these positions, and every broken variant misses
 # by far more than $10^{-3}$: use a relative tolerance between the two. Return a Python `bool`.
 
 # %%
@@ -532,9 +535,9 @@ def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rto
     # Hint: x = q.expand(V, 1, P, d) holds q at every position; rope_fn(x, torch.arange(P)) then gives
     #       f(q, m) for all m at once. Check the norms, build S = f(q) @ f(k)^T of shape (V, P, P), and
     #       compare it with a tensor of the scores at the same distance from position 0.
-    gen = torch.Generator().manual_seed(0)
-    q = torch.randn(n_vectors, 1, 1, head_dim, generator=gen)  # (V, 1, 1, d)
-    k = torch.randn(n_vectors, 1, 1, head_dim, generator=gen)
+    rng = torch.Generator().manual_seed(0)
+    q = torch.randn(n_vectors, 1, 1, head_dim, generator=rng)  # (V, 1, 1, d)
+    k = torch.randn(n_vectors, 1, 1, head_dim, generator=rng)
     positions = torch.arange(n_positions)  # (P,)
     fq = rope_fn(q.expand(-1, 1, n_positions, -1).contiguous(), positions)  # (V, 1, P, d): f(q, m) for every m
     fk = rope_fn(k.expand(-1, 1, n_positions, -1).contiguous(), positions)
@@ -610,10 +613,10 @@ run_property_test()
 # **`position_ids`.** Hugging Face passes positions explicitly, shaped (batch, seq). With left
 # padding (batched generation), it counts them from each row's first real token
 # (`attention_mask.cumsum(-1) - 1`); in packed training sequences (`DataCollatorWithFlattening`) they
-# restart at 0 for every document, and flash-attention reads the document boundaries from them.
-# For RoPE alone a constant shift of all positions of a sequence changes no score (4.3), so the
-# padding offset cancels; what must hold is that queries and keys of one sequence use one
-# numbering, and that pads and other documents are masked out. The cell below shows both cases.
+# restart at 0 for every document, and the flash-attention path finds the document boundaries where
+# they restart. For RoPE alone a constant shift of all positions of a sequence changes no score
+# (4.3), so the padding offset cancels; what must hold is that queries and keys of one sequence use
+# one numbering, and that pads and other documents are masked out. The cell below shows both cases.
 
 # %% tags=["demo"]
 def show_padding_and_packing(head_dim=16):
@@ -686,7 +689,7 @@ class RoPEAttention(nn.Module):
         if num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
         if (d_model // num_heads) % 2 != 0:
-            raise ValueError(f"head_dim = d_model / num_heads must be even for RoPE, got head_dim={d_model // num_heads}")
+            raise ValueError(f"head_dim = d_model / num_heads must be even, got head_dim={d_model // num_heads}")
         self.d_model, self.num_heads, self.head_dim, self.base = d_model, num_heads, d_model // num_heads, base
         self.q_proj = nn.Linear(d_model, d_model, bias=False)
         self.k_proj = nn.Linear(d_model, d_model, bias=False)

@@ -1,4 +1,11 @@
-"""python -m grader {grade, build}: the grader's command line."""
+"""python -m grader {grade, build, batch, gradescope, release}: the grader's command line.
+
+    grade SUBMISSION [--json PATH]        one submission: a report, and Gradescope's results.json
+    build [--check]                       generate notebooks, solutions, reference, self-check data
+    batch FOLDER --out DIR [--jobs N]     a class: gradebook, feedback, summary (grader/batch.py)
+    gradescope OUT.zip                    the Gradescope autograder (grader/gradescope.py)
+    release OUT                           the student bundle (grader/release.py)
+"""
 
 from __future__ import annotations
 
@@ -73,7 +80,55 @@ def main(argv=None):
     g.add_argument("--wall-seconds", type=float, default=None, help="time limit for one exercise")
     b = sub.add_parser("build", help="generate notebooks, solutions, reference and self-check data")
     b.add_argument("--check", action="store_true", help="only compare; exit 1 when something is out of sync")
+    bt = sub.add_parser("batch", help="grade a folder of submissions (one per student) into a gradebook")
+    bt.add_argument("folder", help="one notebook, .py file or folder per student")
+    bt.add_argument("--out", required=True, metavar="DIR", help="results, feedback, gradebook.csv, summary")
+    bt.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    bt.add_argument("--wall-seconds", type=float, default=None, help="time limit for one exercise")
+    bt.add_argument("--timeout", type=float, default=1800.0, help="time limit for one submission (default 1800 s)")
+    bt.add_argument("--memory-mb", type=int, default=None, help="address space a submission may add (default 6144)")
+    bt.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    gs = sub.add_parser("gradescope", help="build the Gradescope autograder zip")
+    gs.add_argument("zip", metavar="OUT.zip")
+    gs.add_argument("--hidden-visibility", default="after_due_date",
+                    choices=("hidden", "after_due_date", "after_published", "visible"),
+                    help="visibility of the checks that are not public (default after_due_date)")
+    gs.add_argument("--wall-seconds", type=float, default=30.0, help="time limit for one exercise")
+    gs.add_argument("--memory-mb", type=int, default=512, help="address space a submission may add")
+    rl = sub.add_parser("release", help="write the student bundle: notebooks and self-checks, no solutions")
+    rl.add_argument("out", metavar="OUT")
+    rl.add_argument("--no-check", action="store_true", help="skip `build --check` (generated files up to date)")
     args = parser.parse_args(argv)
+    if args.command == "batch":
+        from .batch import run_batch
+
+        if not Path(args.folder).is_dir():
+            print(f"error: {args.folder!r} is not a folder", file=sys.stderr)
+            return 2
+        try:
+            summary = run_batch(args.folder, args.out, args.jobs, args.wall_seconds, args.timeout, args.memory_mb,
+                                progress=not args.no_progress)
+        except KeyboardInterrupt:
+            return 130
+        print(f"{summary['graded']} of {summary['submissions']} submissions graded; gradebook: "
+              f"{Path(args.out) / 'gradebook.csv'}; summary: {Path(args.out) / 'summary.md'}")
+        return 0 if not summary["errors"] else 1
+    if args.command == "gradescope":
+        from .gradescope import build_zip
+
+        names = build_zip(args.zip, args.hidden_visibility, args.wall_seconds, args.memory_mb)
+        print(f"wrote {args.zip} ({len(names)} files): upload it as the assignment's autograder")
+        return 0
+    if args.command == "release":
+        from .release import build_release
+
+        try:
+            files = build_release(args.out, check_sync=not args.no_check)
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {args.out} ({len(files)} files)")
+        return 0
     if args.command == "build":
         from . import build as build_mod  # imports nbformat and jupytext: only when building
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import torch
+
 from posenc_selfcheck import probes
 from posenc_selfcheck.evaluate import FAILED, MISSING, PASSED, SKIPPED, evaluate
 
@@ -64,6 +66,11 @@ def judge(check: Check, got: dict) -> CheckResult:
         return CheckResult(check, SKIPPED, expected["skipped"])
     if expected is not None and "error" in expected:
         raise RuntimeError(f"the reference fails check {check.id} ({check.name}): {expected['error']}")
+    if check.expect == "property" and "error" not in got and "skipped" not in got:
+        # a property compares errors with a tolerance, and NaN > tol is False: never let NaN pass
+        nan = [k for k, v in got.items() if isinstance(v, torch.Tensor) and v.is_floating_point() and v.isnan().any()]
+        if nan:
+            return CheckResult(check, FAILED, f"{'output' if nan[0] == 'out' else nan[0]} holds NaN")
     status, feedback = evaluate(check.spec(), got, expected, ())
     if status == FAILED and check.mistakes:
         status, feedback = evaluate(check.spec(), got, expected, mistake_results(check))
@@ -106,6 +113,9 @@ class Engine:
         return self.runs[exercise]
 
     def grade(self, check: Check) -> CheckResult:
+        if check.cuda and not torch.cuda.is_available():
+            # worth nothing here, whether or not the exercise exists: totals stay comparable
+            return CheckResult(check, SKIPPED, "no CUDA device on this machine")
         run = self.run_exercise(check.exercise)
         if run is None:
             return CheckResult(check, MISSING, f"not implemented yet: no `{check.exercise}` is defined")

@@ -6,7 +6,9 @@ import torch
 
 
 def scaled_dot_product_attention(q, k, v, mask=None):
-    """softmax(q kᵀ / sqrt(d) + mask) v, over the keys. q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv) -> (..., Lq, dv).
+    """softmax(q kᵀ / sqrt(d) + mask) v, softmax over the keys. Returns (..., Lq, dv).
+
+    q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv), usually (batch, heads, seq, head_dim).
 
     mask: None, bool (True = may attend) or float (added to the scores), broadcastable to (..., Lq, Lk).
     A query whose keys are all masked gets zeros, as torch's SDPA returns.

@@ -98,9 +98,9 @@ def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rto
     # Hint: x = q.expand(V, 1, P, d) holds q at every position; rope_fn(x, torch.arange(P)) then gives
     #       f(q, m) for all m at once. Check the norms, build S = f(q) @ f(k)^T of shape (V, P, P), and
     #       compare it with a tensor of the scores at the same distance from position 0.
-    gen = torch.Generator().manual_seed(0)
-    q = torch.randn(n_vectors, 1, 1, head_dim, generator=gen)  # (V, 1, 1, d)
-    k = torch.randn(n_vectors, 1, 1, head_dim, generator=gen)
+    rng = torch.Generator().manual_seed(0)
+    q = torch.randn(n_vectors, 1, 1, head_dim, generator=rng)  # (V, 1, 1, d)
+    k = torch.randn(n_vectors, 1, 1, head_dim, generator=rng)
     positions = torch.arange(n_positions)  # (P,)
     fq = rope_fn(q.expand(-1, 1, n_positions, -1).contiguous(), positions)  # (V, 1, P, d): f(q, m) for every m
     fk = rope_fn(k.expand(-1, 1, n_positions, -1).contiguous(), positions)
@@ -135,7 +135,7 @@ class RoPEAttention(nn.Module):
         if num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
         if (d_model // num_heads) % 2 != 0:
-            raise ValueError(f"head_dim = d_model / num_heads must be even for RoPE, got head_dim={d_model // num_heads}")
+            raise ValueError(f"head_dim = d_model / num_heads must be even, got head_dim={d_model // num_heads}")
         self.d_model, self.num_heads, self.head_dim, self.base = d_model, num_heads, d_model // num_heads, base
         self.q_proj = nn.Linear(d_model, d_model, bias=False)
         self.k_proj = nn.Linear(d_model, d_model, bias=False)

@@ -5,7 +5,8 @@ A check is plain data (a dict), the same in the grader and in the learner's self
     expect: "match" | "raises" | "fields" | "ok" | "property"
     tol, check_dtype                       for "match"
     raises, mentions                       for "raises": the exception and words its message must contain
-    fields                                 for "fields": {key: value or [low, high]}
+    fields                                 for "fields": {key: value, {"range": [low, high]}, {"exact": value},
+                                           or [low, high] (two numbers: a range)}
     property                               for "property": a name in properties.PROPERTIES
     hint                                   said when the check fails
     mistakes                               names of known mistakes to recognise in a wrong answer
@@ -104,6 +105,13 @@ def evaluate(check, got, expected=None, mistakes=()):
         problems = []
         for key, want in check["fields"].items():
             value = got.get(key)
+            if isinstance(want, dict) and set(want) == {"exact"}:
+                want = want["exact"]
+                if value != want:
+                    problems.append(f"{key}: expected {want!r}, got {value!r}")
+                continue
+            if isinstance(want, dict) and set(want) == {"range"}:
+                want = list(want["range"])
             if isinstance(want, list) and len(want) == 2 and all(isinstance(w, (int, float)) for w in want):
                 if not isinstance(value, (int, float)) or not want[0] <= value <= want[1]:
                     problems.append(f"{key} should lie in [{want[0]}, {want[1]}], got {value!r}")

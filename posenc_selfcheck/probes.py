@@ -19,6 +19,7 @@ here from a seeded generator, so the learner's run and the reference run see ide
 from __future__ import annotations
 
 import math
+import os
 
 import torch
 from torch import nn
@@ -213,12 +214,20 @@ def module_info(ns, exercise, ctor_args=(), ctor_kwargs=None, attr=None):
 
 
 class _OneDevicePerOp(torch.utils._python_dispatch.TorchDispatchMode):
-    """Raise when an op gets non-scalar tensors on more than one device (meta included)."""
+    """Raise when an op gets non-scalar tensors on more than one device (meta included).
+
+    A meta tensor has a shape but no values, so code that validates its input by reading values
+    (`if position_ids.max() >= max_len: raise ...`, correct on a GPU) would fail here for no fault
+    of its own: such reads answer 0 (False for bool) instead."""
 
     ALLOWED = {"aten::copy_", "aten::_to_copy", "aten::lift_fresh", "aten::lift_fresh_copy"}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func._schema.name == "aten::_local_scalar_dense" and args and isinstance(args[0], torch.Tensor) \
+                and args[0].device.type == "meta":
+            dtype = args[0].dtype
+            return False if dtype == torch.bool else 0.0 if (dtype.is_floating_point or dtype.is_complex) else 0
         devices = set()
 
         def visit(a):
@@ -284,6 +293,14 @@ def permute_tokens(ns, exercise, batch=2, seq=6, dim=8, seed=0):
     return result
 
 
+def _raised_inside_torch(exc):
+    """True when the innermost frame of the traceback is torch's own code."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and f"{os.sep}torch{os.sep}" in tb.tb_frame.f_code.co_filename
+
+
 def run(ns, probe_name, params, exercise):
     """Run one probe on `exercise`; failures come back as data, never as an exception."""
     try:
@@ -291,6 +308,8 @@ def run(ns, probe_name, params, exercise):
     except NotImplementedYet as exc:
         return {"error": f"{exc} is not defined", "error_type": "NotImplementedYet"}
     except NotImplementedError as exc:
+        if _raised_inside_torch(exc):  # a real error (an op torch does not support), not a stub
+            return {"error": f"NotImplementedError: {exc}"[:1000], "error_type": "TorchNotImplementedError"}
         return {"error": str(exc) or "raised NotImplementedError", "error_type": "NotImplementedError"}
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}

@@ -124,7 +124,8 @@ def _attention(ns, exercise, d_model, num_heads, base, seed, device, dtype):
         raise TypeError(f"{exercise}(...) built a {type(module).__name__}, not an nn.Module")
     gen = torch.Generator().manual_seed(seed)
     # W ~ N(0, 1/d): activations and scores of order one, well conditioned even in half precision
-    state = {f"{name}.weight": torch.randn(d_model, d_model, generator=gen) / math.sqrt(d_model) for name in PROJECTIONS}
+    state = {f"{name}.weight": torch.randn(d_model, d_model, generator=gen) / math.sqrt(d_model)
+             for name in PROJECTIONS}
     params = dict(module.named_parameters())
     missing = [key for key in state if key not in params]
     if missing:

@@ -36,7 +36,7 @@ def verdicts(got, expected, about):
             if want:
                 return False, (f"returned False for {what}, which has the property{anchor}: scores depend only "
                                "on m - n and norms are kept. Test the property, not one implementation's numbers, "
-                               "and allow for float32 rounding (about 1e-5 relative at positions in the hundreds)")
+                               "and allow for float32 rounding (a few 1e-6 of |q| |k| at positions in the hundreds)")
             return False, (f"returned True for {what}, which does not have the property{anchor}. Check that "
                            "|f(x, m)| = |x| and that every score f(q, m)·f(k, n) equals the score at the same "
                            "distance from position 0, over positions spread across a few hundred")

@@ -25,6 +25,12 @@ def resize(table, new_len, **kw):
     return {"args": [table, new_len], **kw}
 
 
+# F.interpolate computes the source coordinate x_j in float32: near row L it is off by up to ~1e-7 * L rows,
+# which moves a blend of N(0, 1) rows by up to ~6e-7 * L. The contract's one-liner must pass.
+def resize_tol(old_len):
+    return {"per_position": 6e-7, "max_position": old_len}
+
+
 CHECKS = [
     # ---- LearnablePositionalEncoding ---------------------------------------------------------------
     Check(MODULE, "x + E[0 .. seq-1] for a batch (2, 10, 16)", "module_forward",
@@ -54,7 +60,8 @@ CHECKS = [
     Check(MODULE, "seq_len past max_len raises ValueError naming both", "raises",
           {"ctor_args": [16], "ctor_kwargs": {"max_len": 8}, "forward_args": [randn(1, 11, 16)]},
           expect="raises", mentions=("max_len", "11"), public=True, hint=BOUNDS_HINT),
-    Check(MODULE, "runs on the device of its input (checked on the meta device)", "meta_forward",
+    # values read on meta count as 0, so `if position_ids.max() >= max_len: raise` does not fail this check
+    Check(MODULE, "runs on the device of its input (checked on the meta device)", "meta_forward_tolerant",
           {"ctor_args": [16, 32], "forward_args": [randn(2, 10, 16)]}, expect="ok", public=True,
           hint="build the default positions with torch.arange(seq_len, device=x.device); positions built "
                "on the CPU fail as soon as the model is on a GPU"),
@@ -85,28 +92,27 @@ CHECKS = [
 ] + [
     # ---- resize_position_table ---------------------------------------------------------------------
     Check(RESIZE, "grow 6 -> 10 rows, as F.interpolate(linear, align_corners=False)", "call",
-          resize(randn(6, 4), 10), points=2, public=True, mistakes=RESIZE_MISTAKES),
+          resize(randn(6, 4), 10), points=2, public=True, mistakes=RESIZE_MISTAKES, tol=resize_tol(6)),
     Check(RESIZE, "shrink 12 -> 5 rows", "call", resize(randn(12, 3, seed=1), 5), public=True,
-          mistakes=RESIZE_MISTAKES),
+          mistakes=RESIZE_MISTAKES, tol=resize_tol(12)),
     Check(RESIZE, "new_len=0 raises ValueError naming it", "raises", resize(randn(6, 4), 0), expect="raises",
           mentions=("new_len",), public=True),
     Check(RESIZE, "the same length gives the table back", "call", resize(randn(7, 5, seed=2), 7),
           mistakes=RESIZE_MISTAKES),
+    # no mistakes named here: align_corners=True and nearest both return row 0 for new_len=1
     Check(RESIZE, "new_len=1: the value at the middle of the table", "call", resize(randn(6, 4, seed=3), 1),
-          mistakes=RESIZE_MISTAKES,
-          hint="with align_corners=False the single new row sits at the centre, x = L/2 - 1/2"),
+          hint="with align_corners=False the single new row sits at the centre, x = L/2 - 1/2 (align_corners=True "
+               "and nearest neighbour both return the first row)"),
     Check(RESIZE, "a longer table (64 -> 200 rows, d=32)", "call", resize(randn(64, 32, seed=4), 200),
-          points=2, mistakes=RESIZE_MISTAKES),
+          points=2, mistakes=RESIZE_MISTAKES, tol=resize_tol(64)),
     Check(RESIZE, "a float64 table stays float64", "call", {**resize(randn(9, 6, seed=5), 14), "dtype": "float64"},
           mistakes=RESIZE_MISTAKES, hint="return the table's dtype: blend in float32 or wider, then cast back"),
     Check(RESIZE, "runs on the table's device (checked on the meta device)", "meta_call",
           resize(randn(8, 4), 13), expect="ok",
           hint="build positions and weights with device=table.device"),
-    Check(RESIZE, "a table that is not 2-D raises ValueError", "raises", resize(randn(1, 6, 4), 9),
-          expect="raises", mentions=("table",),
-          hint="the table is (positions, d): check table.dim() == 2 and name the shape you got"),
 ] + [
     Check(RESIZE, f"on CUDA in {dtype}", "call", {**resize(randn(196, 64), 576), "device": "cuda", "dtype": dtype},
-          cuda=True, hint="build positions and weights on table.device")
+          cuda=True, tol=resize_tol(196) if dtype == "float32" else None,
+          hint="build positions and weights on table.device")
     for dtype in ("float32", "bfloat16")
 ]

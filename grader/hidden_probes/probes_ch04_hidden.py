@@ -33,10 +33,6 @@ def _half_layout(x, angles, turn=lambda x1, x2: (-x2, x1), scale=1.0, sin_angles
     return torch.cat((rotated, x[..., 2 * n:]), dim=-1)
 
 
-def _positions(position_ids):
-    return position_ids.to(torch.float32)
-
-
 # ---- correct: must be accepted ----------------------------------------------------------------
 @candidate
 def rope_half_10000(x, position_ids):
@@ -93,7 +89,8 @@ def rope_interleaved_half_tables(x, position_ids):
     """The other layout mix: neighbouring pairs rotated, but with cat(freqs, freqs) tables."""
     d = x.shape[-1]
     angles = plane_angles(x, position_ids, _theta(d))
-    cos, sin = torch.cat((angles, angles), dim=-1).cos().to(x.dtype), torch.cat((angles, angles), dim=-1).sin().to(x.dtype)
+    emb = torch.cat((angles, angles), dim=-1)  # half-layout tables
+    cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
     turned = torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)  # GPT-J's rotate_every_two
     return x * cos + turned * sin
 
@@ -113,7 +110,7 @@ def rope_rotate_half_both_minus(x, position_ids):
 @candidate
 def rope_quadratic_angle(x, position_ids):
     """Angle (m + m^2 / 200) theta: still a rotation (norms kept) but not linear in the position."""
-    m = _positions(position_ids)
+    m = position_ids.float()
     return _half_layout(x, plane_angles(x, m + m * m / 200, _theta(x.shape[-1])))
 
 

@@ -2,30 +2,45 @@
 
 It imports torch once, then for each exercise forks a child that executes the submission's
 definitions and runs that exercise's probes. The server itself never executes learner code: only
-the forked children do, each in its own process group, with CPU-time and memory limits, stdin
-closed, stdout and stderr sent to a log file, and the reference package made unimportable.
+the forked children do, each confined before the first learner statement (see confine.py): its
+own process group, a jail with nothing of the grader's files in view (as root), a user id of its
+own (as root), Landlock, rlimits, stdin/stdout/stderr on /dev/null, and every file descriptor
+closed but one: the write end of the result pipe.
 
-Protocol (JSON lines): the grader writes {"cmd": "run", ...} on stdin; the server answers
-{"pid": N} when the child starts and {"pid": N, "status": S} when it has ended. Nothing the
-child prints reaches this channel. The grader enforces the wall-clock limit by killing the
-child's process group; a child that kills this server costs only its own exercise (the grader
-starts a new server for the rest).
+Protocol with the grader (JSON lines): the server says {"hello": {...capabilities}} once; the
+grader writes {"cmd": "run", ...}; the server answers {"pid": N} when the child starts and
+{"pid": N, "status": S, "progress": P} when it has ended and everything it started is gone.
+Nothing the child prints reaches this channel.
+
+Results travel over the pipe as lines "<name>\\t<base64>\\n". The server keeps only lines whose
+name is one this exercise expects (its check ids, the execution log, the progress marker), each
+decoded and size-capped, and writes them to the exercise's fresh result folder, which only the
+server and the grader can reach. A line it cannot parse is dropped, so garbage a submission
+writes into the pipe costs nothing but that garbage. Last line wins for a name.
+
+The server is a child subreaper: whatever a child starts stays below the server even after the
+child dies, and is killed (with everything of the child's user id, as root) before the server
+reports the child's end.
 """
 
+import base64
+import binascii
 import json
 import os
-import resource
+import re
 import signal
 import sys
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # the copied probes.py / store.py / evaluate deps live beside this file
+sys.path.insert(0, HERE)  # the copied probes.py / store.py / confine.py live beside this file
 
-import torch  # noqa: E402  (imported once, before any fork)
-
+import confine  # noqa: E402
 import probes  # noqa: E402
+import procs  # noqa: E402
 import store  # noqa: E402
+import torch  # noqa: E402  (imported once, before any fork)
+from safetensors.torch import save as save_tensors  # noqa: E402
 
 try:  # notebooks import pyplot; load it once here rather than in every child
     import matplotlib  # noqa: E402
@@ -36,6 +51,8 @@ except ImportError:
     pass
 
 BLOCKED = ("posenc_ref", "grader")
+NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
+EXIT_SETUP_FAILED = 97  # the child could not be confined: a grader problem, never the learner's
 
 
 class _Blocker:
@@ -55,22 +72,33 @@ def _on_alarm(signum, frame):
     raise StatementTimeout()
 
 
-def _limit(cpu_seconds, memory_bytes):
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-    if memory_bytes:
-        # address space: current mapping (torch is already loaded) plus the allowance
-        with open("/proc/self/statm") as f:
-            vm_bytes = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        limit = vm_bytes + memory_bytes
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+# ---- the child ------------------------------------------------------------------------------------
+class _Channel:
+    """The child's end of the result pipe. A process forked by learner code writes nothing."""
+
+    def __init__(self, fd):
+        self.fd, self.pid, self.write = fd, os.getpid(), os.write
+
+    def send(self, name, payload):
+        if os.getpid() != self.pid:
+            os._exit(0)
+        data = memoryview(name.encode() + b"\t" + base64.b64encode(payload) + b"\n")
+        while data:
+            data = data[self.write(self.fd, data):]
+
+    def send_result(self, check_id, result):
+        tensors, plain = store.split({"r": result})
+        self.send(f"{check_id}.safetensors", save_tensors(tensors))
+        self.send(f"{check_id}.json", json.dumps(plain, sort_keys=True).encode())
 
 
-def _execute(statements, stmt_timeout, log):
+def _execute(statements, stmt_timeout, channel):
     """Execute top-level statements one by one; a failing one is logged and skipped."""
     ns = {"__name__": "submission", "__builtins__": __builtins__}
+    log = []
     signal.signal(signal.SIGALRM, _on_alarm)
-    for label, source in statements:
+    for n, (label, source) in enumerate(statements):
+        channel.send("_progress", str(n).encode())
         try:
             code = compile(source, label, "exec")
             signal.setitimer(signal.ITIMER_REAL, stmt_timeout)
@@ -84,25 +112,51 @@ def _execute(statements, stmt_timeout, log):
             log.append({"where": label, "error": f"called sys.exit({exc.code!r}); skipped"})
         except BaseException as exc:  # learner code may raise anything
             log.append({"where": label, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
-    return ns
+        if os.getpid() != channel.pid:  # a statement forked: the copy stops here
+            os._exit(0)
+    return ns, log
 
 
-def _child(job):
+def _confine(job, result_fd):
+    """Everything between fork and the first learner statement."""
     os.setpgid(0, 0)
-    outdir = job["outdir"]
-    fd = os.open(os.path.join(outdir, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
+    signal.set_wakeup_fd(-1)
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, result_fd)
+    os.closerange(result_fd + 1, 1 << 16)
+    uid, gid, caps = job["uid"], job["gid"], CAPS
+    readable = confine.readable_paths(job["protect"]) + [job["stub"]]
+    if caps["jail"]:
+        confine.build_jail(job["jail"], readable[:-1], job["stub"], job["workdir"], uid, gid, job["work_bytes"])
     os.chdir(job["workdir"])
-    _limit(job["cpu_seconds"], job["memory_bytes"])
+    if uid is not None:
+        confine.drop_to(uid, gid)
+    elif os.geteuid() == 0:
+        confine.drop_capabilities()
+    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
+    write = [job["workdir"], "/dev/null"] + (["/tmp", "/dev/shm"] if caps["jail"] else [])
+    confine.landlock(readable + ["/dev", "/proc", "/sys"], write, caps["landlock"])
+    confine.limit(job["cpu_seconds"], job["memory_bytes"], job["file_bytes"], job["nproc"] if uid is not None else None)
+    os.environ.update(HOME=job["workdir"], TMPDIR=job["workdir"], MPLCONFIGDIR=job["workdir"])
+    sys.path.insert(0, job["stub"])
     sys.meta_path.insert(0, _Blocker())
+
+
+def _child(job, result_fd):
+    try:
+        _confine(job, result_fd)
+    except BaseException:
+        os._exit(EXIT_SETUP_FAILED)
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    log = []
-    ns = _execute(job["statements"], job["stmt_timeout"], log)
-    store.save(os.path.join(outdir, "_exec"), {"log": {"entries": json.dumps(log)}})
+    channel = _Channel(result_fd)
+    ns, log = _execute(job["statements"], job["stmt_timeout"], channel)
+    channel.send("_progress", b"probes")
+    channel.send("_exec.json", json.dumps(log).encode())
     for check_id, probe_name, params, exercise in job["probes"]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         try:
@@ -110,38 +164,171 @@ def _child(job):
         except BaseException as exc:  # SystemExit raised from inside learner code, and worse
             result = {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
         try:
-            store.save(os.path.join(outdir, check_id), {"r": result})
+            channel.send_result(check_id, result)
         except BaseException as exc:
-            store.save(os.path.join(outdir, check_id),
-                       {"r": {"error": f"could not store the result: {exc}"[:500], "error_type": "StoreError"}})
+            channel.send_result(check_id, {"error": f"could not store the result: {exc}"[:500],
+                                           "error_type": "StoreError"})
+    channel.send("_progress", b"done")
+
+
+# ---- the server's side ----------------------------------------------------------------------------
+class Receiver:
+    """Parse result lines from the pipe; keep the expected ones as files in the result folder."""
+
+    def __init__(self, outdir, allowed, line_bytes, total_bytes):
+        self.outdir, self.allowed = outdir, allowed
+        self.line_bytes, self.total_left = line_bytes, total_bytes
+        self.buffer, self.skipping, self.progress, self.dropped = bytearray(), False, None, 0
+
+    def feed(self, data):
+        self.buffer += data
+        while True:
+            end = self.buffer.find(b"\n")
+            if end < 0:
+                if len(self.buffer) > self.line_bytes:  # an endless line: drop it up to its newline
+                    self.buffer.clear()
+                    self.skipping = True
+                return
+            line = bytes(self.buffer[:end])
+            del self.buffer[:end + 1]
+            if self.skipping:
+                self.skipping = False
+                self.dropped += 1
+                continue
+            self._line(line)
+
+    def _line(self, line):
+        name, _, encoded = line.partition(b"\t")
+        try:
+            name = name.decode("ascii")
+            payload = base64.b64decode(encoded, validate=True)
+        except (UnicodeDecodeError, binascii.Error, ValueError):
+            self.dropped += 1
+            return
+        if not NAME.match(name) or name not in self.allowed or len(payload) > self.total_left:
+            self.dropped += 1
+            return
+        if name == "_progress":
+            self.progress = payload[:16].decode("ascii", "replace")
+            return
+        self.total_left -= len(payload)
+        path = os.path.join(self.outdir, name)
+        with open(path + ".tmp", "wb") as f:
+            f.write(payload)
+        os.replace(path + ".tmp", path)
+
+
+def _drain(fd, receiver):
+    """Read what is available now; False at end of file."""
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        receiver.feed(chunk)
+
+
+def _reap(wake_fd, pid, read_fd, receiver):
+    """Wait for the child `pid` while reading its results; reap adopted orphans on the way."""
+    import select
+
+    status, open_ = None, True
+    while status is None:
+        ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 1.0)
+        if wake_fd in ready:
+            try:
+                os.read(wake_fd, 4096)
+            except BlockingIOError:
+                pass
+        if read_fd in ready:
+            open_ = _drain(read_fd, receiver)
+        while True:
+            try:
+                done, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                done = 0
+            if done == 0:
+                break
+            if done == pid:
+                status = st
+    if open_:
+        _drain(read_fd, receiver)
+    return status
+
+
+def _clean_up(uid):
+    """Kill everything below this server and everything of the sandbox's uid; reap it all."""
+    procs.kill_all(lambda: procs.descendants(os.getpid()))
+    if uid is not None:
+        procs.kill_all(lambda: procs.uid_pids(uid))
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+
+
+def capabilities():
+    mode = os.environ.get("POSENC_SANDBOX_MODE", "auto")
+    root = os.geteuid() == 0 and mode != "user"
+    jail = root and mode != "nojail" and confine.can_jail()
+    drop = root and (jail or all(confine.other_can_read(p) for p in confine.python_paths()))
+    return {"root": root, "jail": jail, "drop": drop, "landlock": confine.landlock_abi() if mode != "nolandlock"
+            else 0, "python": confine.python_paths()}
+
+
+CAPS = {}
 
 
 def main():
-    out = sys.stdout
-    sys.stdout = sys.stderr  # keep the protocol channel for the server's own lines
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # keep the protocol channel for the server's own lines
+    confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)
+    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
+    confine.prctl(confine.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
+    CAPS.update(capabilities())
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w)
+    out.write(json.dumps({"hello": CAPS}) + "\n")
+    uid = None
     for line in sys.stdin:
         job = json.loads(line)
         if job.get("cmd") == "quit":
-            return
+            break
+        uid = job["uid"]
+        read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
             code = 0
             try:
-                _child(job)
+                os.close(read_fd)
+                _child(job, write_fd)
             except BaseException:
                 traceback.print_exc()
                 code = 1
             finally:
                 os._exit(code)
+        os.close(write_fd)
+        os.set_blocking(read_fd, False)
         try:
             os.setpgid(pid, pid)
         except OSError:
             pass  # the child already did it (or is gone)
         out.write(json.dumps({"pid": pid}) + "\n")
-        out.flush()
-        _, status = os.waitpid(pid, 0)
-        out.write(json.dumps({"pid": pid, "status": status}) + "\n")
-        out.flush()
+        allowed = {f"{c[0]}.{ext}" for c in job["probes"] for ext in ("json", "safetensors")}
+        receiver = Receiver(job["outdir"], allowed | {"_exec.json", "_progress"}, job["line_bytes"],
+                            job["result_bytes"])
+        status = _reap(wake_r, pid, read_fd, receiver)
+        os.close(read_fd)
+        _clean_up(job["uid"])
+        out.write(json.dumps({"pid": pid, "status": status, "progress": receiver.progress,
+                              "dropped": receiver.dropped}) + "\n")
+    _clean_up(uid)
 
 
 if __name__ == "__main__":

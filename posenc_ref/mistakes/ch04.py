@@ -68,6 +68,8 @@ def _interleaved(kind):
     def apply_rope_interleaved(x, position_ids, base=10000.0):
         if kind == "half_layout":
             return ref.apply_rope(x, *ref.rope_cos_sin(position_ids, x.shape[-1], base))
+        if kind == "layout_mix":
+            return ref.apply_rope(x, *_cos_sin("interleaved")(position_ids, x.shape[-1], base))
         if kind == "i_over_d":
             cos, sin = _cos_sin("i_over_d")(position_ids, x.shape[-1], base)
             half = x.shape[-1] // 2
@@ -169,6 +171,10 @@ MISTAKES = {
     "interleaved_half_layout": Mistake(
         "apply_rope_interleaved", "that is the half layout (planes i, i + d/2); the interleaved layout rotates "
         "neighbouring pairs (2i, 2i+1) as complex numbers x_2i + i·x_2i+1", _interleaved("half_layout")),
+    "interleaved_layout_mix": Mistake(
+        "apply_rope_interleaved", "layout mismatch: the tables pair neighbours (repeat_interleave) but rotate_half "
+        "pairs i with i + d/2, so the blocks are not rotations. Rotate the neighbouring pairs (2i, 2i+1) themselves, "
+        "as complex numbers x_2i + i·x_2i+1", _interleaved("layout_mix")),
     "interleaved_conjugate": Mistake(
         "apply_rope_interleaved", "the rotation turns the wrong way: multiply by e^(+i·p·theta), "
         "torch.polar(ones, +angles)", _interleaved("conjugate")),

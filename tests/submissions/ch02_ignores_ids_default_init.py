@@ -1,5 +1,5 @@
-"""Learner-style submission: forward always adds rows 0 .. seq-1, whatever position_ids says."""
-import torch
+"""Learner-style submission with two mistakes: the table keeps nn.Embedding's default N(0, 1) start, and
+forward always adds rows 0 .. seq-1, whatever position_ids says."""
 from torch import nn
 
 
@@ -8,7 +8,6 @@ class LearnablePositionalEncoding(nn.Module):
         super().__init__()
         self.max_len = max_len
         self.position_embeddings = nn.Embedding(max_len, d_model)
-        nn.init.trunc_normal_(self.position_embeddings.weight, std=0.02)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x, position_ids=None):

@@ -1,0 +1,226 @@
+"""Chapter 4 checks: rope_inv_freq, rope_cos_sin, rotate_half, apply_rope, apply_rope_interleaved,
+interleaved_to_half_perm, check_relative_property, RoPEAttention."""
+
+from grader.spec import Check
+
+
+def randn(*shape, seed=0, scale=1.0):
+    return {"t": "randn", "shape": list(shape), "seed": seed, "scale": scale}
+
+
+def arange(end, start=0):
+    return {"t": "arange", "start": start, "end": end}
+
+
+def randint(high, *shape, seed=0):
+    return {"t": "randint", "low": 0, "high": high, "shape": list(shape), "seed": seed}
+
+
+def call(*args, **kwargs):
+    return {"args": list(args), "kwargs": kwargs}
+
+
+# float32 angles p * theta lose about p * 6e-8 radians (course contract): tables are allowed that much
+# per position; rotated vectors (entries up to ~4) and attention outputs a few times more.
+def pos_tol(max_position, per_position=6e-8):
+    return {"per_position": per_position, "max_position": max_position}
+
+
+INV_FREQ_MISTAKES = ("inv_freq_i_over_d", "inv_freq_not_inverted")
+COS_SIN_MISTAKES = ("cos_sin_interleaved", "cos_sin_i_over_d")
+ROTATE_MISTAKES = ("rotate_half_sign", "rotate_half_no_minus", "rotate_half_neighbours")
+INTERLEAVED_MISTAKES = ("interleaved_half_layout", "interleaved_layout_mix", "interleaved_conjugate",
+                        "interleaved_i_over_d")
+ATTN_MISTAKES = ("attn_layout_mix", "attn_sign", "attn_i_over_d", "attn_rotates_v", "attn_k_not_rotated")
+DECODE_MISTAKES = ATTN_MISTAKES + ("attn_no_decode_offset", "attn_top_left_causal")
+PARTIAL_HINT = "rotate x[..., :R] with R = cos.shape[-1] and concatenate x[..., R:] unchanged"
+DEVICE_HINT = ("build positions, frequencies and tables on the device of the input (device=x.device or "
+               "position_ids.device), never on the default CPU")
+
+# ---- check_relative_property: candidates and what a correct test answers ------------------------
+GOOD, BAD = "rope_other_frequencies", "rope_layout_mix"  # public anchors, asked about in every check
+ACCEPT = {
+    "rope_half_10000": "a correct RoPE in the half layout (Hugging Face), base 10000",
+    "rope_interleaved_10000": "a correct RoPE in the interleaved layout (Meta, GPT-J), base 10000",
+    "rope_half_500000": "a correct RoPE with LLaMA 3's base 500000",
+    "rope_half_reversed": "a correct RoPE that turns the other way (rotate_half with its sign flipped, angle -m·theta)",
+    "rope_interleaved_1e6_float64": "a correct RoPE computed in float64, base 1e6",
+    "rope_half_i_over_d": "a RoPE with the exponent i/d (just another base, so still relative)",
+    "rope_partial_quarter": "a partial RoPE rotating a quarter of the head (GPT-NeoX)",
+    "rope_shifted_positions": "a RoPE whose positions are all shifted by 7 (distances unchanged)",
+}
+REJECT = {
+    "rope_interleaved_half_tables": "the other layout mix (neighbouring pairs with cat(freqs, freqs) tables)",
+    "rope_rotate_half_no_minus": "a sign error: rotate_half without its minus, cat(x2, x1)",
+    "rope_rotate_half_both_minus": "a sign error: rotate_half = cat(-x2, -x1)",
+    "rope_quadratic_angle": "an absolute-position leak: angles grow like m + m²/200 (norms are kept)",
+    "rope_clipped_positions": "an absolute-position leak: positions clipped at 64 (relative only below 64)",
+    "rope_scaled": "a length change: cos and sin multiplied by 1.1 (scores stay relative)",
+    "rope_sin_angle_off": "sin taken at 1.1 times the angle of cos (not a rotation)",
+}
+ABOUT = {GOOD: "a correct RoPE with its own frequency ladder (neighbouring planes, theta_i = 2^-i)",
+         BAD: "the layout mix of section 4.7 (rotate_half with repeat_interleave tables)", **ACCEPT, **REJECT}
+
+
+def verdict_check(name, want, head_dim=64, points=1.0, public=False):
+    """The learner's test on one candidate, and on both anchors (so a constant answer scores nothing)."""
+    expected = {name: want, GOOD: True, BAD: False}
+    title = f"{'accepts' if want else 'rejects'} {ABOUT[name]}" + (f" (head_dim={head_dim})" if head_dim != 64 else "")
+    return Check("check_relative_property", title, "relative_property",
+                 {"candidates": list(expected), "head_dim": head_dim}, expect="property", property="verdicts",
+                 property_params={"expected": expected, "about": {n: ABOUT[n] for n in expected}},
+                 points=points, public=public)
+
+
+# ---- RoPEAttention --------------------------------------------------------------------------------
+ATTN = {"d_model": 32, "num_heads": 4}  # head_dim 8
+MODULE = "RoPEAttention"
+
+
+def attention(x, **kw):
+    return {**ATTN, "x": x, **kw}
+
+
+CHECKS = [
+    # ---- rope_inv_freq ----------------------------------------------------------------------------
+    Check("rope_inv_freq", "matches the reference for head_dim=8", "call", call(8), public=True,
+          mistakes=INV_FREQ_MISTAKES),
+    Check("rope_inv_freq", "odd head_dim raises ValueError naming it", "raises", call(7), expect="raises",
+          mentions=("head_dim", "7"), public=True, hint="pairs of coordinates need an even head_dim: check it first"),
+    Check("rope_inv_freq", "head_dim=128 with LLaMA 3's base 500000", "call", call(128, base=500000.0), points=2,
+          mistakes=INV_FREQ_MISTAKES, hint="use the base argument, not the constant 10000"),
+    Check("rope_inv_freq", "head_dim=2 has the single frequency 1", "call", call(2)),
+    Check("rope_inv_freq", "head_dim=0 raises ValueError naming it", "raises", call(0), expect="raises",
+          mentions=("head_dim",)),
+    # ---- rope_cos_sin -----------------------------------------------------------------------------
+    Check("rope_cos_sin", "position_ids (6,), head_dim=8: tables (6, 8)", "call", call(arange(6), 8), public=True,
+          mistakes=COS_SIN_MISTAKES, tol=pos_tol(6)),
+    Check("rope_cos_sin", "built on the device of position_ids (checked on the meta device)", "meta_call",
+          call(arange(5), 8), expect="ok", public=True, hint=DEVICE_HINT),
+    Check("rope_cos_sin", "position_ids (batch, seq) = (2, 5), head_dim=16, base 500000", "call",
+          call(randint(100, 2, 5), 16, base=500000.0), points=2, mistakes=COS_SIN_MISTAKES, tol=pos_tol(100),
+          hint="index the angles with position_ids[..., None] so any leading shape works"),
+    Check("rope_cos_sin", "positions 4000..4096 stay accurate to float32 rounding", "call",
+          call(arange(4097, start=4000), 64), mistakes=COS_SIN_MISTAKES, tol=pos_tol(4097)),
+    Check("rope_cos_sin", "odd head_dim raises ValueError naming it", "raises", call(arange(3), 5), expect="raises",
+          mentions=("head_dim",)),
+    Check("rope_cos_sin", "on CUDA: tables on the GPU, float32", "call", {**call(arange(9), 16), "device": "cuda"},
+          cuda=True, hint=DEVICE_HINT),
+    # ---- rotate_half ------------------------------------------------------------------------------
+    Check("rotate_half", "x of shape (2, 3, 4, 8)", "call", call(randn(2, 3, 4, 8)), public=True,
+          mistakes=ROTATE_MISTAKES),
+    Check("rotate_half", "a single pair: (a, b) -> (-b, a)", "call", call(randn(2, seed=1)), mistakes=ROTATE_MISTAKES),
+    Check("rotate_half", "a float16 input keeps float16", "call", {**call(randn(3, 16, seed=2)), "dtype": "float16"},
+          mistakes=ROTATE_MISTAKES),
+    Check("rotate_half", "an odd last dimension raises ValueError naming its size", "raises", call(randn(2, 5)),
+          expect="raises", mentions=("5",)),
+    # ---- apply_rope -------------------------------------------------------------------------------
+    Check("apply_rope", "tables (seq, head_dim) for x of shape (2, 3, 5, 8)", "rope_apply",
+          {"x": randn(2, 3, 5, 8), "angles": randn(5, 4, seed=1, scale=3.0)}, public=True,
+          mistakes=("apply_sign",)),
+    Check("apply_rope", "tables (batch, seq, head_dim), shared by the heads", "rope_apply",
+          {"x": randn(2, 4, 6, 16), "angles": randn(2, 6, 8, seed=1, scale=3.0)}, public=True, points=2,
+          mistakes=("apply_sign",), hint="insert the head axis into (B, L, R) tables: cos[:, None] is (B, 1, L, R)"),
+    Check("apply_rope", "partial rotary: the first 4 of 16 coordinates (GPT-NeoX)", "rope_apply",
+          {"x": randn(2, 2, 5, 16), "angles": randn(5, 2, seed=1, scale=3.0)}, public=True, points=2,
+          mistakes=("apply_sign",), hint=PARTIAL_HINT),
+    Check("apply_rope", "partial rotary: 32 of 80 coordinates (Phi-2's factor 0.4), batched tables", "rope_apply",
+          {"x": randn(2, 2, 4, 80), "angles": randn(2, 4, 16, seed=1, scale=3.0)}, mistakes=("apply_sign",),
+          hint=PARTIAL_HINT),
+    Check("apply_rope", "bfloat16 input with float32 tables: the output stays bfloat16", "rope_apply",
+          {"x": randn(2, 3, 5, 8), "angles": randn(5, 4, seed=1, scale=3.0), "dtype": "bfloat16"}, points=2,
+          mistakes=("apply_no_cast", "apply_sign"), hint="cast cos and sin to x.dtype before multiplying"),
+    Check("apply_rope", "tables wider than the head raise ValueError", "raises",
+          call(randn(1, 1, 2, 4), randn(2, 8), randn(2, 8)), expect="raises", mentions=("8",)),
+    Check("apply_rope", "on CUDA in float16", "rope_apply",
+          {"x": randn(2, 4, 16, 64), "angles": randn(16, 32, seed=1, scale=3.0), "device": "cuda",
+           "dtype": "float16"}, cuda=True),
+    # ---- apply_rope_interleaved -------------------------------------------------------------------
+    Check("apply_rope_interleaved", "x (2, 3, 5, 8) at positions 0..4", "call", call(randn(2, 3, 5, 8), arange(5)),
+          public=True, mistakes=INTERLEAVED_MISTAKES),
+    Check("apply_rope_interleaved", "runs on the device of its input (checked on the meta device)", "meta_call",
+          call(randn(1, 2, 3, 8), arange(3)), expect="ok", public=True, hint=DEVICE_HINT),
+    Check("apply_rope_interleaved", "position_ids (batch, seq) and Code Llama's base 1e6", "call",
+          call(randn(2, 2, 4, 16), randint(1000, 2, 4), base=1e6), points=2, mistakes=INTERLEAVED_MISTAKES,
+          tol=pos_tol(1000, 3e-7), hint="(B, L) positions give (B, L, d/2) angles: insert the head axis"),
+    Check("apply_rope_interleaved", "positions 4000..4096 stay accurate to float32 rounding", "call",
+          call(randn(1, 2, 97, 32), arange(4097, start=4000)), mistakes=INTERLEAVED_MISTAKES, tol=pos_tol(4097, 3e-7)),
+    Check("apply_rope_interleaved", "a bfloat16 input gives a bfloat16 output", "call",
+          {**call(randn(2, 2, 6, 16), arange(6)), "dtype": "bfloat16"},
+          hint="rotate in float32 and cast the result back to x.dtype"),
+    Check("apply_rope_interleaved", "odd head_dim raises ValueError naming it", "raises",
+          call(randn(1, 1, 2, 5), arange(2)), expect="raises", mentions=("head_dim",)),
+    Check("apply_rope_interleaved", "on CUDA in bfloat16", "call",
+          {**call(randn(2, 4, 16, 64), arange(16)), "device": "cuda", "dtype": "bfloat16"}, cuda=True),
+    # ---- interleaved_to_half_perm -----------------------------------------------------------------
+    Check("interleaved_to_half_perm", "head_dim=8", "call", call(8), public=True, mistakes=("perm_inverse",)),
+    Check("interleaved_to_half_perm", "head_dim=128", "call", call(128), mistakes=("perm_inverse",)),
+    Check("interleaved_to_half_perm", "odd head_dim raises ValueError naming it", "raises", call(9), expect="raises",
+          mentions=("head_dim",)),
+    # ---- check_relative_property (graded by mutation) ---------------------------------------------
+    verdict_check(GOOD, True, public=True),
+    verdict_check(BAD, False, public=True, points=2),
+    *[verdict_check(name, True, points=2 if name == "rope_half_reversed" else 1) for name in ACCEPT],
+    *[verdict_check(name, False) for name in REJECT],
+    verdict_check("rope_half_10000", True, head_dim=16),
+    verdict_check("rope_rotate_half_no_minus", False, head_dim=16),
+    # ---- RoPEAttention ----------------------------------------------------------------------------
+    Check(MODULE, "causal forward of a batch (2, 7, 32) with 4 heads: output and returned (k, v)", "rope_attention",
+          attention(randn(2, 7, 32)), public=True, points=2, mistakes=ATTN_MISTAKES),
+    Check(MODULE, "four Linear layers without bias, nothing else trainable", "module_info",
+          {"ctor_args": [32, 4], "ctor_kwargs": {}}, expect="fields",
+          fields={"n_trainable": 4 * 32 * 32, "n_params": 4 * 32 * 32}, public=True,
+          hint="q_proj, k_proj, v_proj, o_proj = nn.Linear(d_model, d_model, bias=False); RoPE has no parameters"),
+    Check(MODULE, "decoding token by token with the cache equals the full forward pass", "rope_attention_decode",
+          attention(randn(2, 8, 32, seed=1), prefix=3), expect="property", property="decode_matches_full",
+          public=True, points=2, mistakes=("attn_no_decode_offset",)),
+    Check(MODULE, "runs on the device of its input (checked on the meta device)", "meta_forward",
+          {"ctor_args": [32, 4], "ctor_kwargs": {}, "forward_args": [randn(1, 5, 32)]}, expect="ok", public=True,
+          hint=DEVICE_HINT),
+    Check(MODULE, "decoding: outputs and final cache match the reference", "rope_attention_decode",
+          attention(randn(2, 8, 32, seed=1), prefix=3), points=2, mistakes=DECODE_MISTAKES),
+    Check(MODULE, "a 3-token chunk after a cached prefix (queries aligned to the end of the keys)",
+          "rope_attention_decode", attention(randn(2, 10, 32, seed=2), prefix=4, chunk=3), points=2,
+          mistakes=DECODE_MISTAKES,
+          hint="with a cache, is_causal=True aligns queries to the start of the keys; pass a boolean mask "
+               "torch.ones(L, K).tril(K - L) instead"),
+    Check(MODULE, "decoding with explicit position_ids", "rope_attention_decode",
+          attention(randn(1, 6, 32, seed=3), prefix=2, explicit_positions=True), mistakes=DECODE_MISTAKES),
+    Check(MODULE, "non-causal attention (causal=False)", "rope_attention",
+          attention(randn(2, 6, 32, seed=4), causal=False), mistakes=ATTN_MISTAKES,
+          hint="with causal=False every query sees every key"),
+    Check(MODULE, "position_ids with gaps are used as given", "rope_attention",
+          attention(randn(2, 7, 32, seed=5), position_ids=[0, 1, 2, 5, 6, 10, 11]), points=2, mistakes=ATTN_MISTAKES,
+          hint="build the tables from the position_ids argument; only when it is None count past .. past + L - 1"),
+    Check(MODULE, "position_ids (batch, seq): a packed row whose positions restart at 0", "rope_attention",
+          attention(randn(2, 7, 32, seed=6), position_ids=[[0, 1, 2, 3, 4, 5, 6], [0, 1, 2, 0, 1, 2, 3]]),
+          points=2, mistakes=ATTN_MISTAKES,
+          hint="(B, L) positions give (B, L, d_head) tables; apply_rope inserts the head axis"),
+    Check(MODULE, "positions offset by 5000", "rope_attention",
+          attention(randn(2, 5, 32, seed=7), position_ids=arange(5005, start=5000)), mistakes=ATTN_MISTAKES,
+          tol=pos_tol(5005, 2e-7)),
+    Check(MODULE, "LLaMA 3's base 500000, d_model=64", "rope_attention",
+          {"d_model": 64, "num_heads": 4, "x": randn(2, 6, 64, seed=8), "base": 500000.0}, mistakes=ATTN_MISTAKES,
+          hint="pass base on to the frequencies"),
+    Check(MODULE, "decoding on the meta device: positions after the cache are built on x.device", "meta_forward",
+          {"ctor_args": [32, 4], "ctor_kwargs": {},
+           "forward_args": [randn(1, 2, 32)], "forward_kwargs": {"kv_cache": [randn(1, 4, 3, 8), randn(1, 4, 3, 8)]}},
+          expect="ok", hint=DEVICE_HINT),
+    Check(MODULE, "bfloat16 at positions 1000..1006: angles in float32, tables cast to bfloat16", "rope_attention",
+          attention(randn(2, 7, 32, seed=9), position_ids=arange(1007, start=1000), dtype="bfloat16"), points=2,
+          mistakes=("attn_angles_in_input_dtype",),
+          hint="compute positions and angles in float32, then cast cos and sin to x.dtype (apply_rope does the cast)"),
+    Check(MODULE, "d_model not divisible by num_heads raises ValueError", "raises",
+          {"ctor_args": [30, 4], "ctor_kwargs": {}}, expect="raises", mentions=("num_heads",)),
+    Check(MODULE, "an odd head width raises ValueError naming head_dim", "raises",
+          {"ctor_args": [12, 4], "ctor_kwargs": {}}, expect="raises", mentions=("head_dim",)),
+] + [
+    Check(MODULE, f"on CUDA in {dtype}: full forward", "rope_attention",
+          attention(randn(2, 33, 32, seed=10), device="cuda", dtype=dtype), cuda=True, hint=DEVICE_HINT)
+    for dtype in ("float32", "float16", "bfloat16")
+] + [
+    Check(MODULE, f"on CUDA in {dtype}: decoding with the cache", "rope_attention_decode",
+          attention(randn(2, 12, 32, seed=11), prefix=5, chunk=2, device="cuda", dtype=dtype), cuda=True,
+          hint=DEVICE_HINT)
+    for dtype in ("float16", "bfloat16")
+]

@@ -1,0 +1,121 @@
+"""Chapter 5 checks: yarn_ramp, scaled_rope_inv_freq (the reference equals transformers 5.23.0's
+modeling_rope_utils.ROPE_INIT_FUNCTIONS; tests/test_ch05.py proves it)."""
+
+from grader.spec import Check
+
+RAMP = "yarn_ramp"
+SCALED = "scaled_rope_inv_freq"
+PROBE = "inv_freq_and_factor"
+# The slowest frequencies are ~1e-4 / factor and smaller: an absolute tolerance would let any mistake in
+# exactly the pairs that long-context scaling is about pass. Relative only; float32 rounding is ~1e-6.
+TOL = {"atol": 0.0, "rtol": 2e-5}
+L31 = {"low_freq_factor": 1.0, "high_freq_factor": 4.0}  # Llama 3.1
+YARN_MISTAKES = ("yarn_reversed", "yarn_no_attention_factor", "yarn_attention_squared")
+RAMP_MISTAKES = ("ramp_reversed", "ramp_not_truncated")
+
+
+def ramp(head_dim, base, train_len, **kw):
+    return {"args": [head_dim, base, train_len], "kwargs": kw}
+
+
+def scaled(head_dim, base, rope_type, factor=None, train_len=None, seq_len=None, **params):
+    kwargs = dict(params)
+    if train_len is not None:
+        kwargs["original_max_position_embeddings"] = train_len
+    if seq_len is not None:
+        kwargs["seq_len"] = seq_len
+    args = [head_dim, base, rope_type] + ([factor] if factor is not None else [])
+    return {"args": args, "kwargs": kwargs}
+
+
+def match(name, params, **kw):
+    return Check(SCALED, name, PROBE, params, tol=TOL, **kw)
+
+
+def raises(name, params, mentions, **kw):
+    return Check(SCALED, name, "raises", params, expect="raises", mentions=mentions, **kw)
+
+
+CHECKS = [
+    # ---- yarn_ramp --------------------------------------------------------------------------------
+    Check(RAMP, "matches the reference for head_dim=16, base=10000, L0=2048", "call", ramp(16, 10000.0, 2048),
+          public=True, mistakes=RAMP_MISTAKES),
+    Check(RAMP, "odd head_dim raises ValueError naming it", "raises", ramp(7, 10000.0, 2048), expect="raises",
+          mentions=("head_dim", "7"), public=True),
+    Check(RAMP, "LLaMA 2's geometry: head_dim=128, base=10000, L0=4096", "call", ramp(128, 10000.0, 4096),
+          points=2, mistakes=RAMP_MISTAKES),
+    Check(RAMP, "LLaMA 3's geometry: head_dim=128, base=500000, L0=8192", "call", ramp(128, 500000.0, 8192),
+          mistakes=RAMP_MISTAKES),
+    Check(RAMP, "other thresholds: beta_fast=16, beta_slow=2", "call",
+          ramp(64, 10000.0, 4096, beta_fast=16.0, beta_slow=2.0), mistakes=RAMP_MISTAKES,
+          hint="corr(r) uses beta_fast for low and beta_slow for high"),
+    Check(RAMP, "truncate=False keeps low and high fractional", "call", ramp(32, 10000.0, 2048, truncate=False),
+          mistakes=("ramp_reversed",), hint="floor and ceil only when truncate is True"),
+    Check(RAMP, "high is clamped to head_dim - 1, as in YaRN's code (head_dim=16, base=500, L0=4096)", "call",
+          ramp(16, 500.0, 4096), mistakes=("ramp_clamp_half", "ramp_reversed"),
+          hint="clamp to [0, head_dim - 1]: ceil(corr(beta_slow)) = 9 here, more than the last pair index 7"),
+    Check(RAMP, "head_dim=0 raises ValueError naming it", "raises", ramp(0, 10000.0, 2048), expect="raises",
+          mentions=("head_dim",)),
+    # ---- scaled_rope_inv_freq: public -------------------------------------------------------------
+    match("default: base^(-2i/d), attention factor 1 (head_dim=8)", scaled(8, 10000.0, "default"), public=True,
+          hint="1 / base ** (arange(0, d, 2) / d) in float32, and attention_factor 1.0"),
+    match("linear, factor 4 (head_dim=8)", scaled(8, 10000.0, "linear", 4.0), public=True,
+          mistakes=("linear_multiplies",)),
+    match("dynamic with seq_len above L0 (seq_len=256, L0=64, factor 2)", scaled(8, 10000.0, "dynamic", 2.0, 64, 256),
+          public=True, mistakes=("dynamic_no_exponent", "dynamic_static")),
+    match("dynamic with seq_len below L0 equals default (seq_len=48, L0=64)",
+          scaled(8, 10000.0, "dynamic", 2.0, 64, 48), public=True, mistakes=("dynamic_no_clamp", "dynamic_static"),
+          hint="L = max(seq_len, L0): up to L0 the model runs exactly as trained"),
+    match("yarn, factor 4 (head_dim=16, L0=2048)", scaled(16, 10000.0, "yarn", 4.0, 2048), public=True,
+          mistakes=YARN_MISTAKES),
+    match("llama3 with Llama 3.1's parameters (head_dim=16)", scaled(16, 500000.0, "llama3", 8.0, 8192, **L31),
+          public=True, mistakes=("llama3_swapped",)),
+    raises("an unknown rope_type raises ValueError naming it", scaled(8, 10000.0, "ntk", 2.0), ("ntk",),
+           public=True),
+    raises("factor < 1 raises ValueError naming it", scaled(8, 10000.0, "linear", 0.5), ("factor",), public=True),
+    # ---- scaled_rope_inv_freq: hidden -------------------------------------------------------------
+    match("default with LLaMA 3's base 500000 (head_dim=128)", scaled(128, 500000.0, "default")),
+    match("linear, factor 8 (head_dim=64)", scaled(64, 10000.0, "linear", 8.0), mistakes=("linear_multiplies",)),
+    match("linear with Code Llama's base 1e6 and factor 2.5", scaled(128, 1e6, "linear", 2.5),
+          mistakes=("linear_multiplies",)),
+    match("dynamic without seq_len runs as at L0 (unscaled)", scaled(64, 10000.0, "dynamic", 4.0, 4096),
+          mistakes=("dynamic_static",), hint="seq_len=None means L = L0, so alpha = 1"),
+    match("dynamic one token past L0", scaled(128, 10000.0, "dynamic", 4.0, 4096, 4097), mistakes=("dynamic_static",)),
+    match("dynamic at 8 x L0 (head_dim=128, L0=4096, factor 4)", scaled(128, 10000.0, "dynamic", 4.0, 4096, 32768),
+          points=2, mistakes=("dynamic_no_exponent", "dynamic_static")),
+    match("dynamic with seq_len=1 (far below L0)", scaled(64, 500000.0, "dynamic", 8.0, 8192, 1),
+          hint="L = max(seq_len, L0); without the clamp alpha is negative here"),
+    match("yarn with LLaMA 2's geometry (head_dim=128, L0=4096, factor 4)", scaled(128, 10000.0, "yarn", 4.0, 4096),
+          points=2, mistakes=YARN_MISTAKES),
+    match("yarn, factor 16 (head_dim=64, L0=2048)", scaled(64, 10000.0, "yarn", 16.0, 2048), mistakes=YARN_MISTAKES),
+    match("yarn with explicit beta_fast=16, beta_slow=2, attention_factor=1.0",
+          scaled(64, 10000.0, "yarn", 4.0, 4096, beta_fast=16.0, beta_slow=2.0, attention_factor=1.0),
+          mistakes=("yarn_reversed",),
+          hint="params override the defaults: beta_fast/beta_slow replace 32/1, and an explicit attention_factor "
+               "is returned as given"),
+    match("yarn with truncate=False", scaled(32, 10000.0, "yarn", 4.0, 2048, truncate=False),
+          mistakes=YARN_MISTAKES, hint="pass truncate on to the ramp: no floor and ceil"),
+    match("yarn attention factor from mscale and mscale_all_dim",
+          scaled(64, 10000.0, "yarn", 40.0, 4096, mscale=0.707, mscale_all_dim=1.0), mistakes=("yarn_reversed",),
+          hint="with both given: (0.1*mscale*ln(factor) + 1) / (0.1*mscale_all_dim*ln(factor) + 1)"),
+    match("yarn with factor 1 is unscaled", scaled(16, 10000.0, "yarn", 1.0, 2048)),
+    match("llama3 with Llama 3.1's parameters (head_dim=128, base=500000)",
+          scaled(128, 500000.0, "llama3", 8.0, 8192, **L31), points=2, mistakes=("llama3_swapped",)),
+    match("llama3 with other bands (low_freq_factor=2, high_freq_factor=8)",
+          scaled(64, 10000.0, "llama3", 4.0, 2048, low_freq_factor=2.0, high_freq_factor=8.0),
+          mistakes=("llama3_swapped",)),
+    raises("odd head_dim raises ValueError naming it", scaled(9, 10000.0, "linear", 2.0), ("head_dim", "9")),
+    raises("yarn without original_max_position_embeddings raises ValueError naming it",
+           scaled(16, 10000.0, "yarn", 4.0), ("original_max_position_embeddings",)),
+    raises("dynamic without original_max_position_embeddings raises ValueError naming it",
+           scaled(16, 10000.0, "dynamic", 4.0, seq_len=4096), ("original_max_position_embeddings",)),
+    raises("llama3 without original_max_position_embeddings raises ValueError naming it",
+           scaled(16, 500000.0, "llama3", 8.0, **L31), ("original_max_position_embeddings",)),
+    raises("llama3 without low_freq_factor / high_freq_factor raises ValueError naming them",
+           scaled(16, 500000.0, "llama3", 8.0, 8192), ("low_freq_factor",)),
+    raises("a parameter the rope_type does not use raises ValueError naming it (a typo: beta_fats)",
+           scaled(16, 10000.0, "yarn", 4.0, 2048, beta_fats=16.0), ("beta_fats",),
+           hint="compare params with the keys the rope_type uses; an unknown key is a typo that would "
+                "otherwise be silently ignored"),
+    raises("factor < 1 raises ValueError for yarn too", scaled(16, 10000.0, "yarn", 0.25, 2048), ("factor",)),
+]

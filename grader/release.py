@@ -1,0 +1,150 @@
+"""python -m grader release OUT: the bundle students get.
+
+    OUT/NN_name.ipynb          the student notebooks (generated from chapters/ by the build)
+    OUT/posenc_selfcheck/      the self-check package with its stored answers (data/)
+    OUT/README.md              how to set up, work through the notebooks and submit
+    OUT/requirements.txt
+
+No solutions, no `posenc_ref`, no grader, no hidden checks or probes. The release refuses to write
+a bundle in which `scan` finds any of them: a line of a solution region, the solution markers, a
+folder of the instructor's side, or stored answers of a check that is not public.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+MARKER = ".posenc-release"
+FORBIDDEN_PARTS = {"posenc_ref", "grader", "solutions", "chapters", "hidden_probes", ".git", "tests", "mistakes"}
+GRADER_ONLY = {"nbformat", "jupytext", "pytest", "ipykernel"}
+BEGIN, END = re.compile(r"^\s*### BEGIN SOLUTION\s*$"), re.compile(r"^\s*### END SOLUTION\s*$")
+MIN_LINE = 24  # shorter solution lines ("return out", "x = x + pe") are too generic to prove a leak
+
+README = """# Positional encodings in Transformers: the notebooks
+
+Work through the notebooks in order, from `00_…` on. Each exercise is a function or class whose body
+raises `NotImplementedError` under a `# Hint` comment: replace that line with your code, then run the
+self-check cell right below it. It answers in milliseconds, and when something is wrong it says what
+(for example "sin and cos are swapped"), not only that something is.
+
+## Set up
+
+Python 3.10 or newer:
+
+```bash
+python -m venv .venv && source .venv/bin/activate
+python -m pip install -r requirements.txt
+jupyter lab
+```
+
+Keep `posenc_selfcheck/` next to the notebooks: it is what `from posenc_selfcheck import check` imports.
+It holds small public checks and the answers expected of them (`posenc_selfcheck/data/`), so it needs
+no solution code.
+
+## Submitting
+
+Upload your notebooks as they are (clear large outputs first: a notebook over 50 MB is not graded).
+Keep the exercise names and signatures. The grader runs the self-checks and more checks on other
+inputs, in a sandbox, and grades each exercise on its own: a cell that fails, a demo left running,
+or an unfinished exercise costs only that exercise. Only definitions (imports, functions, classes,
+assignments) are executed at grading time; plots and loops are not re-run.
+"""
+
+
+def solution_lines():
+    """Lines of every solution region in the chapter sources, long enough to be specific."""
+    out = set()
+    for chapter in sorted((REPO / "chapters").glob("[0-9][0-9]_*.py")):
+        inside = False
+        for line in chapter.read_text().splitlines():
+            if BEGIN.match(line):
+                inside = True
+            elif END.match(line):
+                inside = False
+            elif inside:
+                text = line.split("#")[0].strip() if not line.strip().startswith("#") else ""
+                if len(text) >= MIN_LINE:
+                    out.add(text)
+    return out
+
+
+def _texts(folder):
+    """(path, text) for every text file; notebooks as the source of their cells."""
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.suffix in (".safetensors", ".png"):
+            continue
+        text = path.read_text(errors="replace")
+        if path.suffix == ".ipynb":
+            try:
+                text = "\n".join("".join(c.get("source", "")) for c in json.loads(text)["cells"])
+            except (ValueError, KeyError, TypeError, AttributeError):
+                pass
+        yield path, text
+
+
+def scan(folder):
+    """Everything in `folder` that must not reach students; [] when the bundle is clean."""
+    from .checks import all_checks
+
+    folder = Path(folder)
+    problems = []
+    for path in folder.rglob("*"):
+        parts = set(path.relative_to(folder).parts)
+        if parts & FORBIDDEN_PARTS:
+            problems.append(f"{path.relative_to(folder)}: instructor-only folder")
+    leaks = solution_lines()
+    for path, text in _texts(folder):
+        rel = path.relative_to(folder)
+        if "### BEGIN SOLUTION" in text or "### END SOLUTION" in text:
+            problems.append(f"{rel}: solution markers")
+        lines = {line.split("#")[0].strip() for line in text.splitlines()}
+        for leak in sorted(leaks & lines):
+            problems.append(f"{rel}: a solution line: {leak[:80]}")
+    public = {c.id for c in all_checks() if c.public}
+    for data in sorted((folder / "posenc_selfcheck" / "data").glob("*.json")):
+        index = json.loads(data.read_text()).get("_index", {})
+        for check_id in sorted({i for ids in index.values() for i in ids} - public):
+            problems.append(f"{data.relative_to(folder)}: answers of {check_id}, which is not a public check")
+    return problems
+
+
+def _requirements():
+    try:
+        import tomllib  # Python 3.11+
+
+        deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    except ImportError:
+        deps = ["torch>=2.4,<3", "numpy>=1.24", "safetensors>=0.4", "matplotlib>=3.7"]
+    keep = [d for d in deps if re.split(r"[<>=!~ \[]", d, maxsplit=1)[0].lower() not in GRADER_ONLY]
+    return "\n".join(keep + ["jupyterlab>=4"]) + "\n"
+
+
+def build_release(out, check_sync=True):
+    """Write the bundle to `out` (replacing an earlier release there); return its files."""
+    out = Path(out).resolve()
+    if check_sync:
+        from . import build
+
+        if build.main(["--check"]) != 0:
+            raise RuntimeError("generated files are out of date: run `python -m grader build` first")
+    if out.exists():
+        if any(out.iterdir()) and not (out / MARKER).exists():
+            raise RuntimeError(f"{out} exists and is not an earlier release: choose an empty folder")
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for notebook in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        shutil.copy(notebook, out / notebook.name)
+    shutil.copytree(REPO / "posenc_selfcheck", out / "posenc_selfcheck",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+    (out / "README.md").write_text(README)
+    (out / "requirements.txt").write_text(_requirements())
+    problems = scan(out)
+    if problems:
+        shutil.rmtree(out)
+        raise RuntimeError("the release would leak instructor material:\n  " + "\n  ".join(problems[:20]))
+    (out / MARKER).write_text("generated by `python -m grader release`; safe to delete and regenerate\n")
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())

@@ -1,0 +1,77 @@
+"""Find and kill processes by ancestry or by user, from /proc (Linux). Standard library only: the
+fork server imports this file flat, the grader as `grader.sandbox.procs`.
+
+Why two ways: the fork server is a child subreaper, so everything a sandbox child starts (even a
+grandchild that called setsid() and whose parent died) stays below the server in the process tree;
+and when the grader runs as root every child runs under a user id of its own, so "every process of
+that uid" is exactly the submission's processes, wherever they ended up.
+"""
+
+import os
+import signal
+import time
+
+
+def _pids():
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            yield int(name)
+
+
+def _stat(pid):
+    """(ppid, state) of a live process, or None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()  # the command name may hold spaces and parentheses
+    state, ppid = fields[0].decode(), int(fields[1])
+    return None if state in ("Z", "X") else (ppid, state)
+
+
+def descendants(root):
+    """Live (non-zombie) processes below `root` in the process tree."""
+    children = {}
+    for pid in _pids():
+        info = _stat(pid)
+        if info is not None:
+            children.setdefault(info[0], []).append(pid)
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def uid_pids(uid):
+    """Live processes whose real user id is `uid`."""
+    out = []
+    for pid in _pids():
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) == uid and _stat(pid) is not None:
+                            out.append(pid)
+                        break
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def kill_all(find, rounds=200):
+    """SIGKILL whatever `find()` returns until it returns nothing (a fork bomb converges: a process
+    that has been sent SIGKILL forks no more). True when nothing is left."""
+    for _ in range(rounds):
+        pids = [p for p in find() if p != os.getpid()]
+        if not pids:
+            return True
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.002)
+    return not find()

@@ -1,0 +1,107 @@
+"""Chapter 3 grading: the solution scores full marks, the untouched notebook zero, and learner-style mistakes
+(tests/submissions/ch03_*.py, written without posenc_ref) get their diagnoses, the scale check included."""
+
+from functools import lru_cache
+
+import pytest
+import torch
+
+from grader.checks import chapter_checks
+from grader.engine import Engine
+from posenc_ref.mistakes import MISTAKES
+from tests.conftest import ROOT
+
+CHECKS = chapter_checks("ch03")
+SUBMISSIONS = ROOT / "tests" / "submissions"
+
+
+SCALE = next(c for c in CHECKS if c.probe == "memory_capped_call")
+
+
+@lru_cache(maxsize=None)
+def grade(path, scale=False, only=None):
+    """{check id: CheckResult} of one submission, graded once: every chapter-3 check but the scale check
+    (the slowest, a second per run) unless `scale`, or only the checks of exercise `only`."""
+    checks = tuple(c for c in CHECKS if (scale or c is not SCALE) and only in (None, c.exercise))
+    with Engine(str(path), checks=checks) as engine:
+        return {c.id: engine.grade(c) for c in checks}
+
+
+def _check(exercise, name_start):
+    return next(c for c in CHECKS if c.exercise == exercise and c.name.startswith(name_start))
+
+
+def test_solution_notebook_scores_full_marks():
+    results = grade(ROOT / "solutions" / "03_relative.ipynb", scale=True)
+    statuses = {i: (r.status, r.feedback) for i, r in results.items() if r.status != "passed"}
+    assert len(results) == len(CHECKS)
+    assert all(r.status == "passed" for r in results.values() if not r.check.cuda), statuses
+    assert all(r.status == "skipped" for r in results.values() if r.check.cuda) or torch.cuda.is_available()
+    exercises = {c.exercise for c in CHECKS}
+    assert exercises == {"relative_positions", "shaw_attention_direct", "shaw_attention", "RelativePositionBias",
+                         "t5_bucket", "alibi_slopes", "alibi_bias"}
+
+
+def test_untouched_student_notebook_scores_zero_without_crashing():
+    with Engine(str(ROOT / "notebooks" / "03_relative.ipynb"), checks=CHECKS) as engine:
+        results = engine.grade_all()
+        notes = engine.notes()
+    assert sum(r.score for r in results) == 0
+    assert {r.status for r in results if not r.check.cuda} == {"not implemented"}
+    assert not [n for n in notes if "timed out" in n or "killed" in n]
+
+
+@pytest.mark.parametrize("submission,mistake", [
+    ("ch03_sign_flipped.py", "rel_sign_flipped"),
+    ("ch03_sign_flipped.py", "shaw_sign_flipped"),
+    ("ch03_sign_flipped.py", "bias_sign_flipped"),
+    ("ch03_clip_and_scale.py", "shaw_clip_off_by_one"),
+    ("ch03_clip_and_scale.py", "shaw_direct_unscaled"),
+    ("ch03_clip_and_scale.py", "bias_clip_off_by_one"),
+    ("ch03_values_buckets_slopes.py", "shaw_value_ignored"),
+    ("ch03_values_buckets_slopes.py", "t5_causal_as_bidirectional"),
+    ("ch03_values_buckets_slopes.py", "alibi_slopes_power_of_two_formula"),
+    ("ch03_values_buckets_slopes.py", "alibi_bias_power_of_two_formula"),
+])
+def test_learner_mistake_gets_its_diagnosis(submission, mistake):
+    results = grade(SUBMISSIONS / submission)
+    exercise = MISTAKES[mistake].exercise
+    failed = [r for r in results.values() if r.check.exercise == exercise and r.status == "failed"]
+    assert failed, "the submission passed every check"
+    assert any(MISTAKES[mistake].message in r.feedback for r in failed), [r.feedback for r in failed]
+    others = [m.message for name, m in MISTAKES.items() if name != mistake and m.exercise == exercise]
+    assert not any(message in r.feedback for r in failed for message in others)
+
+
+def test_power_of_two_formula_is_named_for_twelve_heads():
+    results = grade(SUBMISSIONS / "ch03_values_buckets_slopes.py")
+    twelve = results[_check("alibi_slopes", "12 heads").id]
+    assert twelve.status == "failed" and "power-of-two formula" in twelve.feedback
+    assert results[_check("alibi_slopes", "8 heads").id].status == "passed"  # right where the formula holds
+
+
+def test_bias_built_on_a_hard_coded_device_is_caught_on_the_meta_device():
+    results = grade(SUBMISSIONS / "ch03_values_buckets_slopes.py")
+    for exercise, where in (("RelativePositionBias", "self.bias.weight.device"), ("alibi_bias", "device=device")):
+        meta = results[_check(exercise, "built on the").id]
+        assert meta.status == "failed", exercise
+        assert "built on another device" in meta.feedback and where in meta.feedback, meta.feedback
+    # on this machine the numbers are right, which is why only a device check can see it
+    assert results[_check("RelativePositionBias", "bias for H=4").id].status == "passed"
+
+
+def test_shaw_without_value_table_leaves_rel_v_without_gradient():
+    results = grade(SUBMISSIONS / "ch03_values_buckets_slopes.py")
+    grads = results[_check("shaw_attention", "gradients reach").id]
+    assert grads.status == "failed" and "no gradient reached rel_v" in grads.feedback
+
+
+def test_repeating_the_table_passes_small_inputs_and_fails_the_scale_check_saying_why():
+    results = grade(SUBMISSIONS / "ch03_repeat_table.py", scale=True, only="shaw_attention")
+    shaw = [r for r in results.values() if r.check.exercise == "shaw_attention" and not r.check.cuda]
+    scale = next(r for r in shaw if r.check.probe == "memory_capped_call")
+    assert all(r.status == "passed" for r in shaw if r is not scale)
+    assert scale.status == "failed"
+    assert "over the memory limit" in scale.feedback
+    assert "tried to allocate 8.6 GB" in scale.feedback and "(1, 8, 2048, 2048, 64)" in scale.feedback
+    assert "repeated over batch and heads" in scale.feedback and "scatter-add" in scale.feedback

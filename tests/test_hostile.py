@@ -1,0 +1,218 @@
+"""Hostile and broken submissions (tests/hostile/): each scores zero on what it attacks, its honest
+exercises are still graded, the grader finishes within its limits, and nothing else is affected.
+
+Each hostile file is appended to the honest chapter-1 solution; see tests/hostile/README.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from grader.checks import chapter_checks
+from grader.engine import Engine
+from grader.sandbox import procs
+from grader.sandbox.client import Limits, Sandbox
+from tests.conftest import ROOT
+
+HOSTILE = ROOT / "tests" / "hostile"
+CH01 = chapter_checks("ch01")
+EXERCISES = ("sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding")
+LIMITS = dict(wall_seconds=5, stmt_seconds=2, memory_bytes=768 << 20, cpu_seconds=20)
+# files a submission must not be able to change
+GUARDED = [ROOT / "posenc_ref" / "ch01_sinusoidal.py", ROOT / "grader" / "checks" / "ch01.py",
+           ROOT / "solutions" / "01_sinusoidal.ipynb"]
+
+
+def honest_source():
+    """The definitions of the chapter-1 solution notebook, as one .py file."""
+    nb = json.loads((ROOT / "solutions" / "01_sinusoidal.ipynb").read_text())
+    cells = [c for c in nb["cells"] if c["cell_type"] == "code"
+             and not {"demo", "selfcheck"} & set(c["metadata"].get("tags", []))]
+    return "\n\n".join("".join(c["source"]) for c in cells)
+
+
+def match(check):
+    return check.expect == "match"
+
+
+def returns_a_tensor(check):
+    return check.expect != "raises"
+
+
+@dataclass
+class Case:
+    zero: str | None = None  # the exercise whose checks must all score zero
+    zero_if: object = None  # or: only its checks for which this returns True (the rest must pass)
+    note: str | None = None  # words the grading notes must contain
+    feedback: str | None = None  # words the attacked exercise's feedback must contain
+    never: tuple = ()  # words that must appear nowhere in feedback or notes
+    seconds: float = 40.0  # the whole grading must finish within this
+    root_only: bool = False  # needs the sandbox's own uid (RLIMIT_NPROC per uid)
+    bystander: bool = False  # another submission's sandbox is open meanwhile and must be unharmed
+    limits: dict = field(default_factory=dict)
+
+
+S = "shift_matrix"
+CASES = {
+    "sys_exit_at_import": Case(note="sys.exit(0)"),
+    "os_exit_at_import": Case(note="this statement ended the process"),
+    "sys_exit_in_exercise": Case(zero=S, feedback="SystemExit"),
+    "os_exit_in_exercise": Case(zero=S, feedback="no result"),
+    "infinite_loop_in_exercise": Case(zero=S, feedback="timed out", seconds=30),
+    "infinite_loop_at_import": Case(note="this statement ended the process (timed out", seconds=35),
+    "memory_bomb": Case(zero=S, feedback="can't allocate memory"),
+    "fork_outlives_parent": Case(),
+    "fork_bomb": Case(zero=S, root_only=True, seconds=30, bystander=True),
+    "monkeypatch_comparisons": Case(zero=S),
+    "import_reference": Case(zero=S, feedback="BLOCKED", never=("def shift_matrix",)),
+    "read_reference_files": Case(zero=S, feedback="BLOCKED", never=("LEAKED", "def shift_matrix", "Check(")),
+    "fake_results_file": Case(zero=S, never=("31337", "FAKE-RESULT")),
+    "print_fake_results": Case(zero=S, never=("31337", "FAKE-RESULT", "All tests passed")),
+    "tensor_subclass": Case(zero=S, feedback="tensor subclass"),
+    "pickle_payload": Case(zero=S, feedback="expected a tensor"),
+    "nan_output": Case(zero=S),
+    "wrong_dtype": Case(zero=S, zero_if=match, feedback="expected dtype float32, got float64"),
+    "lying_metadata": Case(zero=S, zero_if=returns_a_tensor, feedback="said to be float32 but holds torch.float64"),
+    "kill_the_grader": Case(bystander=True),
+}
+
+
+def sandbox_processes(root, uid):
+    """Live processes of the sandbox's uid or whose command line names the sandbox's folder. (Not "any
+    sandbox uid": other graders may be running on this machine meanwhile.)"""
+    found = procs.uid_pids(uid) if uid is not None else []
+    for pid in procs.descendants(1):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if str(root).encode() in f.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def digest(paths):
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+
+
+def grade(submission, limits):
+    """(results, notes, seconds, processes of the submission still alive afterwards)."""
+    start = time.monotonic()
+    with Engine(str(submission), limits=Limits(**limits), checks=CH01) as engine:
+        results = engine.grade_all()
+        notes = engine.notes()
+        sandbox = engine.sandbox
+    return results, notes, time.monotonic() - start, sandbox_processes(sandbox.root, sandbox.uid)
+
+
+def by_exercise(results):
+    out = {}
+    for r in results:
+        out.setdefault(r.check.exercise, []).append(r)
+    return out
+
+
+def full_marks(rs):
+    top = sum(r.max_score for r in rs)
+    return top > 0 and sum(r.score for r in rs) == top
+
+
+@pytest.fixture(scope="module")
+def caps():
+    with Sandbox(Limits()) as sandbox:
+        sandbox._start()
+        return sandbox.caps
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_hostile_submission(name, tmp_path, caps):
+    case = CASES[name]
+    if case.root_only and not caps["drop"]:
+        pytest.skip("needs the sandbox's own uid (grader running as root)")
+    if name == "kill_the_grader" and not (caps["drop"] or caps["landlock"] >= 6):
+        pytest.skip("without a uid of its own or Landlock signal scoping, a child can signal the grader")
+    marker, target = tmp_path / "marker", tmp_path / "results"
+    target.mkdir()
+    os.chmod(tmp_path, 0o777)
+    os.chmod(target, 0o777)  # writable by anyone: only the sandbox can keep a submission out
+    attack = (HOSTILE / f"{name}.py").read_text()
+    for key, value in (("__REPO__", str(ROOT)), ("__MARKER__", str(marker)), ("__TARGET__", str(target))):
+        attack = attack.replace(key, value)
+    submission = tmp_path / "submission.py"
+    submission.write_text(honest_source() + "\n\n" + attack)
+    before = digest(GUARDED)
+    bystander = Sandbox(Limits(**LIMITS)) if case.bystander else None
+    try:
+        if bystander:
+            bystander._start()
+        results, notes, seconds, left = grade(submission, {**LIMITS, **case.limits})
+        if bystander:  # the other submission's fork server survived and still grades
+            check = next(c for c in CH01 if c.exercise == "sinusoidal_table" and c.expect == "match")
+            other = bystander.run([("cell", honest_source())], [(check.id, check.probe, check.params, check.exercise)])
+            assert other.ended == "ok" and "error" not in other.results[check.id]
+    finally:
+        if bystander:
+            bystander.close()
+
+    assert seconds < case.seconds, f"grading took {seconds:.1f} s"
+    assert digest(GUARDED) == before
+    assert not marker.exists() and not list(target.iterdir())
+    assert not left, "a process of the submission outlived grading"
+    text = "\n".join(notes + [r.feedback for r in results])
+    for word in case.never:
+        assert word not in text
+    if case.note:
+        assert case.note in "\n".join(notes), notes
+    groups = by_exercise(results)
+    assert set(groups) == set(EXERCISES)
+    for exercise, rs in groups.items():
+        if exercise != case.zero:
+            assert full_marks(rs), (exercise, [(r.check.name, r.feedback) for r in rs if r.score < r.max_score])
+            continue
+        attacked = [r for r in rs if case.zero_if is None or case.zero_if(r.check)]
+        assert attacked and all(r.score == 0 for r in attacked), [(r.check.name, r.status) for r in attacked]
+        assert all(r.status == "passed" for r in rs if r not in attacked)
+        if case.feedback:
+            assert any(case.feedback in r.feedback for r in attacked), [r.feedback for r in attacked]
+
+
+# ---- broken files ---------------------------------------------------------------------------------
+def _folder_with_honest(tmp_path):
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "a_honest.py").write_text(honest_source())
+    return folder
+
+
+def test_a_notebook_that_is_not_json_is_a_note_and_the_rest_is_graded(tmp_path):
+    folder = _folder_with_honest(tmp_path)
+    (folder / "b_broken.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "def sinusoidal_table(')
+    results, notes, seconds, _ = grade(folder, LIMITS)
+    assert any("b_broken.ipynb is not a readable notebook" in n for n in notes)
+    assert all(full_marks(rs) for rs in by_exercise(results).values())
+    alone, notes, _, _ = grade(folder / "b_broken.ipynb", LIMITS)
+    assert sum(r.score for r in alone) == 0 and any("not a readable notebook" in n for n in notes)
+
+
+def test_a_100_mb_notebook_is_refused_quickly_and_the_rest_is_graded(tmp_path):
+    folder = _folder_with_honest(tmp_path)
+    big = folder / "b_huge.ipynb"
+    padding = "x" * (1 << 20)
+    with open(big, "w") as f:  # a valid notebook: one code cell with 100 MB of output
+        f.write('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", '
+                '"metadata": {}, "source": "def sinusoidal_table(*a):\\n    return 0", "outputs": '
+                '[{"output_type": "stream", "name": "stdout", "text": "')
+        for _ in range(100):
+            f.write(padding)
+        f.write('"}]}]}')
+    assert big.stat().st_size > 100e6
+    results, notes, seconds, _ = grade(folder, LIMITS)
+    assert any("b_huge.ipynb is 100 MB" in n for n in notes), notes
+    assert all(full_marks(rs) for rs in by_exercise(results).values())
+    assert seconds < 30
