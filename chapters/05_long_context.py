@@ -593,15 +593,14 @@ compare_with_transformers()
 # %% [markdown]
 # ## 5.8 Using the frequencies in a model
 #
-# Nothing else in chapter 4's code changes. The rotary module computes
-# `freqs = position_ids[..., None] * inv_freq`, builds `cos` and `sin` from `cat(freqs, freqs)`, and
-# multiplies both by `attention_factor` before `apply_rope`:
+# Nothing else in chapter 4's code changes. Your `rope_cos_sin` from chapter 4 builds its angles
+# from `rope_inv_freq(head_dim, base)`; build them from the scaled frequencies instead, and multiply
+# the resulting `cos` and `sin` by `attention_factor` before `apply_rope`:
 #
 # ```python
 # inv_freq, attention_factor = scaled_rope_inv_freq(head_dim, base, "yarn", 4.0, 4096)
-# freqs = position_ids[..., None].float() * inv_freq          # (B, L, d/2)
-# emb = torch.cat((freqs, freqs), dim=-1)                      # (B, L, d)
-# cos, sin = emb.cos() * attention_factor, emb.sin() * attention_factor
+# # ... chapter 4's cos/sin construction, with this inv_freq in place of rope_inv_freq(...) ...
+# cos, sin = cos * attention_factor, sin * attention_factor    # (B, L, d) each
 # ```
 #
 # With `dynamic`, the module recomputes `inv_freq` from the current length (section 5.3). The

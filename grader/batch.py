@@ -303,6 +303,7 @@ def run_batch(folder, out, jobs=1, wall_seconds=None, timeout=1800.0, memory_mb=
             todo.append(student)
     env = dict(os.environ)
     env["POSENC_SANDBOX_PROTECT"] = os.pathsep.join([str(folder), str(out)])
+    env["POSENC_SANDBOX_SHARED"] = "1"  # one fork server per worker, reused: it never runs learner code
     if memory_mb:
         env["POSENC_SANDBOX_MEMORY_MB"] = str(int(memory_mb))
     bar = Progress(len(todo), stream, progress)

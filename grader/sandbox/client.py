@@ -19,6 +19,7 @@ the server's confinement (server.py, confine.py):
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import os
@@ -192,25 +193,105 @@ def _protect_by_chmod(paths):
     return done
 
 
+# ---- the fork server ------------------------------------------------------------------------------
+class ForkServer:
+    """The fork server process (`python -I`, torch imported once). It never runs learner code, so one
+    server may serve many submissions in turn: batch workers share one (POSENC_SANDBOX_SHARED=1)."""
+
+    def __init__(self):
+        self.root = Path(tempfile.mkdtemp(prefix="posenc-server-"))
+        for path in RUNTIME_FILES:
+            shutil.copy(path, self.root / path.name)
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root), "LANG": "C.UTF-8",
+               "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
+               "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
+        env.update({k: os.environ[k] for k in KEEP_ENV if k in os.environ})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", str(self.root / "server.py")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=self.root, env=env, start_new_session=True, text=True, bufsize=1,
+        )
+        hello = self.readline(time.monotonic() + 120)
+        if not hello or "hello" not in hello:
+            self.close()
+            raise RuntimeError("the sandbox's fork server did not start")
+        self.caps = hello["hello"]
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def send(self, job):
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+
+    def readline(self, deadline):
+        """One protocol line, or None on timeout or when the server died."""
+        buffer = ""
+        fd = self.proc.stdout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                return None
+            line = fd.readline()
+            if not line:
+                return None
+            buffer += line
+            if buffer.endswith("\n"):
+                try:
+                    return json.loads(buffer)
+                except json.JSONDecodeError:
+                    return None
+
+    def kill_children(self):
+        """Everything below the server (a subreaper: orphans of its children stay below it)."""
+        if self.alive():
+            procs.kill_all(lambda: procs.descendants(self.proc.pid))
+
+    def close(self):
+        if self.proc is not None:
+            self.kill_children()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            self.proc = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+_SHARED = []
+
+
+def shared_server():
+    """This process's shared fork server, started (again) when needed; closed at exit."""
+    if _SHARED and _SHARED[0].alive():
+        return _SHARED[0]
+    if _SHARED:
+        _SHARED.pop().close()
+    else:
+        atexit.register(lambda: _SHARED and _SHARED.pop().close())
+    _SHARED.append(ForkServer())
+    return _SHARED[0]
+
+
 # ---- the sandbox ----------------------------------------------------------------------------------
 class Sandbox:
-    """One fork server per submission; one child per exercise."""
+    """One submission: its own fork server (or the process's shared one), one child per exercise."""
 
     def __init__(self, limits: Limits | None = None):
         self.limits = limits or Limits()
+        self.shared = os.environ.get("POSENC_SANDBOX_SHARED") == "1"
         self.root = Path(tempfile.mkdtemp(prefix="posenc-sandbox-"))
-        self.runtime = self.root / "runtime"
-        self.runtime.mkdir()
-        for path in RUNTIME_FILES:
-            shutil.copy(path, self.runtime / path.name)
-            os.chmod(self.runtime / path.name, 0o600)
         # notebooks import the self-check; at grading time it is a no-op (the grader checks instead)
-        self.stub = self.runtime / "stub"
+        self.stub = self.root / "stub"
         (self.stub / "posenc_selfcheck").mkdir(parents=True)
         (self.stub / "posenc_selfcheck" / "__init__.py").write_text(
             "def check(*args, **kwargs):\n    return None\n")
         (self.root / "jail").mkdir()
-        self.proc = None
+        self.server = None
         self.caps = None
         self.uid = self.gid = self.slot_fd = None
         self.notes = []  # how this machine confines learner code, when it is less than everything
@@ -219,21 +300,9 @@ class Sandbox:
 
     # -- server lifecycle ------------------------------------------------------------------------
     def _start(self):
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root), "LANG": "C.UTF-8",
-               "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
-               "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
-        env.update({k: os.environ[k] for k in KEEP_ENV if k in os.environ})
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(self.runtime / "server.py")],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=self.root, env=env, start_new_session=True, text=True, bufsize=1,
-        )
-        hello = self._readline(time.monotonic() + 120)
-        if not hello or "hello" not in hello:
-            self.close_server()
-            raise RuntimeError("the sandbox's fork server did not start")
+        self.server = shared_server() if self.shared else ForkServer()
         if self.caps is None:
-            self._configure(hello["hello"])
+            self._configure(self.server.caps)
 
     def _configure(self, caps):
         self.caps = caps
@@ -241,7 +310,6 @@ class Sandbox:
             self.slot_fd, self.uid = acquire_uid()
             self.gid = self.uid
             os.chmod(self.root, 0o711)
-            os.chmod(self.runtime, 0o711)
             for path in (self.stub, self.stub / "posenc_selfcheck"):
                 os.chmod(path, 0o755)
         hidden = "Landlock" if caps["landlock"] else None
@@ -263,50 +331,33 @@ class Sandbox:
                               "so learner code ran as root" + (" under Landlock" if hidden else ""))
 
     def _alive(self):
-        return self.proc is not None and self.proc.poll() is None
+        return self.server is not None and self.server.alive()
 
     def _readline(self, deadline):
-        """One protocol line, or None on timeout or when the server died."""
-        buffer = ""
-        fd = self.proc.stdout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                return None
-            line = fd.readline()
-            if not line:
-                return None
-            buffer += line
-            if buffer.endswith("\n"):
-                try:
-                    return json.loads(buffer)
-                except json.JSONDecodeError:
-                    return None
+        return self.server.readline(deadline)
 
     def _kill_submission(self):
         """Everything the submission started: below the server, and (as root) of its uid."""
-        if self._alive():
-            procs.kill_all(lambda: procs.descendants(self.proc.pid))
+        if self.server is not None:
+            self.server.kill_children()
         if self.uid is not None:
             procs.kill_all(lambda: procs.uid_pids(self.uid))
 
     def close_server(self):
-        if self.proc is not None:
-            self._kill_submission()
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-            self.proc = None
-            if self.uid is not None:  # children of a dead server were adopted elsewhere: sweep again
-                procs.kill_all(lambda: procs.uid_pids(self.uid))
+        """The server is unresponsive or gone: end it (shared or not) and all of the submission."""
+        self._kill_submission()
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+        if self.uid is not None:  # children of a dead server were adopted elsewhere: sweep again
+            procs.kill_all(lambda: procs.uid_pids(self.uid))
 
     def close(self):
-        self.close_server()
+        if self.shared:
+            self._kill_submission()
+        else:
+            self.close_server()
+        self.server = None
         if self.slot_fd is not None:
             os.close(self.slot_fd)
             self.slot_fd = None
@@ -354,8 +405,7 @@ class Sandbox:
                "stub": str(self.stub), "protect": protected_paths()}
         run = ExerciseRun()
         try:
-            self.proc.stdin.write(json.dumps(job) + "\n")
-            self.proc.stdin.flush()
+            self.server.send(job)
             started = self._readline(time.monotonic() + 60)
         except (BrokenPipeError, OSError):
             started = None
