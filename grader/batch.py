@@ -190,6 +190,9 @@ def worker_main(wall_seconds):
     from .sandbox import confine
 
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # the batch died: so does this worker
+    import torch
+
+    torch.set_num_threads(1)  # one core per worker: --jobs N uses N cores, without oversubscription
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     for line in sys.stdin:
@@ -304,6 +307,7 @@ def run_batch(folder, out, jobs=1, wall_seconds=None, timeout=1800.0, memory_mb=
     env = dict(os.environ)
     env["POSENC_SANDBOX_PROTECT"] = os.pathsep.join([str(folder), str(out)])
     env["POSENC_SANDBOX_SHARED"] = "1"  # one fork server per worker, reused: it never runs learner code
+    env["OMP_NUM_THREADS"] = "1"
     if memory_mb:
         env["POSENC_SANDBOX_MEMORY_MB"] = str(int(memory_mb))
     bar = Progress(len(todo), stream, progress)

@@ -6,8 +6,9 @@
     OUT/requirements.txt
 
 No solutions, no `posenc_ref`, no grader, no hidden checks or probes. The release refuses to write
-a bundle in which `scan` finds any of them: a line of a solution region, the solution markers, a
-folder of the instructor's side, or stored answers of a check that is not public.
+a bundle in which `scan` finds any of them: a line of a solution region in a notebook, most of a
+solution region in the self-check's code, the solution markers, a folder of the instructor's side, or
+stored answers of a check that is not public.
 """
 
 from __future__ import annotations
@@ -55,21 +56,26 @@ assignments) are executed at grading time; plots and loops are not re-run.
 """
 
 
-def solution_lines():
-    """Lines of every solution region in the chapter sources, long enough to be specific."""
-    out = set()
+def _code(line):
+    """A line without its comment, stripped ("" for a comment line)."""
+    return "" if line.strip().startswith("#") else line.split("  #")[0].strip()
+
+
+def solution_regions():
+    """[(chapter, lines)] for every solution region of the chapter sources: its lines long enough to be
+    specific, minus any line the chapters also show outside a solution region (scaffolding, demos)."""
+    regions, shown = [], set()
     for chapter in sorted((REPO / "chapters").glob("[0-9][0-9]_*.py")):
-        inside = False
+        current = None
         for line in chapter.read_text().splitlines():
             if BEGIN.match(line):
-                inside = True
+                current = []
             elif END.match(line):
-                inside = False
-            elif inside:
-                text = line.split("#")[0].strip() if not line.strip().startswith("#") else ""
-                if len(text) >= MIN_LINE:
-                    out.add(text)
-    return out
+                regions.append((chapter.name, current or []))
+                current = None
+            elif len(_code(line)) >= MIN_LINE:
+                (shown.add(_code(line)) if current is None else current.append(_code(line)))
+    return [(name, [line for line in lines if line not in shown]) for name, lines in regions]
 
 
 def _texts(folder):
@@ -96,14 +102,20 @@ def scan(folder):
         parts = set(path.relative_to(folder).parts)
         if parts & FORBIDDEN_PARTS:
             problems.append(f"{path.relative_to(folder)}: instructor-only folder")
-    leaks = solution_lines()
+    regions = solution_regions()
+    every_line = {line for _, lines in regions for line in lines}
     for path, text in _texts(folder):
         rel = path.relative_to(folder)
         if "### BEGIN SOLUTION" in text or "### END SOLUTION" in text:
             problems.append(f"{rel}: solution markers")
-        lines = {line.split("#")[0].strip() for line in text.splitlines()}
-        for leak in sorted(leaks & lines):
-            problems.append(f"{rel}: a solution line: {leak[:80]}")
+        lines = {_code(line) for line in text.splitlines()}
+        if path.suffix in (".ipynb", ".md"):  # what students read: not one line of a solution
+            problems += [f"{rel}: a solution line: {leak[:80]}" for leak in sorted(every_line & lines)]
+            continue
+        for chapter, region in regions:  # the self-check's own code: no solution body (most of a region)
+            hits = [line for line in region if line in lines]
+            if region and len(hits) >= max(min(2, len(region)), (len(region) + 1) // 2):
+                problems.append(f"{rel}: {len(hits)} of {len(region)} lines of a solution in {chapter}: {hits[0][:60]}")
     public = {c.id for c in all_checks() if c.public}
     for data in sorted((folder / "posenc_selfcheck" / "data").glob("*.json")):
         index = json.loads(data.read_text()).get("_index", {})

@@ -123,7 +123,7 @@ def test_meta_check_accepts_validation_that_reads_values_and_still_catches_cpu_p
             return x + self.position_embeddings(torch.arange(x.shape[1]))
 
     check_ = next(c for c in CHECKS if c.name.startswith("runs on the device of its input"))
-    assert probes.run({MODULE: ReadsValues}, "meta_forward", check_.params, MODULE)["ok"] is False  # plain probe
+    assert probes.run({MODULE: ReadsValues}, "meta_forward", check_.params, MODULE)["ok"] is True  # shared probe too
     assert probes.run({MODULE: ReadsValues}, check_.probe, check_.params, MODULE) == {"ok": True, "problem": ""}
     caught = probes.run({MODULE: CpuPositions}, check_.probe, check_.params, MODULE)
     assert caught["ok"] is False and "mixes tensors on ['cpu', 'meta']" in caught["problem"]

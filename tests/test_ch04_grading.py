@@ -30,7 +30,7 @@ def feedback(path, exercise):
     return " | ".join(r.feedback for r in results.values() if r.check.exercise == exercise and r.status == "failed")
 
 
-@pytest.mark.parametrize("path", [ROOT / "solutions" / "04_rope.ipynb", SUBMISSIONS / "ch04_independent.py"])
+@pytest.mark.parametrize("path", [ROOT / "solutions" / "04_rope.ipynb", ROOT / "examples" / "complete" / "ch04_rope.py"])
 def test_correct_submissions_score_full_marks(path):
     """The second is written independently, with float64 angles: checks accept more accurate code."""
     results, notes = grade(path)

@@ -30,6 +30,11 @@ def _stat(pid):
     return None if state in ("Z", "X") else (ppid, state)
 
 
+def alive(pid):
+    """True while `pid` runs (a zombie does not)."""
+    return _stat(pid) is not None
+
+
 def descendants(root):
     """Live (non-zombie) processes below `root` in the process tree."""
     children = {}

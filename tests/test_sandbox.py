@@ -1,0 +1,150 @@
+"""The sandbox's confinement, in each mode this machine offers: what a child can see, read, write,
+signal and start; user ids; result validation; the notes a report gets when isolation is weaker."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import torch
+
+from grader.sandbox import client
+from grader.sandbox.client import BadResult, Limits, Sandbox, load_result, validated
+from tests.conftest import ROOT
+
+PROBE = [("sinusoidal_table.0", "call", {"args": []}, "sinusoidal_table")]
+# Learner code that reports what it can do (as the message of an exception, the one channel it has).
+INSPECT = r'''
+import json, os, socket, signal
+
+def _try(fn):
+    try:
+        return fn()
+    except Exception as exc:
+        return "refused: " + type(exc).__name__
+
+def sinusoidal_table():
+    repo = "__REPO__"
+    seen = {
+        "uid": os.getuid(),
+        "read reference": _try(lambda: open(repo + "/posenc_ref/ch01_sinusoidal.py").read()[:40]),
+        "read checks": _try(lambda: open(repo + "/grader/checks/ch01.py").read()[:40]),
+        "list repository": _try(lambda: os.listdir(repo)),
+        "read hidden probes": _try(lambda: [open(os.path.join(d, f)).read()[:10] for d in __import__("sys").path
+                                            if os.path.isdir(d) for f in os.listdir(d) if f.startswith("probes_ch")]),
+        "write outside": _try(lambda: open(repo + "/pwned", "w").write("x")),
+        "write home": _try(lambda: open(os.path.expanduser("~/scratch"), "w").write("x")),
+        "connect": _try(lambda: socket.create_connection(("127.0.0.1", 22), timeout=1) and "connected"),
+        "signal parent": _try(lambda: os.kill(os.getppid(), 0) or "allowed"),
+        "exec": _try(lambda: __import__("subprocess").run(["/bin/true"]).returncode == 0 and "ran"),
+        "import numpy": _try(lambda: __import__("numpy").__name__),
+        "import reference": _try(lambda: __import__("posenc_ref") and "imported"),
+    }
+    raise ValueError(json.dumps(seen))
+'''.replace("__REPO__", str(ROOT))
+
+
+def inspect(mode, monkeypatch):
+    monkeypatch.setenv("POSENC_SANDBOX_MODE", mode)
+    with Sandbox(Limits(wall_seconds=20)) as sandbox:
+        run = sandbox.run([("cell 1", INSPECT)], PROBE)
+        assert run.ended == "ok", run.ended
+        error = run.results["sinusoidal_table.0"]["error"]
+        return sandbox.caps, sandbox.uid, json.loads(error.split(": ", 1)[1]), run.exec_log
+
+
+@pytest.mark.parametrize("mode", ["auto", "nojail", "user"])
+def test_a_child_cannot_reach_the_grader_in_any_mode(mode, monkeypatch):
+    caps, uid, seen, log = inspect(mode, monkeypatch)
+    hides = caps["jail"] or caps["landlock"] or (caps["drop"] and not caps["root"])
+    if not hides and not caps["drop"]:
+        pytest.skip(f"mode {mode}: nothing on this machine can hide the grader's files from learner code")
+    for what in ("read reference", "read checks", "list repository", "write outside", "import reference"):
+        assert str(seen[what]).startswith("refused"), (what, seen[what])
+    assert seen["read hidden probes"] == [] or seen["read hidden probes"].startswith("refused")
+    assert not (ROOT / "pwned").exists()
+    assert seen["import numpy"] == "numpy" and seen["write home"] == 1  # its own working folder is fine
+    if caps["landlock"]:
+        assert seen["exec"] == "refused: PermissionError" and seen["connect"] == "refused: PermissionError"
+    if caps["drop"] or caps["landlock"] >= 6:
+        assert seen["signal parent"].startswith("refused")  # not the fork server, nor the grader
+    if caps["drop"]:
+        assert seen["uid"] == uid and uid != 0 and uid != os.getuid()
+    notes = [e["error"] for e in log if e["where"] == "sandbox"]
+    assert bool(notes) == (not caps["jail"])  # weaker isolation is said in the report, full isolation is not
+
+
+def test_when_not_root_the_report_says_so(monkeypatch, tmp_path):
+    from grader.checks import chapter_checks
+    from grader.engine import Engine
+
+    monkeypatch.setenv("POSENC_SANDBOX_MODE", "user")
+    sub = tmp_path / "s.py"
+    sub.write_text("def sinusoidal_table(seq_len, d_model, base=10000.0):\n    return None\n")
+    checks = [c for c in chapter_checks("ch01") if c.exercise == "sinusoidal_table"][:1]
+    with Engine(str(sub), checks=checks) as engine:
+        engine.grade_all()
+        notes = engine.notes()
+    assert any(n.startswith("sandbox: the grader is not running as root") for n in notes), notes
+
+
+def test_each_sandbox_has_a_user_id_of_its_own():
+    with Sandbox() as one, Sandbox() as two:
+        one._start()
+        two._start()
+        if not one.caps["drop"]:
+            pytest.skip("the grader is not running as root")
+        assert one.uid != two.uid and min(one.uid, two.uid) >= 1000
+    import fcntl
+
+    for uid in (one.uid, two.uid):  # released on close
+        fd = os.open(client._slots_dir() / f"{uid - client._env_int('POSENC_SANDBOX_UID_BASE', 61000)}.lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+
+
+def test_results_must_be_plain_data():
+    good = {"out": torch.zeros(2), "out:dtype": "float32", "out:device": "cpu", "n": 3, "shape": [2, 3],
+            "ok": True, "problem": "", "raised": None}
+    assert validated(good) is good
+
+    class Sub(torch.Tensor):
+        pass
+
+    for bad in ({"out": torch.zeros(2).as_subclass(Sub)},  # a tensor subclass
+                {"out": torch.zeros(2, dtype=torch.float64), "out:dtype": "float32"},  # a dtype that lies
+                {"out": object()}, {"out": {"nested": 1}}, {"out": ["a", "b"]}, {"x" * 300: 1},
+                {"out": "y" * 30000}, ["not", "a", "dict"]):
+        with pytest.raises(BadResult):
+            validated(bad)
+
+
+def test_result_files_are_read_without_following_links(tmp_path):
+    from posenc_selfcheck import store
+
+    store.save(str(tmp_path / "c.0"), {"r": {"out": torch.ones(3), "out:dtype": "float32"}})
+    assert torch.equal(load_result(tmp_path, "c.0", 1 << 20)["out"], torch.ones(3))
+    (tmp_path / "c.1.json").symlink_to(tmp_path / "c.0.json")
+    (tmp_path / "c.1.safetensors").symlink_to(tmp_path / "c.0.safetensors")
+    with pytest.raises(OSError):
+        load_result(tmp_path, "c.1", 1 << 20)
+    with pytest.raises(BadResult):  # larger than allowed
+        load_result(tmp_path, "c.0", 8)
+
+
+def test_limits_follow_the_environment(monkeypatch):
+    monkeypatch.setenv("POSENC_SANDBOX_MEMORY_MB", "300")
+    monkeypatch.setenv("POSENC_SANDBOX_CPU_SECONDS", "7")
+    assert Limits().memory_bytes == 300 << 20 and Limits().cpu_seconds == 7
+    assert Limits.wall_seconds == 30.0  # the class default pytest_plugin shows in --help
+
+
+def test_the_chmod_fallback_takes_away_other_users_access(tmp_path):
+    folder = tmp_path / "reference"
+    folder.mkdir(mode=0o755)
+    assert client._protect_by_chmod([str(folder)]) == [str(folder)]
+    assert folder.stat().st_mode & 0o777 == 0o750
+    assert client._protect_by_chmod([str(folder)]) == []  # once per process
