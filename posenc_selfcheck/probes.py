@@ -244,15 +244,11 @@ class _OneDevicePerOp(torch.utils._python_dispatch.TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-@probe
-def meta_forward(ns, exercise, ctor_args=(), ctor_kwargs=None, forward_args=(), forward_kwargs=None):
-    """Move the module to the `meta` device and run it on meta inputs: code that builds a tensor on
-    a fixed device (the CPU) fails here exactly as it would on a GPU."""
-    module = _module(ns, exercise, ctor_args, ctor_kwargs or {})
-    module = module.to("meta")
+def _on_meta(run):
+    """run() on the meta device under the one-device guard: {"ok", "problem"}."""
     try:
         with _OneDevicePerOp():
-            out = module(*build(list(forward_args), "meta"), **build(forward_kwargs or {}, "meta"))
+            out = run()
     except NotImplementedError:
         raise
     except Exception as exc:
@@ -260,22 +256,21 @@ def meta_forward(ns, exercise, ctor_args=(), ctor_kwargs=None, forward_args=(), 
     out = out[0] if isinstance(out, (tuple, list)) else out
     device = out.device.type if isinstance(out, torch.Tensor) else type(out).__name__
     return {"ok": device == "meta", "problem": "" if device == "meta" else f"output on {device}, not meta"}
+
+
+@probe
+def meta_forward(ns, exercise, ctor_args=(), ctor_kwargs=None, forward_args=(), forward_kwargs=None):
+    """Move the module to the `meta` device and run it on meta inputs: code that builds a tensor on
+    a fixed device (the CPU) fails here exactly as it would on a GPU."""
+    module = _module(ns, exercise, ctor_args, ctor_kwargs or {}).to("meta")
+    return _on_meta(lambda: module(*build(list(forward_args), "meta"), **build(forward_kwargs or {}, "meta")))
 
 
 @probe
 def meta_call(ns, exercise, args=(), kwargs=None):
     """Call a function with its tensor inputs on the `meta` device."""
     fn = _get(ns, exercise)
-    try:
-        with _OneDevicePerOp():
-            out = fn(*build(list(args), "meta"), **build(kwargs or {}, "meta"))
-    except NotImplementedError:
-        raise
-    except Exception as exc:
-        return {"ok": False, "problem": f"{type(exc).__name__}: {exc}"[:400]}
-    out = out[0] if isinstance(out, (tuple, list)) else out
-    device = out.device.type if isinstance(out, torch.Tensor) else type(out).__name__
-    return {"ok": device == "meta", "problem": "" if device == "meta" else f"output on {device}, not meta"}
+    return _on_meta(lambda: fn(*build(list(args), "meta"), **build(kwargs or {}, "meta")))
 
 
 @probe

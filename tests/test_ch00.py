@@ -1,7 +1,6 @@
 """Chapter 0: the reference attention against torch's SDPA and the chapter's claims, and grading."""
 
 import math
-import time
 
 import pytest
 import torch
@@ -9,7 +8,6 @@ import torch.nn.functional as F
 
 import posenc_ref
 from grader.checks import chapter_checks
-from grader.engine import Engine
 from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from tests.conftest import ROOT, grade_with
@@ -138,30 +136,14 @@ def test_every_known_mistake_really_is_wrong():
             assert not torch.allclose(mistake.impl(q, k, v, mask), attention(q, k, v, mask), atol=1e-3), name
 
 
-def test_self_check_is_fast_and_names_a_mistake():
-    start = time.perf_counter()
+def test_the_reference_passes_its_self_check_and_a_mistake_is_named():
     check(EX, attention, quiet=True)
-    assert time.perf_counter() - start < 1.0
     with pytest.raises(SelfCheckFailed) as info:
         check(EX, MISTAKES["sdpa_mask_inverted"].impl, quiet=True)
     assert MISTAKES["sdpa_mask_inverted"].message in str(info.value)
 
 
 # ---- grading -----------------------------------------------------------------------------------------
-def test_solution_notebook_scores_full_marks():
-    results = grade_with(ROOT / "solutions" / "00_why_positions.ipynb", CHECKS)
-    statuses = {name: (r.status, r.feedback) for name, r in results.items()}
-    assert all(r.status == "passed" for r in results.values() if not r.check.cuda), statuses
-    assert all(r.status == "skipped" for r in results.values() if r.check.cuda) or torch.cuda.is_available()
-
-
-def test_untouched_student_notebook_scores_zero_without_crashing():
-    with Engine(str(ROOT / "notebooks" / "00_why_positions.ipynb"), checks=CHECKS) as engine:
-        results = engine.grade_all()
-        notes = engine.notes()
-    assert sum(r.score for r in results) == 0
-    assert {r.status for r in results if not r.check.cuda} == {"not implemented"}
-    assert not [n for n in notes if "timed out" in n or "killed" in n]
 
 
 @pytest.mark.parametrize("submission,mistake", [

@@ -1,6 +1,5 @@
 """Chapter 2: the learned table and the resize against torch and the chapter's claims, and grading."""
 
-import time
 
 import pytest
 import torch
@@ -9,7 +8,6 @@ from torch import nn
 
 import posenc_ref
 from grader.checks import chapter_checks
-from grader.engine import Engine
 from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from tests.conftest import ROOT, grade_with
@@ -187,31 +185,15 @@ def test_every_known_mistake_really_is_wrong():
     assert not torch.allclose(module(x, ids), x + module.position_embeddings.weight[ids])
 
 
-def test_self_checks_are_fast_and_name_a_mistake():
+def test_the_reference_passes_its_self_checks_and_a_mistake_is_named():
     for exercise, obj in ((MODULE, posenc_ref.LearnablePositionalEncoding), (RESIZE, resize)):
-        start = time.perf_counter()
         check(exercise, obj, quiet=True)
-        assert time.perf_counter() - start < 1.0, exercise
     with pytest.raises(SelfCheckFailed) as info:
         check(RESIZE, MISTAKES["resize_align_corners"].impl, quiet=True)
     assert MISTAKES["resize_align_corners"].message in str(info.value)
 
 
 # ---- grading -----------------------------------------------------------------------------------------
-def test_solution_notebook_scores_full_marks():
-    results = grade_with(ROOT / "solutions" / "02_learned_absolute.ipynb", CHECKS)
-    statuses = {name: (r.status, r.feedback) for name, r in results.items()}
-    assert all(r.status == "passed" for r in results.values() if not r.check.cuda), statuses
-    assert all(r.status == "skipped" for r in results.values() if r.check.cuda) or torch.cuda.is_available()
-
-
-def test_untouched_student_notebook_scores_zero_without_crashing():
-    with Engine(str(ROOT / "notebooks" / "02_learned_absolute.ipynb"), checks=CHECKS) as engine:
-        results = engine.grade_all()
-        notes = engine.notes()
-    assert sum(r.score for r in results) == 0
-    assert {r.status for r in results if not r.check.cuda} == {"not implemented"}
-    assert not [n for n in notes if "timed out" in n or "killed" in n]
 
 
 def _failed(results, exercise):

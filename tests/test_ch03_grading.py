@@ -4,7 +4,6 @@
 from functools import lru_cache
 
 import pytest
-import torch
 
 from grader.checks import chapter_checks
 from grader.engine import Engine
@@ -29,26 +28,6 @@ def grade(path, scale=False, only=None):
 
 def _check(exercise, name_start):
     return next(c for c in CHECKS if c.exercise == exercise and c.name.startswith(name_start))
-
-
-def test_solution_notebook_scores_full_marks():
-    results = grade(ROOT / "solutions" / "03_relative.ipynb", scale=True)
-    statuses = {i: (r.status, r.feedback) for i, r in results.items() if r.status != "passed"}
-    assert len(results) == len(CHECKS)
-    assert all(r.status == "passed" for r in results.values() if not r.check.cuda), statuses
-    assert all(r.status == "skipped" for r in results.values() if r.check.cuda) or torch.cuda.is_available()
-    exercises = {c.exercise for c in CHECKS}
-    assert exercises == {"relative_positions", "shaw_attention_direct", "shaw_attention", "RelativePositionBias",
-                         "t5_bucket", "alibi_slopes", "alibi_bias"}
-
-
-def test_untouched_student_notebook_scores_zero_without_crashing():
-    with Engine(str(ROOT / "notebooks" / "03_relative.ipynb"), checks=CHECKS) as engine:
-        results = engine.grade_all()
-        notes = engine.notes()
-    assert sum(r.score for r in results) == 0
-    assert {r.status for r in results if not r.check.cuda} == {"not implemented"}
-    assert not [n for n in notes if "timed out" in n or "killed" in n]
 
 
 @pytest.mark.parametrize("submission,mistake", [

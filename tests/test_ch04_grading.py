@@ -4,7 +4,6 @@ the untouched notebook, and each learner-style mistake under tests/submissions n
 from functools import lru_cache
 
 import pytest
-import torch
 
 import posenc_ref
 from grader.checks import chapter_checks
@@ -28,22 +27,6 @@ def grade(path):
 def feedback(path, exercise):
     results, _ = grade(path)
     return " | ".join(r.feedback for r in results.values() if r.check.exercise == exercise and r.status == "failed")
-
-
-@pytest.mark.parametrize("path", [ROOT / "solutions" / "04_rope.ipynb", ROOT / "examples" / "complete" / "ch04_rope.py"])
-def test_correct_submissions_score_full_marks(path):
-    """The second is written independently, with float64 angles: checks accept more accurate code."""
-    results, notes = grade(path)
-    wrong = {i: (r.status, r.feedback) for i, r in results.items() if r.status != "passed" and not r.check.cuda}
-    assert not wrong and not notes
-    assert all(r.status == "skipped" for r in results.values() if r.check.cuda) or torch.cuda.is_available()
-
-
-def test_untouched_student_notebook_scores_zero_without_crashing():
-    results, notes = grade(ROOT / "notebooks" / "04_rope.ipynb")
-    assert sum(r.score for r in results.values()) == 0
-    assert {r.status for r in results.values() if not r.check.cuda} == {"not implemented"}
-    assert not [n for n in notes if "timed out" in n or "killed" in n]
 
 
 @pytest.mark.parametrize("submission,exercise,words", [

@@ -61,7 +61,7 @@ CHECKS = [
           {"ctor_args": [16], "ctor_kwargs": {"max_len": 8}, "forward_args": [randn(1, 11, 16)]},
           expect="raises", mentions=("max_len", "11"), public=True, hint=BOUNDS_HINT),
     # values read on meta count as 0, so `if position_ids.max() >= max_len: raise` does not fail this check
-    Check(MODULE, "runs on the device of its input (checked on the meta device)", "meta_forward_tolerant",
+    Check(MODULE, "runs on the device of its input (checked on the meta device)", "meta_forward",
           {"ctor_args": [16, 32], "forward_args": [randn(2, 10, 16)]}, expect="ok", public=True,
           hint="build the default positions with torch.arange(seq_len, device=x.device); positions built "
                "on the CPU fail as soon as the model is on a GPU"),

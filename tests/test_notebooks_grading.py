@@ -1,0 +1,39 @@
+"""Every chapter: its solution notebook scores full marks and its untouched student notebook zero.
+
+One engine per notebook, all of the chapter's checks, through the same code path as
+`python -m grader grade`.
+"""
+
+import pytest
+import torch
+
+from grader import build
+from grader.checks import chapter_checks
+from grader.engine import Engine
+from tests.conftest import ROOT
+
+CHAPTERS = [(src.stem, f"ch{src.stem[:2]}") for src in build.chapter_sources()]
+
+
+def _grade(path, chapter):
+    with Engine(str(path), checks=chapter_checks(chapter)) as engine:
+        return engine.grade_all(), engine.notes()
+
+
+@pytest.mark.parametrize("stem,chapter", CHAPTERS, ids=[c for _, c in CHAPTERS])
+def test_solution_notebook_scores_full_marks(stem, chapter):
+    results, notes = _grade(ROOT / "solutions" / f"{stem}.ipynb", chapter)
+    assert results, f"no checks for {chapter}"
+    wrong = [(r.check.id, r.status, r.feedback) for r in results if r.status not in ("passed", "skipped")]
+    assert wrong == []
+    skipped = {r.check.id for r in results if r.status == "skipped"}
+    assert skipped == ({r.check.id for r in results if r.check.cuda} if not torch.cuda.is_available() else set())
+    assert notes == []  # every definition in the solution notebook executed cleanly
+
+
+@pytest.mark.parametrize("stem,chapter", CHAPTERS, ids=[c for _, c in CHAPTERS])
+def test_untouched_student_notebook_scores_zero_without_crashing(stem, chapter):
+    results, notes = _grade(ROOT / "notebooks" / f"{stem}.ipynb", chapter)
+    assert sum(r.score for r in results) == 0
+    assert {r.status for r in results if not r.check.cuda} == {"not implemented"}
+    assert not [n for n in notes if "timed out" in n or "killed" in n or "ended early" in n]
