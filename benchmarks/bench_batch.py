@@ -45,11 +45,11 @@ def generate(folder, n, seed=0):
     for solution in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")):
         student = ROOT / "notebooks" / solution.name
         mistakes = sorted((ROOT / "tests" / "submissions").glob(f"ch{solution.name[:2]}_*.py"))
-        chapters.append((_code_cells(solution), _code_cells(student), [m.read_text() for m in mistakes]))
+        chapters.append((solution.stem, _code_cells(solution), _code_cells(student), [m.read_text() for m in mistakes]))
     kinds = []
     for i in range(n):
         cells = []
-        for solution, student, mistakes in chapters:
+        for _, solution, student, mistakes in chapters:
             roll = rng.random()
             if roll < 0.5 or (roll < 0.8 and not mistakes):
                 cells += solution
@@ -66,7 +66,7 @@ def generate(folder, n, seed=0):
                              "source": c} for c in cells]}
             (folder / f"{name}.ipynb").write_text(json.dumps(nb))
         kinds.append(name)
-    return [c[0] for c in chapters], kinds
+    return [c[0] for c in chapters], kinds  # chapter names
 
 
 def run(folder, out, jobs):

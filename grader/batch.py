@@ -280,8 +280,8 @@ def _clock(seconds):
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-class Interrupted(Exception):
-    pass
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: stop like Ctrl-C does."""
 
 
 def _interrupt(signum, frame):
@@ -349,7 +349,7 @@ def run_batch(folder, out, jobs=1, wall_seconds=None, timeout=1800.0, memory_mb=
                 replies.append(reply)
                 bar.update(reply["ok"])
         stats = [s for s in (w.finish() for w in workers) if s]
-    except (KeyboardInterrupt, Interrupted):
+    except KeyboardInterrupt:
         for w in workers:
             w.kill()
         stream.write("\ninterrupted: graded submissions are kept; run the same command again to finish\n")

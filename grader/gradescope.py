@@ -15,9 +15,10 @@ before grading the runner makes /autograder/source, /autograder/submission and
 the reference or write the results. AUTOGRADER_ROOT (run_autograder) or --root (run) points
 at another tree: the tests use a temporary folder.
 
-Gradescope's default container (768 MB of memory, half a CPU, 10 minutes) is enough: one submission
-takes a few seconds of CPU; the sandbox's address-space allowance is set to --memory-mb (default
-512 MB) so a memory bomb meets that limit, not the container's.
+Gradescope's default container (768 MB of memory, half a CPU, 10 minutes) has the time but not the
+memory for a submission of the whole course (1.1 GB peak, measured): choose 2 GB or more in the
+autograder's settings. The sandbox's address-space allowance per exercise is --memory-mb (default
+512 MB), so a memory bomb meets that limit, not the container's.
 """
 
 from __future__ import annotations

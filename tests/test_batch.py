@@ -9,7 +9,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -114,6 +116,7 @@ def test_killed_mid_run_then_resumed_grades_each_submission_exactly_once(subs, f
     assert 1 <= len(kept) < 4
     time.sleep(0.5)
     assert not [p for p in tree if procs.alive(p)], "a worker or its sandbox outlived the batch"
+    assert _folders_of(tree)  # the killed worker could not remove its fork server's folder
 
     again = batch(subs, out, "--jobs", "1", "--no-progress")
     assert again.returncode == 0, again.stderr
@@ -122,6 +125,7 @@ def test_killed_mid_run_then_resumed_grades_each_submission_exactly_once(subs, f
     assert all((out / "results" / name).read_bytes() == data for name, data in kept.items())  # untouched
     assert sorted(p.stem for p in (out / "results").glob("*.json")) == list(STUDENTS)
     assert not list(out.rglob("*.tmp"))
+    assert not _folders_of(tree)  # the next run swept them
     with open(out / "gradebook.csv") as f:
         assert [r["student"] for r in csv.DictReader(f)] == list(STUDENTS)
     # deterministic: the same grades as the first run, with another number of workers
@@ -131,3 +135,15 @@ def test_killed_mid_run_then_resumed_grades_each_submission_exactly_once(subs, f
     third = batch(subs, out, "--jobs", "2", "--no-progress")
     assert third.returncode == 0 and json.loads((out / "run.json").read_text())["graded"] == 0
     assert (out / "gradebook.csv").read_bytes() == gradebook
+
+
+def _folders_of(pids):
+    """Sandbox and fork-server folders whose owner is one of `pids`."""
+    found = []
+    for folder in Path(tempfile.gettempdir()).glob("posenc-s*-*"):
+        try:
+            if int((folder / ".owner").read_text()) in pids:
+                found.append(folder)
+        except (OSError, ValueError):  # no owner file, or another process removed it meanwhile
+            continue
+    return found

@@ -193,6 +193,24 @@ def _protect_by_chmod(paths):
     return done
 
 
+_SWEPT = []
+
+
+def _own(folder):
+    """Mark a temporary folder with the pid of the process that must remove it; once per process,
+    remove the folders of graders that were killed before they could (SIGKILL, a batch stopped)."""
+    (folder / ".owner").write_text(str(os.getpid()))
+    if _SWEPT:
+        return
+    _SWEPT.append(True)
+    for other in Path(tempfile.gettempdir()).glob("posenc-s*-*"):
+        try:
+            if other.stat().st_uid == os.getuid() and not procs.alive(int((other / ".owner").read_text())):
+                shutil.rmtree(other, ignore_errors=True)
+        except (OSError, ValueError):
+            continue
+
+
 # ---- the fork server ------------------------------------------------------------------------------
 class ForkServer:
     """The fork server process (`python -I`, torch imported once). It never runs learner code, so one
@@ -200,6 +218,7 @@ class ForkServer:
 
     def __init__(self):
         self.root = Path(tempfile.mkdtemp(prefix="posenc-server-"))
+        _own(self.root)
         for path in RUNTIME_FILES:
             shutil.copy(path, self.root / path.name)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root), "LANG": "C.UTF-8",
@@ -285,6 +304,7 @@ class Sandbox:
         self.limits = limits or Limits()
         self.shared = os.environ.get("POSENC_SANDBOX_SHARED") == "1"
         self.root = Path(tempfile.mkdtemp(prefix="posenc-sandbox-"))
+        _own(self.root)
         # notebooks import the self-check; at grading time it is a no-op (the grader checks instead)
         self.stub = self.root / "stub"
         (self.stub / "posenc_selfcheck").mkdir(parents=True)
@@ -397,9 +417,14 @@ class Sandbox:
             if self.uid is not None:
                 os.chown(workdir, self.uid, self.gid)
         lim = self.limits
+        memory = lim.memory_bytes
+        if os.path.exists("/dev/nvidiactl") and any(str(p[2].get("device", "")).startswith("cuda") for p in probes):
+            # CUDA reserves far more address space than it uses: RLIMIT_AS would fail its initialisation.
+            # Wall clock and CPU time still apply to this child.
+            memory = 0
         job = {"cmd": "run", "outdir": str(outdir), "workdir": str(workdir), "statements": statements,
                "probes": probes, "stmt_timeout": lim.stmt_seconds, "cpu_seconds": lim.cpu_seconds,
-               "memory_bytes": lim.memory_bytes, "file_bytes": lim.file_bytes, "work_bytes": lim.work_bytes,
+               "memory_bytes": memory, "file_bytes": lim.file_bytes, "work_bytes": lim.work_bytes,
                "result_bytes": lim.result_bytes, "line_bytes": lim.result_bytes * 4 // 3 + 1024,
                "nproc": lim.nproc, "uid": self.uid, "gid": self.gid, "jail": str(self.root / "jail"),
                "stub": str(self.stub), "protect": protected_paths()}

@@ -25,6 +25,7 @@ reports the child's end.
 
 import base64
 import binascii
+import glob
 import json
 import os
 import re
@@ -139,6 +140,7 @@ def _confine(job, result_fd):
         confine.drop_capabilities()
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     write = [job["workdir"], "/dev/null"] + (["/tmp", "/dev/shm"] if caps["jail"] else [])
+    write += glob.glob("/dev/nvidia*") + glob.glob("/dev/dri")  # CUDA opens its devices read-write
     confine.landlock(readable + ["/dev", "/proc", "/sys"], write, caps["landlock"])
     confine.limit(job["cpu_seconds"], job["memory_bytes"], job["file_bytes"], job["nproc"] if uid is not None else None)
     os.environ.update(HOME=job["workdir"], TMPDIR=job["workdir"], MPLCONFIGDIR=job["workdir"])
