@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -56,7 +57,16 @@ def grade(submission, json_path=None, cuda_only=False, wall_seconds=None, out=sy
         args += ["-m", "cuda"]
     if wall_seconds:
         args += ["--wall-seconds", str(wall_seconds)]
-    code = pytest.main(args, plugins=[collector])
+    # plugins installed for other purposes (nbval loads jupyter, about 3 s) have no business here
+    autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        code = pytest.main(args, plugins=[collector])
+    finally:
+        if autoload is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
     if code not in (0, 1, 5):  # 1: some checks failed (a grade); 5: none selected
         raise RuntimeError(f"the grader's pytest run failed with exit code {int(code)}")
     broken = [item.nodeid for item in collector.items if item.result is None and not _deselected(item, cuda_only)]

@@ -35,7 +35,7 @@ def permutation_equivariant(got, atol=1e-5):
     if out_perm.shape != expected.shape:
         return False, f"output shapes differ: {tuple(out_perm.shape)} vs {tuple(expected.shape)}"
     err = (out_perm - expected).abs().max().item()
-    if err > atol:
+    if not err <= atol:  # NaN fails too
         return False, (f"permuting the input tokens changed the outputs by up to {err:.3g} beyond a permutation: "
                        "attention without positions should only reorder them")
     return True, ""
@@ -52,7 +52,7 @@ def shifts_sinusoids(got, k, d_model, base=10000.0, positions=(0, 1, 7, 100, 100
     mapped = pe @ m.double().T  # row p is M_k PE[p]
     err = (mapped - pe_shifted).abs()
     worst = int(err.max(dim=1).values.argmax())
-    if err.max().item() > atol:
+    if not err.max().item() <= atol:  # NaN fails too
         return False, (f"M_k PE[p] should equal PE[p + k]; at p = {positions[worst]} (k = {k}) they differ by "
                        f"{err.max().item():.3g}")
     return True, ""
@@ -63,7 +63,7 @@ def orthogonal(got, atol=1e-5):
     """M Mᵀ = I: a product of rotations keeps lengths."""
     m = got["out"].double()
     err = (m @ m.T - torch.eye(m.shape[0], dtype=torch.float64)).abs().max().item()
-    if err > atol:
+    if not err <= atol:  # NaN fails too
         return False, f"M Mᵀ differs from the identity by {err:.3g}: the map is not a rotation"
     return True, ""
 

@@ -2,7 +2,9 @@
 that a learner's property test must reject). Each probes_*.py here registers into
 posenc_selfcheck.probes.PROBES; the sandbox copies these files beside the public probes.
 
-In a probes_*.py file here, import the registry like this (it runs flat in the sandbox):
+Name the files probes_chNN_hidden.py (the sandbox copies public and hidden probe files into one
+folder, so a name must not repeat a public probes_chNN.py), and import the registry like this
+(it runs flat in the sandbox):
 
     try:
         from posenc_selfcheck.probes import probe, build, _get, _pack

@@ -51,6 +51,11 @@ _PUBLIC = Path(posenc_selfcheck.__file__).parent
 _HIDDEN = HERE.parent / "hidden_probes"
 RUNTIME_FILES = [SERVER, HERE / "confine.py", HERE / "procs.py", _PUBLIC / "probes.py", _PUBLIC / "store.py",
                  *sorted(_PUBLIC.glob("probes_*.py")), *sorted(_HIDDEN.glob("probes_*.py"))]
+# they are copied flat into one folder: two files of one name would silently replace each other
+_names = [p.name for p in RUNTIME_FILES]
+if len(set(_names)) != len(_names):
+    raise RuntimeError(f"sandbox runtime files share a name: {sorted(n for n in _names if _names.count(n) > 1)}; "
+                       "name hidden probe files probes_chNN_hidden.py")
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
             "POSENC_SANDBOX_MODE")
 EXIT_SETUP_FAILED = 97  # server.py: the child could not be confined
