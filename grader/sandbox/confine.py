@@ -143,6 +143,9 @@ def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes):
     _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _tmpfs(jail, "size=4m,mode=755")
+    # the private /tmp first: Python folders, the stub and the working folder may lie below /tmp (a
+    # virtual environment in /tmp, say) and are bound on top of it, not hidden by it
+    _tmpfs(jail + "/tmp", "size=64m,mode=1777")
     bound = []
     for path in readable:
         if os.path.islink(path) and path in SYSTEM_PATHS:  # /lib -> usr/lib on merged-/usr systems
@@ -159,7 +162,6 @@ def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes):
     _tmpfs(jail + "/dev/shm", "size=64m,mode=1777")
     _bind("/proc", jail + "/proc", readonly=False)
     _bind("/sys", jail + "/sys")
-    _tmpfs(jail + "/tmp", "size=64m,mode=1777")  # before the stub and the working folder, which may lie in /tmp
     _bind(stub, jail + stub)
     _tmpfs(jail + workdir, f"size={work_bytes},mode=700,uid={uid},gid={gid}")
     os.chroot(jail)
