@@ -29,34 +29,41 @@ def totals(results):
     return sum(r.score for r in results), sum(r.max_score for r in results)
 
 
+def _missing(rs):
+    return all(r.status in ("not implemented", "skipped") for r in rs)
+
+
 def text_report(submission, results, notes, seconds):
     chapters = chapter_of()
-    by_exercise = OrderedDict()
+    by_chapter = OrderedDict()
     for r in results:
-        by_exercise.setdefault(r.check.exercise, []).append(r)
+        by_chapter.setdefault(chapters.get(r.check.exercise), OrderedDict()).setdefault(r.check.exercise, []).append(r)
     lines = [f"Grading {submission}", ""]
-    current = None
-    for exercise, rs in by_exercise.items():
-        chapter = chapters.get(exercise)
-        if chapter != current:
-            current = chapter
-            lines.append(chapter_title(chapter))
-        score, top = totals(rs)
-        missing = all(r.status in ("not implemented", "skipped") for r in rs)
-        state = "not implemented yet" if missing else ""
-        lines.append(f"  {exercise:<34} {score:g}/{top:g}  {state}".rstrip())
-        if missing:
+    untouched = []
+    for chapter, exercises in by_chapter.items():
+        if all(_missing(rs) for rs in exercises.values()):
+            untouched.append((chapter, exercises))  # a chapter not attempted: one line, at the end
             continue
-        said = set()
-        for r in rs:
-            if r.status in ("failed", "not implemented"):
-                # a named mistake repeats across checks: say it once, then refer back to it
-                text = "the same mistake as above" if r.diagnosis and r.diagnosis in said else r.feedback
-                said.add(r.diagnosis)
-                lines.append(f"    {STATUS_MARK[r.status]} {r.check.name}: {text}")
-        skipped = [r for r in rs if r.status == "skipped"]
-        if skipped:
-            lines.append(f"    - {len(skipped)} check(s) skipped: {skipped[0].feedback}")
+        lines.append(chapter_title(chapter))
+        for exercise, rs in exercises.items():
+            score, top = totals(rs)
+            state = "not implemented yet" if _missing(rs) else ""
+            lines.append(f"  {exercise:<34} {score:g}/{top:g}  {state}".rstrip())
+            if _missing(rs):
+                continue
+            said = set()
+            for r in rs:
+                if r.status in ("failed", "not implemented"):
+                    # a named mistake repeats across checks: say it once, then refer back to it
+                    text = "the same mistake as above" if r.diagnosis and r.diagnosis in said else r.feedback
+                    said.add(r.diagnosis)
+                    lines.append(f"    {STATUS_MARK[r.status]} {r.check.name}: {text}")
+            skipped = [r for r in rs if r.status == "skipped"]
+            if skipped:
+                lines.append(f"    - {len(skipped)} check(s) skipped: {skipped[0].feedback}")
+    for chapter, exercises in untouched:
+        top = sum(totals(rs)[1] for rs in exercises.values())
+        lines.append(f"{chapter_title(chapter)}: not attempted ({', '.join(exercises)}: 0/{top:g})")
     score, top = totals(results)
     lines += ["", f"Total: {score:g} / {top:g}   ({seconds:.1f} s)"]
     if notes:
