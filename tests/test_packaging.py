@@ -49,3 +49,12 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one():
     assert "example" in example and "test" in test
     ci = (ROOT / ".ci" / "run").read_text()
     assert test in ci
+
+
+def test_ruff_passes_on_code_and_notebooks():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stdout[-3000:]
