@@ -1,0 +1,68 @@
+"""Chapter 6 checks: RotaryCache."""
+
+from grader.spec import Check
+
+EX = "RotaryCache"
+ALL = ("cache_interleaved", "cache_not_grown", "cache_low_precision_angles")
+# float32 angles p * theta lose about p * 6e-8 (course contract): the tolerance grows with the position
+POS_TOL = {"per_position": 6e-8}
+
+
+def arange(end, start=0, shape=None):
+    spec = {"t": "arange", "start": start, "end": end}
+    if shape is not None:
+        spec["shape"] = list(shape)
+    return spec
+
+
+def forward(head_dim, positions, **ctor_kwargs):
+    return {"ctor_args": [head_dim], "ctor_kwargs": ctor_kwargs, "forward_args": [positions]}
+
+
+CHECKS = [
+    Check(EX, "position_ids (6,), head_dim=8: cos/sin (6, 8) equal rope_cos_sin", "module_forward",
+          forward(8, arange(6), max_len=16), public=True, mistakes=ALL, tol={**POS_TOL, "max_position": 6},
+          hint="tables in the half layout cat(freqs, freqs), float32 angles p * theta_i, indexed by position_ids"),
+    Check(EX, "position_ids (batch, seq) = (2, 5), head_dim=16, base=500000", "module_forward",
+          forward(16, {"t": "randint", "low": 0, "high": 30, "shape": [2, 5], "seed": 3}, base=500000.0, max_len=32),
+          points=2, mistakes=ALL, tol={**POS_TOL, "max_position": 30},
+          hint="index the tables with position_ids as they are: cos_cached[position_ids] has shape "
+               "position_ids.shape + (head_dim,)"),
+    Check(EX, "positions past max_len grow the cache (max_len=8, positions 0..39)", "module_forward",
+          forward(8, arange(40), max_len=8), public=True, points=2, mistakes=ALL, tol={**POS_TOL, "max_position": 40},
+          hint="when a position reaches max_len, recompute longer tables (on the buffers' device) before indexing"),
+    Check(EX, "a position exactly at max_len (decoding one step past the cache)", "module_forward",
+          forward(16, arange(17, start=16, shape=[1, 1]), max_len=16), mistakes=ALL,
+          tol={**POS_TOL, "max_position": 17},
+          hint="position max_len - 1 is the last row: max_len itself already needs a longer table"),
+    Check(EX, "dtype=torch.float16 requested: angles in float32, rows cast", "module_forward_dtype",
+          {**forward(32, arange(100), max_len=128), "out_dtype": "float16"}, points=2, mistakes=ALL,
+          hint="compute the angles in float32 and cast cos/sin to the requested dtype; float16 angles lose "
+               "about 0.03 rad at position 100"),
+    Check(EX, "dtype=torch.float64 requested", "module_forward_dtype",
+          {**forward(16, arange(300), max_len=512), "out_dtype": "float64"}, mistakes=ALL,
+          tol={"atol": 1e-6, **POS_TOL, "max_position": 300},
+          hint="return cos/sin in the dtype asked for (the cached rows .to(dtype))"),
+    Check(EX, "default dtype is float32", "module_forward", forward(8, arange(5), max_len=8), mistakes=ALL,
+          hint="with dtype=None return float32 tables"),
+    Check(EX, "no trainable parameters; the tables are non-persistent buffers", "module_state",
+          {"ctor_args": [16], "ctor_kwargs": {"max_len": 32}}, expect="fields", public=True,
+          fields={"n_trainable": 0, "n_params": 0, "n_buffers": [1, 8], "n_state_dict": 0},
+          hint="store the tables with self.register_buffer('cos_cached', table, persistent=False), not as "
+               "nn.Parameter or plain attributes"),
+    Check(EX, "runs on the device of its buffers (checked on the meta device)", "meta_forward",
+          forward(16, arange(12), max_len=32), expect="ok",
+          hint="keep the tables in buffers so .to() moves them, and build any new table on "
+               "self.<buffer>.device"),
+    Check(EX, "odd head_dim raises ValueError naming it", "raises", {"ctor_args": [7], "ctor_kwargs": {}},
+          expect="raises", mentions=("head_dim", "7"),
+          hint="the half layout needs an even head_dim: check it in __init__"),
+    Check(EX, "negative position_ids raise ValueError naming them", "raises",
+          forward(8, arange(3, start=-2), max_len=16), expect="raises", mentions=("position_ids",),
+          hint="a negative index would silently read the table from its end: check position_ids.min()"),
+    Check(EX, "max_len=0 raises ValueError naming it", "raises", {"ctor_args": [8], "ctor_kwargs": {"max_len": 0}},
+          expect="raises", mentions=("max_len",)),
+    Check(EX, "on CUDA: tables on the GPU, float16 on request", "module_forward_dtype",
+          {**forward(32, arange(300), max_len=128), "device": "cuda", "out_dtype": "float16"}, cuda=True,
+          hint="grow the tables on self.cos_cached.device"),
+]

@@ -1,0 +1,48 @@
+"""Generated from chapters/06_performance.py by `python -m grader build`. Do not edit: edit the chapter."""
+
+import torch
+from torch import nn
+
+
+class RotaryCache(nn.Module):
+    """Precomputed RoPE tables: cos/sin of p * theta_i (float32 angles, half layout cat(freqs, freqs)),
+    looked up by position_ids and grown on demand. forward(position_ids, dtype=None) -> (cos, sin)."""
+
+    def __init__(self, head_dim, base=10000.0, max_len=2048):
+        super().__init__()
+        # Hint: validate head_dim and max_len, keep head_dim and base, then call self._build(max_len, None).
+        if head_dim <= 0 or head_dim % 2 != 0:
+            raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
+        if max_len <= 0:
+            raise ValueError(f"max_len must be positive, got max_len={max_len}")
+        self.head_dim, self.base = head_dim, base
+        self._build(max_len, device=None)
+
+    def _build(self, length, device):
+        """Register cos_cached / sin_cached of shape (length, head_dim) on `device`; set self.max_len."""
+        # Hint: angles p * theta_i in float32 for p = 0 .. length-1 (torch.outer), half layout
+        #       torch.cat((freqs, freqs), -1), then self.register_buffer(name, table, persistent=False).
+        # theta_i = 1 / base^(2i/d), float32
+        inv_freq = 1.0 / (self.base ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32, device=device)
+                                        / self.head_dim))  # (d/2,)
+        positions = torch.arange(length, dtype=torch.float32, device=device)  # (max_len,)
+        freqs = torch.outer(positions, inv_freq)  # (max_len, d/2): angle p * theta_i in float32
+        emb = torch.cat((freqs, freqs), dim=-1)  # (max_len, d): half layout
+        self.register_buffer("cos_cached", emb.cos(), persistent=False)
+        self.register_buffer("sin_cached", emb.sin(), persistent=False)
+        self.max_len = length
+
+    def forward(self, position_ids, dtype=None):
+        # Hint: check position_ids, grow the tables (on self.cos_cached.device) when max(position_ids)
+        #       >= max_len, index the tables with position_ids, and cast the rows (not the angles).
+        if position_ids.numel() > 0:
+            if int(position_ids.min()) < 0:
+                raise ValueError(f"position_ids must be >= 0, got min(position_ids)={int(position_ids.min())}")
+            needed = int(position_ids.max()) + 1
+            if needed > self.max_len:
+                # grow geometrically, where the buffers live, so repeated growth stays cheap
+                self._build(max(needed, 2 * self.max_len), device=self.cos_cached.device)
+        dtype = torch.float32 if dtype is None else dtype
+        cos = self.cos_cached[position_ids].to(dtype)  # position_ids.shape + (d,)
+        sin = self.sin_cached[position_ids].to(dtype)
+        return cos, sin
