@@ -17,7 +17,6 @@ Notebooks are written without outputs or execution counts.
 from __future__ import annotations
 
 import importlib
-import io
 import re
 import sys
 from pathlib import Path
@@ -177,7 +176,8 @@ def build(check=False):
     from posenc_selfcheck import store
 
     differ = []
-    for path, text in planned_files().items():
+    planned = planned_files()  # renders every chapter: once
+    for path, text in planned.items():
         current = path.read_text() if path.exists() else None
         if current != text:
             differ.append(path)
@@ -185,7 +185,7 @@ def build(check=False):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
     stale = {p for p in (ROOT / "notebooks").glob("*.ipynb")} | {p for p in (ROOT / "solutions").glob("*.ipynb")}
-    stale -= set(planned_files())
+    stale -= set(planned)
     differ += sorted(stale)
     if not check:
         for p in stale:
@@ -246,10 +246,8 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 when a file differs")
     args = parser.parse_args(argv)
     differ = build(check=args.check)
-    stream = io.StringIO()
     for path in differ:
-        print(f"{'out of date' if args.check else 'wrote'}: {Path(path).relative_to(ROOT)}", file=stream)
-    print(stream.getvalue(), end="")
+        print(f"{'out of date' if args.check else 'wrote'}: {Path(path).relative_to(ROOT)}")
     if args.check and differ:
         print("generated files are out of sync with chapters/: run `python -m grader build`")
         return 1

@@ -28,7 +28,6 @@ class _Collect:
 
     def __init__(self):
         self.items = []
-        self.engine = None
 
     def pytest_collection_modifyitems(self, session, config, items):
         self.items = list(items)
