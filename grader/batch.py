@@ -157,7 +157,7 @@ def record(student, path, results, notes, seconds, job):
         "run_id": job["run_id"], "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(seconds, 2),
         "total": sum(r.score for r in results), "max": sum(r.max_score for r in results),
         "exercises": exercises, "notes": notes, "flags": flags(path),
-        "checks": [{"id": r.check.id, "exercise": r.check.exercise, "name": r.check.name, "status": r.status,
+        "checks": [{"id": r.check.key, "exercise": r.check.exercise, "name": r.check.name, "status": r.status,
                     "score": r.score, "max_score": r.max_score, "public": r.check.public,
                     "feedback": r.feedback, "mistake": getattr(r, "diagnosis", "")} for r in results],
     }
@@ -406,7 +406,7 @@ def write_outputs(out, students, hashes, fingerprint):
 def class_summary(records, errors, checks, order=()):
     totals = [r["total"] for r in records.values()]
     top = max((r["max"] for r in records.values()), default=0)
-    per_check = {c.id: {"exercise": c.exercise, "name": c.name, "public": c.public, "passed": 0, "failed": 0,
+    per_check = {c.key: {"exercise": c.exercise, "name": c.name, "public": c.public, "passed": 0, "failed": 0,
                         "not implemented": 0, "skipped": 0, "mistakes": Counter()} for c in checks}
     for rec in records.values():
         for c in rec["checks"]:

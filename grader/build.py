@@ -155,11 +155,11 @@ def selfcheck_data():
             expected = engine.reference_result(check) if check.needs_reference() else {}
             mistakes = engine.mistake_results(check)
             spec["mistake_messages"] = [m for m, _ in mistakes]
-            results[f"{check.id}#spec"] = {k: v for k, v in spec.items() if k != "mistakes"}
-            results[f"{check.id}#expected"] = expected
+            results[f"{check.key}#spec"] = {k: v for k, v in spec.items() if k != "mistakes"}
+            results[f"{check.key}#expected"] = expected
             for i, (_, result) in enumerate(mistakes):
-                results[f"{check.id}#mistake{i}"] = result
-            index.setdefault(check.exercise, []).append(check.id)
+                results[f"{check.key}#mistake{i}"] = result
+            index.setdefault(check.exercise, []).append(check.key)
         results["_index"] = index
         data[chapter] = results
     return data
@@ -171,11 +171,29 @@ def _reload_reference():
     importlib.invalidate_caches()
 
 
+def _lock_ids(check):
+    """Add new check keys to grader/checks/ids.lock.json (or, with check, report that they are missing);
+    a locked key that disappeared or changed meaning stops the build."""
+    from . import check_ids
+    from .checks import all_checks
+
+    lock = check_ids.load()
+    broken = [p for p in check_ids.problems(all_checks(), lock) if "not in the lock yet" not in p]
+    if broken:
+        raise SystemExit("check ids broken:\n  " + "\n  ".join(broken))
+    text = check_ids.dumps(check_ids.updated(all_checks(), lock))
+    if check_ids.LOCK.exists() and check_ids.LOCK.read_text() == text:
+        return []
+    if not check:
+        check_ids.LOCK.write_text(text)
+    return [check_ids.LOCK]
+
+
 def build(check=False):
     """Write (or compare) everything; return the list of files that differ."""
     from posenc_selfcheck import store
 
-    differ = []
+    differ = _lock_ids(check)
     planned = planned_files()  # renders every chapter: once
     for path, text in planned.items():
         current = path.read_text() if path.exists() else None

@@ -10,8 +10,8 @@ import torch
 from posenc_selfcheck import probes
 from posenc_selfcheck.evaluate import FAILED, MISSING, PASSED, SKIPPED, evaluate
 
-from . import hidden_probes  # noqa: F401  (registers the hidden probes)
 from .checks import all_checks
+from .hidden_probes import CATALOG
 from .sandbox.client import Limits, Sandbox
 from .spec import Check
 from .submission import defining_file, read_submission
@@ -43,7 +43,7 @@ def _reference_ns():
 @lru_cache(maxsize=None)
 def reference_result(check: Check):
     """The reference's answer to a check's probe (computed in this process, cached)."""
-    return probes.run(_reference_ns(), check.probe, check.params, check.exercise)
+    return probes.run(_reference_ns(), check.probe, check.params, check.exercise, CATALOG)
 
 
 @lru_cache(maxsize=None)
@@ -56,7 +56,7 @@ def mistake_results(check: Check):
         mistake = MISTAKES[name]
         ns = dict(_reference_ns())
         ns[mistake.exercise] = mistake.impl
-        out.append((mistake.message, probes.run(ns, check.probe, check.params, check.exercise)))
+        out.append((mistake.message, probes.run(ns, check.probe, check.params, check.exercise, CATALOG)))
     return tuple(out)
 
 
@@ -65,7 +65,7 @@ def judge(check: Check, got: dict) -> CheckResult:
     if expected is not None and "skipped" in expected:
         return CheckResult(check, SKIPPED, expected["skipped"])
     if expected is not None and "error" in expected:
-        raise RuntimeError(f"the reference fails check {check.id} ({check.name}): {expected['error']}")
+        raise RuntimeError(f"the reference fails check {check.key} ({check.name}): {expected['error']}")
     if check.expect == "property" and "error" not in got and "skipped" not in got:
         # a property compares errors with a tolerance, and NaN > tol is False: never let NaN pass
         nan = [k for k, v in got.items() if isinstance(v, torch.Tensor) and v.is_floating_point() and v.isnan().any()]
@@ -108,7 +108,7 @@ class Engine:
             if source is None:
                 self.runs[exercise] = None
             else:
-                wanted = [(c.id, c.probe, c.params, c.exercise) for c in self.checks if c.exercise == exercise]
+                wanted = [(c.key, c.probe, c.params, c.exercise) for c in self.checks if c.exercise == exercise]
                 self.runs[exercise] = self.sandbox.run(source.statements, wanted)
         return self.runs[exercise]
 
@@ -119,7 +119,7 @@ class Engine:
         run = self.run_exercise(check.exercise)
         if run is None:
             return CheckResult(check, MISSING, f"not implemented yet: no `{check.exercise}` is defined")
-        got = run.results.get(check.id, {"error": "no result", "error_type": "NoResult"})
+        got = run.results.get(check.key, {"error": "no result", "error_type": "NoResult"})
         return judge(check, got)
 
     def grade_all(self):

@@ -61,7 +61,7 @@ class CheckFailed(Exception):
 class ChapterFile(pytest.File):
     def collect(self):
         for check in chapter_checks(self.path.stem):
-            item = CheckItem.from_parent(self, name=check.id, check=check)
+            item = CheckItem.from_parent(self, name=check.key, check=check)
             if check.cuda:
                 item.add_marker(pytest.mark.cuda)
             yield item

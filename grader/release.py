@@ -116,7 +116,7 @@ def scan(folder):
             hits = [line for line in region if line in lines]
             if region and len(hits) >= max(min(2, len(region)), (len(region) + 1) // 2):
                 problems.append(f"{rel}: {len(hits)} of {len(region)} lines of a solution in {chapter}: {hits[0][:60]}")
-    public = {c.id for c in all_checks() if c.public}
+    public = {c.key for c in all_checks() if c.public}
     for data in sorted((folder / "posenc_selfcheck" / "data").glob("*.json")):
         index = json.loads(data.read_text()).get("_index", {})
         for check_id in sorted({i for ids in index.values() for i in ids} - public):

@@ -5,8 +5,10 @@ learner's code inside their own kernel (self-checks), and on the reference in th
 process. The results are compared elsewhere (`evaluate.py`), never here, so nothing a
 submission does to torch can change a verdict.
 
-Chapters add probes in `probes_chNN.py` beside this file (loaded at the end of this module, both
-inside the package and in the sandbox, where these files sit flat in a folder of their own).
+Chapters add probes in `probes_chNN.py` beside this file, each with a registry of its own; the
+catalog at the end of this module lists them explicitly (inside the package and in the sandbox,
+where these files sit flat in a folder of their own). The grader's hidden probe modules are added
+with `catalog(*modules)`.
 
 A probe takes the namespace that holds the exercise and JSON-able parameters, and returns a
 dict of str -> Tensor | bool | int | float | str | None | list. Tensors come back on the CPU;
@@ -20,16 +22,24 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 import torch
 from torch import nn
 
-PROBES = {}
+
+def registry():
+    """(table, decorator): a probe module's own registry; `@probe` adds a function under its name."""
+    table = {}
+
+    def register(fn):
+        table[fn.__name__] = fn
+        return fn
+
+    return table, register
 
 
-def probe(fn):
-    PROBES[fn.__name__] = fn
-    return fn
+PROBES, probe = registry()
 
 
 class NotImplementedYet(Exception):
@@ -296,10 +306,11 @@ def _raised_inside_torch(exc):
     return tb is not None and f"{os.sep}torch{os.sep}" in tb.tb_frame.f_code.co_filename
 
 
-def run(ns, probe_name, params, exercise):
-    """Run one probe on `exercise`; failures come back as data, never as an exception."""
+def run(ns, probe_name, params, exercise, table=None):
+    """Run one probe of `table` (default: the public catalog) on `exercise`; failures come back as
+    data, never as an exception."""
     try:
-        return PROBES[probe_name](ns, exercise, **params)
+        return (CATALOG if table is None else table)[probe_name](ns, exercise, **params)
     except NotImplementedYet as exc:
         return {"error": f"{exc} is not defined", "error_type": "NotImplementedYet"}
     except NotImplementedError as exc:
@@ -310,17 +321,31 @@ def run(ns, probe_name, params, exercise):
         return {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
 
 
-def _load_extensions():
-    """Import probes_*.py files beside this one: as package modules here, as flat modules in the
-    sandbox (where the grader's hidden probes, grader/hidden_probes/probes_*.py, sit beside them)."""
-    import importlib
-    import pathlib
+# ----------------------------------------------------------------------------------------------
+# the catalog: this module's probes and every chapter's, listed explicitly
+# ----------------------------------------------------------------------------------------------
+try:  # (at the end: the chapter modules use the helpers above)
+    from . import probes_ch04, probes_ch05, probes_ch06
+except ImportError:  # flat in the sandbox
+    import probes_ch04
+    import probes_ch05
+    import probes_ch06
 
-    for path in sorted(pathlib.Path(__file__).parent.glob("probes_*.py")):
-        importlib.import_module(f"{__package__}.{path.stem}" if __package__ else path.stem)
+CHAPTER_MODULES = (probes_ch04, probes_ch05, probes_ch06)
 
 
-_load_extensions()
+def catalog(*extra_modules):
+    """{name: probe} of this module, the chapter modules and `extra_modules` (the grader's hidden ones)."""
+    out = {}
+    for module in (sys.modules[__name__], *CHAPTER_MODULES, *extra_modules):
+        clash = set(out) & set(module.PROBES)
+        if clash:
+            raise ValueError(f"probe names defined twice: {sorted(clash)}")
+        out.update(module.PROBES)
+    return out
+
+
+CATALOG = catalog()
 
 
 def _warm_up():

@@ -15,9 +15,11 @@ import torch
 from torch import nn
 
 try:
-    from .probes import _dtype, _get, _pack, _skip_without, build, probe
+    from .probes import _dtype, _get, _pack, _skip_without, build, registry
 except ImportError:  # in the sandbox these files sit flat in one folder
-    from probes import _dtype, _get, _pack, _skip_without, build, probe
+    from probes import _dtype, _get, _pack, _skip_without, build, registry
+
+PROBES, probe = registry()
 
 CANDIDATES = {}
 

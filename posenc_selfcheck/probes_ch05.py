@@ -7,9 +7,11 @@ import numbers
 import torch
 
 try:
-    from .probes import _get, _pack, build, probe
+    from .probes import _get, _pack, build, registry
 except ImportError:  # flat in the sandbox
-    from probes import _get, _pack, build, probe
+    from probes import _get, _pack, build, registry
+
+PROBES, probe = registry()
 
 
 @probe

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 try:
-    from .probes import _dtype, _module, module_forward, probe
+    from .probes import _dtype, _module, module_forward, registry
 except ImportError:  # flat in the sandbox
-    from probes import _dtype, _module, module_forward, probe
+    from probes import _dtype, _module, module_forward, registry
+
+PROBES, probe = registry()
 
 
 @probe

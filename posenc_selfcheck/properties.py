@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import torch
 
-PROPERTIES = {}
+
+def registry():
+    """(table, decorator): a property module's own registry; `@prop` adds a function under its name."""
+    table = {}
+
+    def register(fn):
+        table[fn.__name__] = fn
+        return fn
+
+    return table, register
 
 
-def prop(fn):
-    PROPERTIES[fn.__name__] = fn
-    return fn
+PROPERTIES, prop = registry()  # this module's; the chapters' are added at the end
 
 
 def _sinusoid64(positions, d_model, base):
@@ -68,13 +75,10 @@ def orthogonal(got, atol=1e-5):
     return True, ""
 
 
-def _load_extensions():
-    """Chapters add properties in properties_chNN.py beside this file."""
-    import importlib
-    import pathlib
+# every chapter's properties, listed explicitly (at the end: they use the helpers above)
+from . import properties_ch03, properties_ch04  # noqa: E402
 
-    for path in sorted(pathlib.Path(__file__).parent.glob("properties_ch[0-9][0-9].py")):
-        importlib.import_module(f"{__package__}.{path.stem}")
-
-
-_load_extensions()
+for _module in (properties_ch03, properties_ch04):
+    if set(PROPERTIES) & set(_module.PROPERTIES):
+        raise ValueError(f"property names defined twice: {sorted(set(PROPERTIES) & set(_module.PROPERTIES))}")
+    PROPERTIES.update(_module.PROPERTIES)

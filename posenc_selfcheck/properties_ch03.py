@@ -5,7 +5,9 @@ from __future__ import annotations
 import torch
 
 from .probes import build
-from .properties import prop
+from .properties import registry
+
+PROPERTIES, prop = registry()
 
 
 def _distances(q_len, k_len):

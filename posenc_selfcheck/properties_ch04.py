@@ -4,7 +4,9 @@ gives the right verdict on correct and broken RoPEs."""
 from __future__ import annotations
 
 from .compare import describe
-from .properties import prop
+from .properties import registry
+
+PROPERTIES, prop = registry()
 
 
 @prop

@@ -23,7 +23,7 @@ def grade(path, scale=False, only=None):
     (the slowest, a second per run) unless `scale`, or only the checks of exercise `only`."""
     checks = tuple(c for c in CHECKS if (scale or c is not SCALE) and only in (None, c.exercise))
     with Engine(str(path), checks=checks) as engine:
-        return {c.id: engine.grade(c) for c in checks}
+        return {c.key: engine.grade(c) for c in checks}
 
 
 def _check(exercise, name_start):
@@ -54,24 +54,24 @@ def test_learner_mistake_gets_its_diagnosis(submission, mistake):
 
 def test_power_of_two_formula_is_named_for_twelve_heads():
     results = grade(SUBMISSIONS / "ch03_values_buckets_slopes.py")
-    twelve = results[_check("alibi_slopes", "12 heads").id]
+    twelve = results[_check("alibi_slopes", "12 heads").key]
     assert twelve.status == "failed" and "power-of-two formula" in twelve.feedback
-    assert results[_check("alibi_slopes", "8 heads").id].status == "passed"  # right where the formula holds
+    assert results[_check("alibi_slopes", "8 heads").key].status == "passed"  # right where the formula holds
 
 
 def test_bias_built_on_a_hard_coded_device_is_caught_on_the_meta_device():
     results = grade(SUBMISSIONS / "ch03_values_buckets_slopes.py")
     for exercise, where in (("RelativePositionBias", "self.bias.weight.device"), ("alibi_bias", "device=device")):
-        meta = results[_check(exercise, "built on the").id]
+        meta = results[_check(exercise, "built on the").key]
         assert meta.status == "failed", exercise
         assert "built on another device" in meta.feedback and where in meta.feedback, meta.feedback
     # on this machine the numbers are right, which is why only a device check can see it
-    assert results[_check("RelativePositionBias", "bias for H=4").id].status == "passed"
+    assert results[_check("RelativePositionBias", "bias for H=4").key].status == "passed"
 
 
 def test_shaw_without_value_table_leaves_rel_v_without_gradient():
     results = grade(SUBMISSIONS / "ch03_values_buckets_slopes.py")
-    grads = results[_check("shaw_attention", "gradients reach").id]
+    grads = results[_check("shaw_attention", "gradients reach").key]
     assert grads.status == "failed" and "no gradient reached rel_v" in grads.feedback
 
 

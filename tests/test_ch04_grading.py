@@ -21,7 +21,7 @@ SUBMISSIONS = ROOT / "tests" / "submissions"
 def grade(path):
     """{check id: CheckResult} and the notes, for one submission (graded once per test session)."""
     with Engine(str(path), checks=CHECKS) as engine:
-        return {c.id: engine.grade(c) for c in CHECKS}, tuple(engine.notes())
+        return {c.key: engine.grade(c) for c in CHECKS}, tuple(engine.notes())
 
 
 def feedback(path, exercise):
@@ -88,7 +88,7 @@ def test_every_known_mistake_is_named_by_some_check():
         for name, (message, result) in zip(check_.mistakes, mistake_results(check_)):
             verdict = judge(check_, result)
             if verdict.status == "failed" and verdict.feedback.startswith(message):
-                named.setdefault(name, check_.id)
+                named.setdefault(name, check_.key)
     ch04 = {name for name, m in MISTAKES.items() if m.exercise in {c.exercise for c in CHECKS}}
     assert ch04 - set(named) == set()
 
@@ -112,4 +112,4 @@ def test_hidden_candidates_stay_out_of_the_student_release():
     published = (ROOT / "posenc_selfcheck" / "probes_ch04.py").read_text()
     for name in {**ACCEPT, **REJECT}:
         assert name not in stored and name not in published, name
-    assert "relative_property" in probes.PROBES
+    assert "relative_property" in probes.CATALOG

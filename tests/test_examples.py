@@ -11,7 +11,7 @@ def test_the_complete_example_written_independently_scores_full_marks_on_every_c
     results, notes = grade(ROOT / "examples" / "complete", json_path=tmp_path / "r.json", out=out)
     chapters = {r.check.exercise for r in results}
     assert len(chapters) >= 20  # every exercise of every chapter is defined
-    wrong = [(r.check.id, r.feedback) for r in results if r.status not in ("passed", "skipped")]
+    wrong = [(r.check.key, r.feedback) for r in results if r.status not in ("passed", "skipped")]
     assert wrong == []
     assert notes == []
 

@@ -154,8 +154,8 @@ def test_hostile_submission(name, tmp_path, caps):
         results, notes, seconds, left = grade(submission, {**LIMITS, **case.limits})
         if bystander:  # the other submission's fork server survived and still grades
             check = next(c for c in CH01 if c.exercise == "sinusoidal_table" and c.expect == "match")
-            other = bystander.run([("cell", honest_source())], [(check.id, check.probe, check.params, check.exercise)])
-            assert other.ended == "ok" and "error" not in other.results[check.id]
+            other = bystander.run([("cell", honest_source())], [(check.key, check.probe, check.params, check.exercise)])
+            assert other.ended == "ok" and "error" not in other.results[check.key]
     finally:
         if bystander:
             bystander.close()

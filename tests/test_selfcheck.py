@@ -84,7 +84,7 @@ def test_self_checks_run_from_a_copy_without_the_reference(tmp_path):
 def test_stored_data_is_only_public_checks():
     from grader.checks import all_checks
 
-    hidden = {c.id for c in all_checks() if not c.public}
+    hidden = {c.key for c in all_checks() if not c.public}
     stored = set()
     for path in (ROOT / "posenc_selfcheck" / "data").glob("ch*.json"):
         data = posenc_selfcheck._chapter_data(path.stem)

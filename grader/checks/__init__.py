@@ -1,33 +1,63 @@
-"""Checks for every chapter, declared as data in chNN.py files (a list named CHECKS in each)."""
+"""Checks for every chapter, declared as data in chNN.py files (a list named CHECKS in each).
+
+The registry below is explicit: a chapter's checks count once its module is listed here.
+Every check carries an `id` written in its chapter file (readable, unique within its exercise);
+`Check.key` ('<exercise>.<id>') is what gradebooks, feedback, self-check data and Gradescope use,
+and `ids.lock.json` beside this file records what each key asks, so that a key never disappears or
+changes meaning silently (tests/test_check_ids.py; `python -m grader build` adds new keys to it).
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
 from functools import lru_cache
-from pathlib import Path
 
-HERE = Path(__file__).parent
+from grader.spec import ID
+
+from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06
+
+CHAPTERS = {
+    "ch00": ch00.CHECKS,
+    "ch01": ch01.CHECKS,
+    "ch02": ch02.CHECKS,
+    "ch03": ch03.CHECKS,
+    "ch04": ch04.CHECKS,
+    "ch05": ch05.CHECKS,
+    "ch06": ch06.CHECKS,
+}
+
+
+class CheckRegistryError(ValueError):
+    """A chapter declares a check without a valid id, or two checks with the same key."""
 
 
 def chapter_modules():
-    return sorted(p.stem for p in HERE.glob("ch[0-9][0-9].py"))
+    return list(CHAPTERS)
 
 
 @lru_cache(maxsize=None)
 def chapter_checks(chapter):
-    """The checks of one chapter with stable ids: '<exercise>.<n>' numbered within the exercise."""
-    module = importlib.import_module(f"grader.checks.{chapter}")
-    counts, out = {}, []
-    for check in module.CHECKS:
-        n = counts.get(check.exercise, 0)
-        counts[check.exercise] = n + 1
-        out.append(dataclasses.replace(check, id=f"{check.exercise}.{n}"))
-    return tuple(out)
+    """The checks of one chapter, each with a valid id and a key no other check has."""
+    checks = tuple(CHAPTERS[chapter])
+    for check in checks:
+        if not ID.match(check.id):
+            raise CheckRegistryError(f"{chapter}: check {check.name!r} of {check.exercise} has no valid id "
+                                     f"({check.id!r}); write id=\"lowercase_words\" in grader/checks/{chapter}.py")
+    return checks
 
 
+@lru_cache(maxsize=None)
 def all_checks():
-    return tuple(c for chapter in chapter_modules() for c in chapter_checks(chapter))
+    checks = tuple(c for chapter in CHAPTERS for c in chapter_checks(chapter))
+    seen = {}
+    for check in checks:
+        if check.key in seen:
+            raise CheckRegistryError(f"two checks share the key {check.key}: {seen[check.key]!r} and {check.name!r}")
+        seen[check.key] = check.name
+    return checks
+
+
+def by_key():
+    return {c.key: c for c in all_checks()}
 
 
 def exercises():
@@ -37,3 +67,8 @@ def exercises():
         if check.exercise not in seen:
             seen.append(check.exercise)
     return seen
+
+
+def chapter_of():
+    """{exercise: chapter}."""
+    return {c.exercise: chapter for chapter in CHAPTERS for c in chapter_checks(chapter)}

@@ -23,9 +23,11 @@ import time
 import torch
 
 try:
-    from posenc_selfcheck.probes import _get, _pack, build, probe
+    from posenc_selfcheck.probes import _get, _pack, build, registry
 except ImportError:  # flat in the sandbox
-    from probes import _get, _pack, build, probe
+    from probes import _get, _pack, build, registry
+
+PROBES, probe = registry()
 
 _ALLOC = re.compile(r"allocate (\d+) bytes")
 

@@ -16,6 +16,8 @@ try:
 except ImportError:  # flat in the sandbox
     from probes_ch04 import candidate, plane_angles, rotate_neighbours
 
+PROBES = {}  # no probes of its own: candidates for probes_ch04's relative_property
+
 
 def _theta(d, base=10000.0, step=2.0):
     """theta_i = base^(-step * i / d): step 2 is RoPE's ladder, step 1 the 'i/d' variant."""

@@ -38,19 +38,20 @@ from pathlib import Path
 import torch
 from safetensors.torch import load as load_tensors
 
-import posenc_selfcheck
+from posenc_selfcheck import probes as public_probes
 from posenc_selfcheck import store
 
+from .. import hidden_probes
 from . import procs
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "server.py"
 REPO = HERE.parent.parent  # the grader's repository: the reference, the checks, the solutions
 # Files the server needs, copied into the sandbox's runtime folder: nothing that knows any answer.
-_PUBLIC = Path(posenc_selfcheck.__file__).parent
-_HIDDEN = HERE.parent / "hidden_probes"
-RUNTIME_FILES = [SERVER, HERE / "confine.py", HERE / "procs.py", _PUBLIC / "probes.py", _PUBLIC / "store.py",
-                 *sorted(_PUBLIC.glob("probes_*.py")), *sorted(_HIDDEN.glob("probes_*.py"))]
+_PROBE_MODULES = (public_probes, *public_probes.CHAPTER_MODULES, *hidden_probes.MODULES)
+HIDDEN_MODULE_NAMES = ",".join(m.__name__.rsplit(".", 1)[-1] for m in hidden_probes.MODULES)
+RUNTIME_FILES = [SERVER, HERE / "confine.py", HERE / "procs.py", Path(store.__file__),
+                 *[Path(m.__file__) for m in _PROBE_MODULES]]
 # they are copied flat into one folder: two files of one name would silently replace each other
 _names = [p.name for p in RUNTIME_FILES]
 if len(set(_names)) != len(_names):
@@ -230,6 +231,7 @@ class ForkServer:
                "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
         env.update({k: os.environ[k] for k in KEEP_ENV if k in os.environ})
+        env["POSENC_HIDDEN_PROBES"] = HIDDEN_MODULE_NAMES
         self.proc = subprocess.Popen(
             [sys.executable, "-I", str(self.root / "server.py")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

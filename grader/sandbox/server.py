@@ -43,6 +43,9 @@ import store  # noqa: E402
 import torch  # noqa: E402  (imported once, before any fork)
 from safetensors.torch import save as save_tensors  # noqa: E402
 
+# the hidden probe modules copied beside the public ones (grader/hidden_probes.MODULES)
+CATALOG = probes.catalog(*[__import__(name) for name in os.environ.get("POSENC_HIDDEN_PROBES", "").split(",") if name])
+
 try:  # notebooks import pyplot; load it once here rather than in every child
     import matplotlib  # noqa: E402
 
@@ -162,7 +165,7 @@ def _child(job, result_fd):
     for check_id, probe_name, params, exercise in job["probes"]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         try:
-            result = probes.run(ns, probe_name, params, exercise)
+            result = probes.run(ns, probe_name, params, exercise, CATALOG)
         except BaseException as exc:  # SystemExit raised from inside learner code, and worse
             result = {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
         try:
