@@ -320,3 +320,17 @@ check("SinusoidalPositionalEncoding", SinusoidalPositionalEncoding)
 # **Further reading.** Vaswani et al. (2017), *Attention Is All You Need*, §3.5. The "additive"
 # absolute encodings of this chapter and the next are what relative schemes (chapter 3) and
 # rotary embeddings (chapter 4; Su et al., 2021) improve on.
+
+
+# %% [markdown]
+# ## Hand your code on
+#
+# Chapter 7 trains small language models with every position scheme of the course, built from *your* code.
+# Once this chapter's exercises pass their self-checks, run the cell below: it copies them (with the imports
+# and helpers they use) into `posenc_mine/ch01.py` beside this notebook, and runs their self-checks on the
+# copy. Run it again whenever you change an exercise. The grader ignores this cell.
+
+# %%
+import posenc_selfcheck
+
+posenc_selfcheck.export_exercises("01_sinusoidal", globals())

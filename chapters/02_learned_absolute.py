@@ -390,3 +390,17 @@ plot_resized_norms()
 # Words* (ViT, on resizing the table for fine-tuning); Touvron et al. (2021), *Training
 # data-efficient image transformers & distillation through attention* (DeiT). Chapter 3 replaces
 # absolute positions by distances between tokens.
+
+
+# %% [markdown]
+# ## Hand your code on
+#
+# Chapter 7 trains small language models with every position scheme of the course, built from *your* code.
+# Once this chapter's exercises pass their self-checks, run the cell below: it copies them (with the imports
+# and helpers they use) into `posenc_mine/ch02.py` beside this notebook, and runs their self-checks on the
+# copy. Run it again whenever you change an exercise. The grader ignores this cell.
+
+# %%
+import posenc_selfcheck
+
+posenc_selfcheck.export_exercises("02_learned_absolute", globals())

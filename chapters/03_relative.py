@@ -762,3 +762,17 @@ show_alibi()
 # (T5, §2.1); Liu et al. (2021), *Swin Transformer*; Press, Smith and Lewis (2022), *Train Short,
 # Test Long: Attention with Linear Biases Enables Input Length Extrapolation*. Chapter 4 turns to
 # rotary embeddings (Su et al., 2021), which get a relative logit without any bias tensor.
+
+
+# %% [markdown]
+# ## Hand your code on
+#
+# Chapter 7 trains small language models with every position scheme of the course, built from *your* code.
+# Once this chapter's exercises pass their self-checks, run the cell below: it copies them (with the imports
+# and helpers they use) into `posenc_mine/ch03.py` beside this notebook, and runs their self-checks on the
+# copy. Run it again whenever you change an exercise. The grader ignores this cell.
+
+# %%
+import posenc_selfcheck
+
+posenc_selfcheck.export_exercises("03_relative", globals())

@@ -832,3 +832,17 @@ show_checkpoint_conversion()
 # Rozière et al. (2023), *Code Llama* (base $10^6$). Press et al. (2022), *Train Short, Test Long*
 # (ALiBi, and how rotary models extrapolate). Chen et al. (2023), *Extending Context Window of Large
 # Language Models via Positional Interpolation*.
+
+
+# %% [markdown]
+# ## Hand your code on
+#
+# Chapter 7 trains small language models with every position scheme of the course, built from *your* code.
+# Once this chapter's exercises pass their self-checks, run the cell below: it copies them (with the imports
+# and helpers they use) into `posenc_mine/ch04.py` beside this notebook, and runs their self-checks on the
+# copy. Run it again whenever you change an exercise. The grader ignores this cell.
+
+# %%
+import posenc_selfcheck
+
+posenc_selfcheck.export_exercises("04_rope", globals())

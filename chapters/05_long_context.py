@@ -631,3 +631,17 @@ compare_with_transformers()
 # "NTK-Aware Scaled RoPE" (r/LocalLLaMA). Peng et al. (2023), *YaRN: Efficient Context Window
 # Extension of Large Language Models*. The `transformers` source, `modeling_rope_utils.py`, is short
 # and worth reading next to this chapter.
+
+
+# %% [markdown]
+# ## Hand your code on
+#
+# Chapter 7 trains small language models with every position scheme of the course, built from *your* code.
+# Once this chapter's exercises pass their self-checks, run the cell below: it copies them (with the imports
+# and helpers they use) into `posenc_mine/ch05.py` beside this notebook, and runs their self-checks on the
+# copy. Run it again whenever you change an exercise. The grader ignores this cell.
+
+# %%
+import posenc_selfcheck
+
+posenc_selfcheck.export_exercises("05_long_context", globals())

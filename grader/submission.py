@@ -122,8 +122,10 @@ def read_submission(path) -> list[SourceFile]:
         if path.suffix not in (".ipynb", ".py"):
             raise SubmissionError(f"submission {path.name!r} is neither a notebook (.ipynb) nor a .py file")
         return [read_file(path)]
+    # posenc_mine/ holds the learner's exported copies of their notebooks' exercises: the notebooks are the source
     files = sorted(p for p in path.rglob("*") if p.suffix in (".ipynb", ".py") and p.is_file()
-                   and not any(part.startswith((".", "__pycache__")) for part in p.relative_to(path).parts))
+                   and not any(part.startswith((".", "__pycache__")) or part == "posenc_mine"
+                               for part in p.relative_to(path).parts))
     if not files:
         raise SubmissionError(f"folder {str(path)!r} holds no .ipynb or .py file")
     return [read_file(p) for p in files]

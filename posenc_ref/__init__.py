@@ -10,3 +10,4 @@ from .ch03_relative import *  # noqa: F401,F403
 from .ch04_rope import *  # noqa: F401,F403
 from .ch05_long_context import *  # noqa: F401,F403
 from .ch06_performance import *  # noqa: F401,F403
+from .ch07_train_short_test_long import *  # noqa: F401,F403

@@ -80,4 +80,12 @@ def check(exercise, obj, quiet=False):
     print(report)
 
 
-__all__ = ["check", "SelfCheckFailed", "PASSED", "FAILED", "SKIPPED", "MISSING"]
+def export_exercises(chapter, namespace, folder=None):
+    """Copy this chapter's finished exercises into your package posenc_mine/ beside the notebook, so that
+    later chapters can use them (see posenc_selfcheck.mine). Returns {exercise: verdict of its self-check}."""
+    from .mine import export_exercises as export
+
+    return export(chapter, namespace, folder)
+
+
+__all__ = ["check", "export_exercises", "SelfCheckFailed", "PASSED", "FAILED", "SKIPPED", "MISSING"]

@@ -325,13 +325,14 @@ def run(ns, probe_name, params, exercise, table=None):
 # the catalog: this module's probes and every chapter's, listed explicitly
 # ----------------------------------------------------------------------------------------------
 try:  # (at the end: the chapter modules use the helpers above)
-    from . import probes_ch04, probes_ch05, probes_ch06
+    from . import probes_ch04, probes_ch05, probes_ch06, probes_ch07
 except ImportError:  # flat in the sandbox
     import probes_ch04
     import probes_ch05
     import probes_ch06
+    import probes_ch07
 
-CHAPTER_MODULES = (probes_ch04, probes_ch05, probes_ch06)
+CHAPTER_MODULES = (probes_ch04, probes_ch05, probes_ch06, probes_ch07)
 
 
 def catalog(*extra_modules):

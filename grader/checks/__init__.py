@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from grader.spec import ID
 
-from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06
+from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07
 
 CHAPTERS = {
     "ch00": ch00.CHECKS,
@@ -23,6 +23,7 @@ CHAPTERS = {
     "ch04": ch04.CHECKS,
     "ch05": ch05.CHECKS,
     "ch06": ch06.CHECKS,
+    "ch07": ch07.CHECKS,
 }
 
 

@@ -1,0 +1,457 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 7 — Train short, test long
+#
+# Chapters 1–5 derived every position scheme and checked it number by number. None of them showed
+# what a position *does* inside a model that has learned something. This chapter trains the same small
+# language model once per scheme, on the same text, for the same number of steps, and measures the
+# claims the field repeats:
+#
+# * a model trained on sequences of $L$ tokens and run on $2L$, $4L$, $8L$ degrades with learned and
+#   sinusoidal positions, while ALiBi stays flat (Press et al., 2022, Figure 1);
+# * RoPE models extend to longer inputs once their frequencies are scaled, but interpolation wants a
+#   little fine-tuning (Chen et al., 2023; Peng et al., 2023);
+# * a causal model without any position encoding still learns where it is, through the causal mask
+#   (Haviv et al., 2022; Kazemnejad et al., 2023).
+#
+# The models are built from **your** code: your `sinusoidal_table`, `LearnablePositionalEncoding`,
+# `RelativePositionBias`, `t5_bucket`, `alibi_bias`, `rope_cos_sin`, `apply_rope` and
+# `scaled_rope_inv_freq` plug into one attention block that you write here, `PositionalAttention`,
+# inside a small decoder, `TinyDecoder`. Everything trains on two CPU cores: the full experiment takes
+# about five minutes (section 7.4 says how to run a reduced one).
+
+# %%
+#| export
+import math  # noqa: F401  (used by the exercises: unused in the unfinished notebook)
+
+import torch
+import torch.nn.functional as F  # noqa: F401
+from torch import nn
+
+# %%
+from posenc_selfcheck import check
+
+torch.manual_seed(0)
+
+# %% [markdown]
+# ## 7.1 Three places for a position
+#
+# Every scheme of the course puts the position into attention at exactly one of three places:
+#
+# | where | what happens | schemes |
+# | --- | --- | --- |
+# | the **input** | a vector per position is added to each token embedding, once | sinusoidal (ch. 1), learned (ch. 2) |
+# | the **logits** | a number per head and pair of positions, added to $q\cdot k/\sqrt{d}$ | clipped, T5, ALiBi (ch.3) |
+# | **queries and keys** | each head's $q$, $k$ are rotated by their position | RoPE (ch. 4), scaled (ch. 5) |
+#
+# and NoPE puts it nowhere. So one attention block can serve them all if it asks a **scheme** object at
+# those three places. The interface, written out (it is `posenc_selfcheck.lab.PositionScheme`, whose
+# hooks all leave their input alone, which *is* NoPE):
+#
+# ```python
+# class PositionScheme(nn.Module):
+#     def embed(self, x, position_ids):          # (B, L, d_model) -> (B, L, d_model)
+#         return x                               # absolute schemes return x + PE[position_ids]
+#     def rotate(self, t, position_ids):         # (B, H, L, d_head) -> (B, H, L, d_head)
+#         return t                               # RoPE rotates each query and key by its position
+#     def bias(self, q_positions, k_positions):  # (Lq,), (Lk,) -> (H, Lq, Lk) or None
+#         return None                            # relative schemes: a float added to the scaled logits
+# ```
+#
+# This is the design of labml's annotated implementations: one attention core, each scheme a small piece
+# beside it. The attention block never asks *which* scheme it has; it calls `rotate` on $q$ and $k$ and
+# `bias` on the positions, and the decoder calls `embed` once, on the token embeddings. A scheme that
+# learns something (a learned table, a bias table) is an `nn.Module`, so its parameters train and move
+# with the model.
+#
+# The block's job is the wiring, and every mistake in it is silent: the model still trains, just worse,
+# or it works at training length and fails when decoding. In order:
+#
+# 1. **Positions.** The new tokens sit at `past, past + 1, ...`, where `past` is the number of tokens
+#    already in the KV cache; the keys sit at `0 .. past - 1` (the cache) and then at the new positions.
+# 2. **Rotate** $q$ and $k$, never $v$ (chapter 4), *before* the new keys join the cache: the cache holds
+#    keys already rotated at their own positions.
+# 3. **Bias** goes into the logits, after the $1/\sqrt{d}$ scaling and before the softmax — in
+#    `F.scaled_dot_product_attention` that is the float `attn_mask`. Added after the softmax it is no
+#    longer a preference between keys but a change of the weights that no longer sum to one.
+# 4. **The causal mask** still applies on top of a bias: ALiBi's $-m|j-i|$ penalises the future exactly
+#    as much as the past, and only the mask removes it. With a bias, the mask is folded into it as
+#    $-\infty$ (SDPA takes one `attn_mask`); with a cache, queries are aligned to the end of the keys.
+
+# %% [markdown]
+# ### Exercise 7.1 — `PositionalAttention(d_model, num_heads, scheme)`
+#
+# Multi-head self-attention like chapter 4's `RoPEAttention` — four `nn.Linear(d_model, d_model,
+# bias=False)` named `q_proj`, `k_proj`, `v_proj`, `o_proj`, and `F.scaled_dot_product_attention` inside —
+# with the position left to `scheme`. Keep the scheme as the attribute `self.scheme` (so its parameters
+# are the block's). Raise `ValueError` naming `num_heads` when `d_model` is not divisible by it.
+#
+# `forward(x, position_ids=None, causal=True, kv_cache=None)` returns `(out, (k, v))`:
+#
+# * `x` (batch, seq, d_model); `kv_cache` is `None` or the `(k, v)` of the previous call, each
+#   (batch, heads, past, head_dim);
+# * `position_ids` of shape (seq,); when `None`, `past .. past + seq - 1` on `x.device`;
+# * rotate $q$ and $k$ with `scheme.rotate(., position_ids)`; append $k$ and $v$ to the cache;
+# * ask `scheme.bias(position_ids, k_positions)` with `k_positions` = `0 .. past - 1` followed by
+#   `position_ids`; when it is not `None`, add it to the logits (cast to $q$'s dtype), with the causal
+#   mask (queries aligned to the end of the keys) folded in as $-\infty$ when `causal`;
+# * never call `scheme.embed`: that is the decoder's, once per model.
+
+# %%
+#| export
+class PositionalAttention(nn.Module):
+    """Multi-head attention whose positions come from a scheme with three hooks:
+    rotate(q or k, positions) before the scores, bias(q_positions, k_positions) added to them, and
+    embed, which belongs to the decoder. scores = R(q) R(k)ᵀ / sqrt(d_head) + bias, causal."""
+
+    def __init__(self, d_model, num_heads, scheme):
+        super().__init__()
+        ### BEGIN SOLUTION
+        # Hint: check d_model against num_heads, keep the sizes and the scheme (self.scheme = scheme registers
+        #       it as a submodule), and create the four Linear layers without bias.
+        if num_heads <= 0 or d_model % num_heads != 0:
+            raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
+        self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
+        self.scheme = scheme
+        self.q_proj = nn.Linear(d_model, d_model, bias=False)
+        self.k_proj = nn.Linear(d_model, d_model, bias=False)
+        self.v_proj = nn.Linear(d_model, d_model, bias=False)
+        self.o_proj = nn.Linear(d_model, d_model, bias=False)
+        ### END SOLUTION
+
+    def forward(self, x, position_ids=None, causal=True, kv_cache=None):
+        ### BEGIN SOLUTION
+        # Hint: past = the cache's length; default positions torch.arange(past, past + L, device=x.device).
+        #       Split heads, rotate q and k (scheme.rotate), concatenate the cache, then ask scheme.bias for
+        #       (L, K) positions. Without a bias, SDPA with is_causal=True (no cache) or a boolean mask
+        #       torch.ones(L, K).tril(K - L); with one, bias.masked_fill(~allowed, float("-inf")) as attn_mask.
+        batch, seq, _ = x.shape
+        past = 0 if kv_cache is None else kv_cache[0].shape[2]
+        if position_ids is None:
+            # the new tokens follow the cached ones
+            position_ids = torch.arange(past, past + seq, device=x.device)  # (L,)
+
+        def heads(t):  # (B, L, d) -> (B, H, L, d_head)
+            return t.view(batch, seq, self.num_heads, self.head_dim).transpose(1, 2)
+
+        q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), heads(self.v_proj(x))
+        # q and k at their own positions (RoPE); values are never rotated
+        q, k = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids)  # (B, H, L, d_head)
+        if kv_cache is not None:
+            k = torch.cat((kv_cache[0], k), dim=2)  # (B, H, K, d_head), K = past + L
+            v = torch.cat((kv_cache[1], v), dim=2)
+        k_len = k.shape[2]
+        # keys: 0 .. past - 1 from the cache, then the new tokens
+        k_positions = torch.cat((torch.arange(past, device=x.device), position_ids))  # (K,)
+        bias = self.scheme.bias(position_ids, k_positions)  # (H, L, K) or None
+        if bias is None and (not causal or seq == k_len):
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        else:
+            # query i sits at k_len - seq + i: it may see keys j <= k_len - seq + i
+            allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq) if causal else None
+            if bias is None:
+                mask = allowed
+            else:
+                # logits = q·k / sqrt(d_head) + bias, and -inf where the causal mask forbids
+                bias = bias.to(q.dtype)  # (H, L, K)
+                mask = bias if allowed is None else bias.masked_fill(~allowed, float("-inf"))
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, H, L, d_head)
+        out = out.transpose(1, 2).reshape(batch, seq, self.d_model)  # (B, L, d)
+        return self.o_proj(out), (k, v)
+        ### END SOLUTION
+
+
+# %% tags=["selfcheck"]
+check("PositionalAttention", PositionalAttention)
+
+# %% [markdown]
+# ## 7.2 A small decoder
+#
+# The model is a GPT-style decoder (Radford et al., 2019), small enough to train in seconds:
+#
+# $$h_0 = \operatorname{embed}\big(\sqrt{d}\;E[\text{token}],\ p\big), \qquad
+#   h \leftarrow h + \operatorname{Attn}(\operatorname{LN}(h)), \qquad
+#   h \leftarrow h + \operatorname{MLP}(\operatorname{LN}(h)), \qquad
+#   \text{logits} = \operatorname{LN}(h)\,E^\top .$$
+#
+# * **Pre-norm** blocks (LayerNorm before attention and before the MLP, the residual stream left alone),
+#   as in GPT-2 and LLaMA: they train without warm-up tricks. A final LayerNorm before the head.
+# * **Weight tying** (Press and Wolf, 2017): the output head is the token embedding matrix $E$, so the
+#   model has one table of token vectors, used both ways.
+# * **$\sqrt{d}$ scaling** of the token embeddings, as in Vaswani et al. (2017): with $E$ initialised at
+#   $\mathcal N(0, 1/d)$, a scaled token vector has entries of order one, like the sinusoidal table it
+#   is added to. Without it, the position would drown the token at initialisation.
+# * The scheme's `embed` is called **once**, on the scaled token embeddings. Adding the table again in
+#   every layer, or after the first one, is a different (and worse) model.
+# * The MLP is `nn.Sequential(nn.Linear(d, 4d), nn.GELU(), nn.Linear(4d, d))`.
+#
+# One scheme object serves every layer: the decoder and all its attention blocks hold the *same*
+# scheme, so a learned bias table is shared by the layers, as T5 shares its bias (chapter 3).
+
+# %% [markdown]
+# ### Exercise 7.2 — `TinyDecoder(vocab_size, d_model, num_layers, num_heads, scheme, causal=True)`
+#
+# Write a block `DecoderBlock(d_model, num_heads, scheme)` with the attributes `attn_norm`
+# (`nn.LayerNorm`), `attn` (your `PositionalAttention`), `mlp_norm` (`nn.LayerNorm`) and `mlp` (as above),
+# and the decoder with
+#
+# * `embed_tokens = nn.Embedding(vocab_size, d_model)`, `scheme` (the scheme, kept as an attribute),
+#   `layers = nn.ModuleList` of `num_layers` blocks, `norm = nn.LayerNorm(d_model)`, `causal`;
+# * no separate head: `logits = norm(h) @ embed_tokens.weight.T`.
+#
+# These names make a `state_dict` load by name, the way checkpoints do.
+# `forward(tokens, kv_caches=None)` takes tokens (batch, seq) and `None` or the list of one `(k, v)` per
+# layer from the previous call, and returns `(logits, kv_caches)`, logits (batch, seq, vocab_size). The
+# positions are `past .. past + seq - 1` on the tokens' device, with `past` the cached length. Raise
+# `ValueError` naming `num_heads` when `d_model` is not divisible by it.
+
+# %%
+#| export
+class DecoderBlock(nn.Module):
+    """Pre-norm block: h + Attn(LN(h)), then h + MLP(LN(h)). Returns (h, (k, v))."""
+
+    def __init__(self, d_model, num_heads, scheme):
+        super().__init__()
+        ### BEGIN SOLUTION
+        # Hint: attn_norm, attn = PositionalAttention(d_model, num_heads, scheme), mlp_norm, and
+        #       mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model)).
+        self.attn_norm = nn.LayerNorm(d_model)
+        self.attn = PositionalAttention(d_model, num_heads, scheme)
+        self.mlp_norm = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
+        ### END SOLUTION
+
+    def forward(self, h, position_ids, causal=True, kv_cache=None):
+        ### BEGIN SOLUTION
+        # Hint: normalise, attend (passing positions, causal and the cache on), add to h; then the MLP the same way.
+        # h <- h + Attn(LN(h))
+        attended, kv_cache = self.attn(self.attn_norm(h), position_ids, causal, kv_cache)
+        h = h + attended  # (B, L, d)
+        # h <- h + MLP(LN(h))
+        return h + self.mlp(self.mlp_norm(h)), kv_cache
+        ### END SOLUTION
+
+
+class TinyDecoder(nn.Module):
+    """A GPT-style decoder whose positions come from one shared scheme.
+
+    h_0 = scheme.embed(sqrt(d) E[tokens], p); pre-norm blocks; logits = LN(h) Eᵀ (weight tying)."""
+
+    def __init__(self, vocab_size, d_model, num_layers, num_heads, scheme, causal=True):
+        super().__init__()
+        ### BEGIN SOLUTION
+        # Hint: check the sizes; embed_tokens, scheme, layers (nn.ModuleList of DecoderBlock), norm, causal.
+        if num_heads <= 0 or d_model % num_heads != 0:
+            raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
+        self.embed_tokens = nn.Embedding(vocab_size, d_model)  # (V, d), also the output head
+        self.scheme = scheme
+        self.layers = nn.ModuleList(DecoderBlock(d_model, num_heads, scheme) for _ in range(num_layers))
+        self.norm = nn.LayerNorm(d_model)
+        self.causal = causal
+        ### END SOLUTION
+
+    def forward(self, tokens, kv_caches=None):
+        ### BEGIN SOLUTION
+        # Hint: past from the first layer's cached keys; positions on tokens.device; embed once (after the
+        #       sqrt(d) scaling); run the layers, collecting their caches; the tied head is a matmul with
+        #       embed_tokens.weight.T.
+        batch, seq = tokens.shape
+        past = 0 if kv_caches is None else kv_caches[0][0].shape[2]
+        position_ids = torch.arange(past, past + seq, device=tokens.device)  # (L,)
+        # h_0 = embed(sqrt(d) E[tokens], p): the position enters here once, or not at all
+        h = self.embed_tokens(tokens) * math.sqrt(self.embed_tokens.embedding_dim)  # (B, L, d)
+        h = self.scheme.embed(h, position_ids)
+        caches = []
+        for n, layer in enumerate(self.layers):
+            h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])
+            caches.append(cache)
+        # logits = LN(h) Eᵀ
+        return self.norm(h) @ self.embed_tokens.weight.T, caches  # (B, L, V)
+        ### END SOLUTION
+
+
+# %% tags=["selfcheck"]
+check("TinyDecoder", TinyDecoder)
+
+# %% [markdown]
+# ## 7.3 Your chapters, plugged in
+#
+# Each of chapters 1–5 ends with an **export cell**. It copies your finished exercises of that chapter, with
+# the imports and helpers they use, into a small package of your own, `posenc_mine/`, beside the notebooks
+# (`posenc_mine/ch03.py` for chapter 3), and runs their self-checks on the copy. This chapter loads them
+# from there, checks each one again, and says where each came from. When one is missing or fails its
+# self-check, the line names the chapter and the exercise to finish, and the schemes that need it are left
+# out of the experiments (the others still run). Inside the course's own repository (where this
+# chapter's solution notebook runs in CI, without the earlier notebooks having run), a missing exercise
+# comes from the course's reference solutions instead, and the listing says so.
+#
+# The position schemes themselves are small adapters in `posenc_selfcheck.lab` that turn your functions
+# into the three hooks. Two of them:
+
+# %% tags=["demo"]
+import inspect
+
+from posenc_selfcheck import lab
+
+impl = lab.load_exercises()  # your sinusoidal_table, LearnablePositionalEncoding, ..., scaled_rope_inv_freq
+print()
+print(inspect.getsource(lab.ALiBi))
+print(inspect.getsource(lab.RoPE._tables))
+
+# %% [markdown]
+# Every adapter is like these: a few lines that call your code. `RoPE.set_frequencies(...)` switches a
+# trained model to chapter 5's scaled frequencies; it changes the angles, not a single weight.
+
+# %% [markdown]
+# ## 7.4 The text, the model, the budget
+#
+# **Text.** No download: the corpus is Python's own reference manual, which every CPython installation
+# ships as `pydoc_data.topics` (about 466,000 bytes of English prose and code examples). The tokens are
+# the bytes (a vocabulary of 256), the first 90% is for training, the last 10% is held out. Same Python
+# version, same bytes: the corpus prints its SHA-256 so two machines can compare.
+#
+# **Model.** `TinyDecoder` with $d = 64$, 2 layers, 4 heads of 16 dimensions, trained with AdamW for
+# 1,500 steps on batches of 32 windows of $L = 64$ bytes (learning rate $3\cdot10^{-3}$, 100 warm-up steps,
+# cosine to a tenth), every scheme on the same batches in the same order, from the same initial weights
+# outside the scheme (`lab.train.initialize` sets them, so your own initialisation does not decide the
+# comparison). Then every model is scored on the same 32,768 held-out bytes cut into windows of 64, 128,
+# 256 and 512 (Press et al.'s non-overlapping evaluation): a window of $8L$ holds 448 positions the model
+# never saw in training.
+#
+# **Budget.** The whole chapter runs in about five minutes on one CPU thread (section 7.10 lists the
+# measured times). `POSENC_CH7_RUN=reduced` in the environment selects a small configuration that runs the
+# same code in seconds (that is what CI runs); its numbers mean nothing. Seeds fix everything: the same
+# machine gives the same numbers.
+
+# %% tags=["demo"]
+experiment = lab.Lab(TinyDecoder, impl, lab.config_from_env())
+
+# %% [markdown]
+# ## 7.5 Experiment 1: train short, test long
+#
+# Seven models, one per scheme: NoPE, sinusoidal (your `sinusoidal_table`), learned absolute (your
+# `LearnablePositionalEncoding`, with a table of $8L$ rows of which training only reaches the first $L$),
+# the clipped relative bias ($K = 16$, your `RelativePositionBias`), T5's buckets (32 buckets up to
+# distance 64, your `t5_bucket`), ALiBi (your `alibi_bias`) and RoPE (your `rope_cos_sin` and
+# `apply_rope`).
+
+# %% tags=["demo"]
+experiment.train_schemes()
+
+# %% tags=["demo"]
+experiment.extrapolation()
+
+# %% [markdown]
+# RESULTS-EXTRAPOLATION
+
+# %% [markdown]
+# ## 7.6 Experiment 2: extending RoPE
+#
+# Chapter 5 explained why RoPE degrades past its training length (slow pairs meet angles they never saw)
+# and built four ways to compute the frequencies for a longer context. Here the RoPE model of experiment 1
+# is run at $4L$ with each of them, scale factor $s = 4$ and $L_0 = L$:
+#
+# * `default`: the frequencies it was trained with;
+# * `linear` (Chen et al., 2023): every frequency divided by 4, so position $4L$ lands where $L$ was;
+# * `dynamic`: the base raised as the input grows, no fine-tuning intended;
+# * `yarn` (Peng et al., 2023): slow pairs interpolated, fast pairs kept, cos and sin times
+#   $0.1\ln 4 + 1$.
+#
+# With $d_{head} = 16$ and base $10^4$ the 8 pairs have wavelengths from $2\pi \approx 6.3$ to about
+# 20,000 bytes; at $L = 64$ pairs 3 to 7 never complete a turn, so five of the eight extrapolate.
+#
+# Then each variant gets a short fine-tune — 200 steps at $2L = 128$ with its own frequencies, a scaled-down
+# version of Chen et al.'s 1,000 steps at the target length — and is scored again.
+
+# %% tags=["demo"]
+experiment.rope_scaling()
+
+# %% [markdown]
+# RESULTS-ROPE
+
+# %% [markdown]
+# ## 7.7 Experiment 3: what the heads do
+#
+# `F.scaled_dot_product_attention` does not return its weights, so `posenc_selfcheck.lab` records them:
+# within `lab.analysis.recording_attention()` every call of it also stores its probabilities
+# $\operatorname{softmax}(qk^\top/\sqrt d + \text{mask})$. (This is why the exercise asks you to call it as
+# `F.scaled_dot_product_attention`.) Below, the last layer of three models on one held-out window of
+# $2L$ bytes, one panel per head; each row is a query, each column a key. The printed numbers are the mean
+# distance each head looks back, at $L$ and at $8L$.
+
+# %% tags=["demo"]
+experiment.attention_maps()
+
+# %% [markdown]
+# RESULTS-ATTENTION
+
+# %% [markdown]
+# ## 7.8 Experiment 4: NoPE knows where it is
+#
+# A causal model without positions is not blind to them. Query $i$ attends over $i + 1$ keys, so anything it
+# averages is diluted by a factor that depends on $i$: attending evenly to all keys and reading a feature
+# that only the first token has gives $1/(i+1)$, a position signal that the next layer can use. Haviv et al.
+# (2022) showed that causal language models without position encodings learn such signals, and that
+# a **linear probe** can read the position from their hidden states; without the causal mask, attention
+# without positions is permutation-equivariant (chapter 0), and no such signal can exist.
+#
+# The probe: from each layer's hidden states of 256 held-out windows of $L$ bytes, fit a ridge regression
+# to the position on half of the windows and score it on the other half ($R^2$: 1 is perfect, 0 is no
+# better than always guessing the mean position). The comparison is a NoPE model trained *without* the causal
+# mask — on a masked-token objective, since a next-token objective without the mask would show it the
+# answer.
+
+# %% tags=["demo"]
+experiment.position_probe()
+
+# %% [markdown]
+# RESULTS-PROBE
+
+# %% [markdown]
+# ## 7.9 Every scheme, side by side
+#
+# The table combines what the chapters derived with what this run measured. Step times come from the
+# training runs above (one run after the other, so a busy machine blurs them);
+# `benchmarks/bench_train.py` in the course's repository times one step of every scheme side by side.
+
+# %% tags=["demo"]
+experiment.comparison()
+
+# %% [markdown]
+# RESULTS-FAQ
+
+# %% [markdown]
+# ## 7.10 Summary
+#
+# RESULTS-SUMMARY
+#
+# **Further reading.** Press, Smith and Lewis (2022), *Train Short, Test Long: Attention with Linear Biases
+# Enables Input Length Extrapolation*. Chen et al. (2023), *Extending Context Window of Large Language Models
+# via Positional Interpolation*. Peng et al. (2023), *YaRN: Efficient Context Window Extension of Large
+# Language Models*. Haviv et al. (2022), *Transformer Language Models without Positional Encodings Still
+# Learn Positional Information*. Kazemnejad et al. (2023), *The Impact of Positional Encoding on Length
+# Generalization in Transformers*. Press and Wolf (2017), *Using the Output Embedding to Improve Language
+# Models* (weight tying).
+
+# %% [markdown]
+# ## Hand your code on
+#
+# Export this chapter too: then `python -m posenc_selfcheck.lab --out results/`, run in this folder, repeats
+# every experiment from a terminal with your decoder and writes `results.json` and the figures.
+
+# %%
+import posenc_selfcheck
+
+posenc_selfcheck.export_exercises("07_train_short_test_long", globals())

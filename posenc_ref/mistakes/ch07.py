@@ -1,0 +1,155 @@
+"""Chapter 7 mistakes: position schemes wired into attention and into the decoder the wrong way."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import ch07_train_short_test_long as ref
+from . import Mistake
+
+
+# ---- the attention block ----------------------------------------------------------------------
+def _attention(kind):
+    """PositionalAttention with one wiring mistake; everything else as in the reference."""
+
+    class Wrong(ref.PositionalAttention):
+        def forward(self, x, position_ids=None, causal=True, kv_cache=None):
+            batch, seq, _ = x.shape
+            past = 0 if kv_cache is None else kv_cache[0].shape[2]
+            if position_ids is None:
+                start = 0 if kind == "no_decode_offset" else past
+                position_ids = torch.arange(start, start + seq, device=x.device)
+            if kind == "embeds_inside":
+                x = self.scheme.embed(x, position_ids)
+
+            def heads(t):
+                return t.view(batch, seq, self.num_heads, self.head_dim).transpose(1, 2)
+
+            q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), heads(self.v_proj(x))
+            q = self.scheme.rotate(q, position_ids)
+            if kind not in ("k_not_rotated", "cache_unrotated"):
+                k = self.scheme.rotate(k, position_ids)
+            if kind == "rotates_v":
+                v = self.scheme.rotate(v, position_ids)
+            if kv_cache is not None:
+                k, v = torch.cat((kv_cache[0], k), dim=2), torch.cat((kv_cache[1], v), dim=2)
+            k_len = k.shape[2]
+            k_positions = torch.cat((torch.arange(past, device=x.device), position_ids))
+            cached = k
+            if kind == "cache_unrotated":  # every key rotated again at each call; the cache keeps them raw
+                k = self.scheme.rotate(k, k_positions)
+            bias = self.scheme.bias(position_ids, k_positions)
+            diagonal = 0 if kind == "top_left_causal" else k_len - seq
+            allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(diagonal)
+            if not causal or (kind == "no_causal_with_bias" and bias is not None):
+                allowed = torch.ones_like(allowed)
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, L, K)
+            if bias is not None and kind == "bias_before_scale":
+                scores = (q @ k.transpose(-2, -1) + bias) / math.sqrt(self.head_dim)
+            elif bias is not None and kind != "bias_after_softmax":
+                scores = scores + bias
+            weights = scores.masked_fill(~allowed, float("-inf")).softmax(-1)
+            if bias is not None and kind == "bias_after_softmax":
+                weights = weights + bias.masked_fill(~allowed, 0.0)
+            out = (weights @ v).transpose(1, 2).reshape(batch, seq, self.d_model)
+            return self.o_proj(out), (cached, v)
+
+    return Wrong
+
+
+# ---- the decoder ------------------------------------------------------------------------------
+def _decoder(kind):
+    """TinyDecoder with one mistake in how positions, norms or the head are wired."""
+
+    class Wrong(ref.TinyDecoder):
+        def forward(self, tokens, kv_caches=None):
+            batch, seq = tokens.shape
+            past = 0 if kv_caches is None or kind == "no_decode_offset" else kv_caches[0][0].shape[2]
+            position_ids = torch.arange(past, past + seq, device=tokens.device)
+            h = self.embed_tokens(tokens)
+            if kind != "no_embed_scale":
+                h = h * math.sqrt(self.embed_tokens.embedding_dim)
+            if kind != "embed_after_first_layer":
+                h = self.scheme.embed(h, position_ids)
+            caches = []
+            for n, layer in enumerate(self.layers):
+                if kind == "embed_every_layer" and n > 0:
+                    h = self.scheme.embed(h, position_ids)
+                cache = None if kv_caches is None else kv_caches[n]
+                causal = True if kind == "ignores_causal" else self.causal
+                if kind == "post_norm":
+                    attended, cache = layer.attn(h, position_ids, causal, cache)
+                    h = layer.attn_norm(h + attended)
+                    h = layer.mlp_norm(h + layer.mlp(h))
+                else:
+                    h, cache = layer(h, position_ids, causal, cache)
+                if kind == "embed_after_first_layer" and n == 0:
+                    h = self.scheme.embed(h, position_ids)
+                caches.append(cache)
+            if kind != "no_final_norm":
+                h = self.norm(h)
+            return h @ self.embed_tokens.weight.T, caches
+
+    return Wrong
+
+
+ATTN = "PositionalAttention"
+DECODER = "TinyDecoder"
+
+MISTAKES = {
+    "scheme_bias_after_softmax": Mistake(
+        ATTN, "the bias is added after the softmax: add it to the logits, before the softmax (SDPA's float "
+              "attn_mask is added to q·k/sqrt(d)); after it, the weights no longer sum to one",
+        _attention("bias_after_softmax")),
+    "scheme_bias_before_scale": Mistake(
+        ATTN, "the bias is divided by sqrt(d_head) with the scores: add it after the scaling, "
+              "logits = q·k/sqrt(d) + bias (what SDPA does with a float attn_mask)",
+        _attention("bias_before_scale")),
+    "scheme_no_causal_with_bias": Mistake(
+        ATTN, "with a bias the causal mask is gone: ALiBi's -m|j - i| penalises future keys but does not hide "
+              "them; fold the mask into the bias as -inf (bias.masked_fill(~allowed, -inf))",
+        _attention("no_causal_with_bias")),
+    "scheme_no_decode_offset": Mistake(
+        ATTN, "positions are not offset when decoding: with a cache of `past` keys the new tokens sit at "
+              "past, past + 1, ..., not at 0, 1, ...",
+        _attention("no_decode_offset")),
+    "scheme_rotates_v": Mistake(
+        ATTN, "the values are rotated too: scheme.rotate acts on queries and keys only", _attention("rotates_v")),
+    "scheme_k_not_rotated": Mistake(
+        ATTN, "the keys are not rotated: rotate both q and k with scheme.rotate", _attention("k_not_rotated")),
+    "scheme_cache_unrotated": Mistake(
+        ATTN, "the cache holds keys before their rotation: rotate the new keys, then append them to the cache "
+              "(a key's rotation depends only on its own position, so it is never redone)",
+        _attention("cache_unrotated")),
+    "scheme_top_left_causal": Mistake(
+        ATTN, "with a cache the causal mask is aligned to the start of the keys: query i of a chunk sits at "
+              "k_len - seq + i, so allow keys j <= k_len - seq + i (tril(k_len - seq), not is_causal=True)",
+        _attention("top_left_causal")),
+    "scheme_embeds_inside": Mistake(
+        ATTN, "the attention block calls scheme.embed: an absolute table is added once, by the decoder, to the "
+              "token embeddings; inside attention it would be added in every layer",
+        _attention("embeds_inside")),
+    "decoder_embed_every_layer": Mistake(
+        DECODER, "the absolute table is added before every layer: add it once, to the token embeddings",
+        _decoder("embed_every_layer")),
+    "decoder_embed_after_first_layer": Mistake(
+        DECODER, "the absolute table is added after the first layer: add it to the token embeddings, before "
+                 "layer 0", _decoder("embed_after_first_layer")),
+    "decoder_no_decode_offset": Mistake(
+        DECODER, "positions are not offset when decoding: with caches holding `past` tokens the new tokens sit "
+                 "at past, past + 1, ...", _decoder("no_decode_offset")),
+    "decoder_post_norm": Mistake(
+        DECODER, "the blocks are post-norm, LN(h + Attn(h)): normalise the block's input instead, "
+                 "h + Attn(LN(h)) and h + MLP(LN(h))", _decoder("post_norm")),
+    "decoder_no_final_norm": Mistake(
+        DECODER, "the final LayerNorm is missing: logits = norm(h) @ embed_tokens.weight.T",
+        _decoder("no_final_norm")),
+    "decoder_no_embed_scale": Mistake(
+        DECODER, "the token embeddings are not scaled: multiply them by sqrt(d_model) before the scheme's embed",
+        _decoder("no_embed_scale")),
+    "decoder_ignores_causal": Mistake(
+        DECODER, "the decoder ignores causal=False: pass self.causal on to every attention block",
+        _decoder("ignores_causal")),
+}

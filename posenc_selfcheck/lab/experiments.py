@@ -1,0 +1,396 @@
+"""Chapter 7's experiments, one method per experiment, the same for the notebook and the command line.
+
+    lab = Lab(TinyDecoder, impl, config_from_env())
+    lab.train_schemes()      # every scheme, trained at train_len
+    lab.extrapolation()      # 1. loss at 1x, 2x, 4x, 8x train_len (Press et al.'s Figure 1)
+    lab.rope_scaling()       # 2. RoPE at 4x with chapter 5's frequencies, without and with a short fine-tune
+    lab.attention_maps()     # 3. what the heads attend to
+    lab.position_probe()     # 4. a linear probe reads positions from NoPE's hidden states
+    lab.comparison()         # 5. the table of every scheme, with this run's numbers
+    lab.save(folder)         # results.json and the figures
+
+`Lab.run(folder)` calls exactly these, in this order (`Lab.STEPS`). The notebook calls them one cell at a
+time; `python -m posenc_selfcheck.lab` calls `run`. `config_from_env()` picks the configuration from the
+environment variable POSENC_CH7_RUN ("full", the default, or "reduced": same code, smaller sizes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from . import analysis, data, plots, train
+from .schemes import ALiBi, LearnedAbsolute, MissingExercise, PositionScheme, RelativeBias, RoPE, Sinusoidal, T5Bias
+
+ENV = "POSENC_CH7_RUN"
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    name: str
+    d_model: int = 64  # width of the residual stream
+    num_layers: int = 2
+    num_heads: int = 4  # head_dim = d_model / num_heads
+    train_len: int = 64  # L: every scheme trains on windows of L bytes
+    batch_size: int = 32
+    steps: int = 1500  # training steps per scheme
+    lr: float = 3e-3  # AdamW peak learning rate (linear warm-up, cosine to a tenth)
+    warmup: int = 100
+    eval_factors: tuple = (1, 2, 4, 8)  # evaluation lengths, in multiples of L
+    eval_tokens: int = 32768  # held-out bytes scored at every length
+    relative_max_distance: int = 16  # K of the clipped relative bias
+    t5_buckets: int = 32
+    t5_max_distance: int = 64  # T5 uses 128 at a training length of 512; here every bucket is seen in training
+    rope_factor: float = 4.0  # chapter 5's scale factor s: the target length is s L
+    finetune_factor: int = 2  # fine-tune at this multiple of L (Chen et al. fine-tune at the target length)
+    finetune_steps: int = 200
+    finetune_lr: float = 1e-3
+    mlm_steps: int = 1000  # the bidirectional NoPE model of the probe (masked-token objective)
+    probe_sequences: int = 256  # windows of L for the position probe (half to fit, half to score)
+    seed: int = 0
+    threads: int = 1  # small models gain little from a second thread, and lose much on a busy machine
+
+
+FULL = Config("full")
+# The same experiments, small enough for CI: the solution notebook runs this one under nbval.
+REDUCED = Config("reduced", d_model=32, num_heads=4, train_len=32, batch_size=16, steps=40, warmup=10,
+                 eval_tokens=2048, relative_max_distance=8, t5_max_distance=32, finetune_steps=10, mlm_steps=30,
+                 probe_sequences=32)
+CONFIGS = {"full": FULL, "reduced": REDUCED}
+
+
+def config_from_env():
+    """FULL, or REDUCED when POSENC_CH7_RUN=reduced."""
+    name = os.environ.get(ENV, "full")
+    if name not in CONFIGS:
+        raise ValueError(f"{ENV}={name!r}: choose one of {', '.join(CONFIGS)}")
+    return CONFIGS[name]
+
+
+SCHEMES = ("NoPE", "sinusoidal", "learned", "relative", "T5", "ALiBi", "RoPE")
+NEEDS = {  # the exercises of chapters 1-5 each scheme is built from
+    "NoPE": (), "sinusoidal": ("sinusoidal_table",), "learned": ("LearnablePositionalEncoding",),
+    "relative": ("RelativePositionBias",), "T5": ("t5_bucket",), "ALiBi": ("alibi_bias",),
+    "RoPE": ("rope_cos_sin", "apply_rope"),
+}
+EXERCISES = tuple(dict.fromkeys(n for names in NEEDS.values() for n in names)) + (
+    "resize_position_table", "scaled_rope_inv_freq")
+ROPE_VARIANTS = ("default", "linear", "dynamic", "yarn")
+MASK_ID = data.VOCAB_SIZE  # the masked-token objective's [MASK]: one id past the bytes
+
+
+class Lab:
+    STEPS = ("train_schemes", "extrapolation", "rope_scaling", "attention_maps", "position_probe", "comparison")
+
+    def __init__(self, model_cls, impl, config=None):
+        self.model_cls, self.impl = model_cls, impl
+        self.config = config or config_from_env()
+        torch.set_num_threads(self.config.threads)
+        self.corpus = data.load_corpus()
+        self.models, self.figures, self.skipped = {}, {}, {}
+        self.results = {
+            "config": dataclasses.asdict(self.config), "corpus": self.corpus.describe(),
+            "torch": torch.__version__, "python": platform.python_version(), "threads": torch.get_num_threads(),
+            "machine": platform.machine(), "steps": list(self.STEPS),
+        }
+        c = self.config
+        print(f"{c.name} run: d_model={c.d_model}, {c.num_layers} layers, {c.num_heads} heads, trained on "
+              f"{c.steps} batches of {c.batch_size} x {c.train_len} bytes; torch threads: {torch.get_num_threads()}")
+        print(f"text: {self.corpus.describe()}")
+
+    # ---- building blocks ---------------------------------------------------------------------
+    def scheme(self, name):
+        c, impl = self.config, self.impl
+        head_dim = c.d_model // c.num_heads
+        build = {
+            "NoPE": lambda: PositionScheme(),
+            "sinusoidal": lambda: Sinusoidal(impl, c.d_model),
+            "learned": lambda: LearnedAbsolute(impl, c.d_model, max(c.eval_factors) * c.train_len),
+            "relative": lambda: RelativeBias(impl, c.num_heads, c.relative_max_distance),
+            "T5": lambda: T5Bias(impl, c.num_heads, c.t5_buckets, c.t5_max_distance),
+            "ALiBi": lambda: ALiBi(impl, c.num_heads),
+            "RoPE": lambda: RoPE(impl, head_dim),
+        }
+        return build[name]()
+
+    def new_model(self, name, causal=True, vocab_size=data.VOCAB_SIZE):
+        """A freshly initialised model with scheme `name` (the same initial weights outside the scheme for all)."""
+        c = self.config
+        torch.manual_seed(c.seed)  # the scheme's own initialisation
+        scheme = self.scheme(name)
+        if causal:
+            model = self.model_cls(vocab_size, c.d_model, c.num_layers, c.num_heads, scheme)
+        else:
+            model = self.model_cls(vocab_size, c.d_model, c.num_layers, c.num_heads, scheme, causal=False)
+        return train.initialize(model, c.seed)
+
+    def sampler(self, length):
+        return lambda generator: data.random_windows(self.corpus.train, self.config.batch_size, length, generator)
+
+    def evaluate(self, model, length):
+        inputs, targets = data.eval_windows(self.corpus.held_out, length, self.eval_tokens())
+        return train.evaluate(model, inputs, targets)
+
+    def eval_tokens(self):
+        longest = max(self.config.eval_factors) * self.config.train_len
+        return max(longest, self.config.eval_tokens // longest * longest)
+
+    def lengths(self):
+        return [f * self.config.train_len for f in self.config.eval_factors]
+
+    # ---- training ----------------------------------------------------------------------------
+    def train_schemes(self, names=SCHEMES):
+        """Train one model per scheme at train_len, on the same batches in the same order."""
+        c = self.config
+        self.results["training"] = {}
+        for name in names:
+            try:
+                model = self.new_model(name)
+            except MissingExercise as exc:
+                self.skipped[name] = str(exc)
+                print(f"{name}: skipped. {exc}")
+                continue
+            log = train.train(model, self.sampler(c.train_len), c.steps, c.lr, c.warmup,
+                              label=f"{name} (L={c.train_len})", seed=c.seed)
+            scheme_params = sum(p.numel() for p in model.scheme.parameters())
+            self.results["training"][name] = {**log, "scheme_parameters": scheme_params,
+                                              "parameters": sum(p.numel() for p in model.parameters())}
+            self.models[name] = model
+
+    # ---- 1. train short, test long -----------------------------------------------------------
+    def extrapolation(self):
+        """Loss at every evaluation length, one line per scheme; learned also with its table resized."""
+        out = {"lengths": self.lengths(), "loss": {}, "per_position": {}}
+        for name, model in self.models.items():
+            results = [self.evaluate(model, length) for length in out["lengths"]]
+            out["loss"][name] = [r["loss"] for r in results]
+            out["per_position"][name] = _bins(results[-1]["per_position"], self.config.train_len // 4)
+        learned = self.models.get("learned")
+        if learned is not None and getattr(self.impl, "resize_position_table", None) is not None:
+            learned.scheme.stretch(self.config.train_len)
+            out["loss"]["learned, table resized"] = [self.evaluate(learned, n)["loss"] for n in out["lengths"]]
+            learned.scheme.stretch(None)
+        self.results["extrapolation"] = out
+        _print_table("mean loss (nats per byte) at each evaluation length", out["lengths"], out["loss"])
+        self.figures["extrapolation"] = plots.extrapolation(out, self.config.train_len)
+        return self.figures["extrapolation"]
+
+    # ---- 2. extending RoPE -------------------------------------------------------------------
+    def rope_scaling(self):
+        """The RoPE model with chapter 5's frequencies at factor s, as trained and after a short fine-tune at
+        finetune_factor x train_len with those frequencies."""
+        c = self.config
+        if "RoPE" not in self.models:
+            print("RoPE was not trained: nothing to extend")
+            return None
+        if getattr(self.impl, "scaled_rope_inv_freq", None) is None:
+            print("chapter 5's scaled_rope_inv_freq is missing: only the default frequencies can be shown. "
+                  + getattr(self.impl, "problems", {}).get("scaled_rope_inv_freq", ""))
+        base = self.models["RoPE"]
+        lengths = [c.train_len * f for f in (1, c.finetune_factor, int(c.rope_factor))]
+        out = {"lengths": lengths, "factor": c.rope_factor, "finetune_len": c.finetune_factor * c.train_len,
+               "finetune_steps": c.finetune_steps, "no_finetune": {}, "finetuned": {}}
+        for variant in ROPE_VARIANTS:
+            if variant != "default" and getattr(self.impl, "scaled_rope_inv_freq", None) is None:
+                continue
+            scaling = {} if variant == "default" else {"rope_type": variant, "factor": c.rope_factor,
+                                                       "original_max_position_embeddings": c.train_len}
+            base.scheme.set_frequencies(**scaling)
+            out["no_finetune"][variant] = [self.evaluate(base, n)["loss"] for n in lengths]
+            base.scheme.set_frequencies()
+            tuned = self.new_model("RoPE")
+            tuned.load_state_dict(base.state_dict())
+            tuned.scheme.set_frequencies(**scaling)
+            train.train(tuned, self.sampler(c.finetune_factor * c.train_len), c.finetune_steps, c.finetune_lr,
+                        warmup=max(1, c.finetune_steps // 10), label=f"fine-tune {variant} (L={out['finetune_len']})",
+                        seed=c.seed + 1)
+            out["finetuned"][variant] = [self.evaluate(tuned, n)["loss"] for n in lengths]
+        self.results["rope_scaling"] = out
+        _print_table(f"RoPE, scale factor {c.rope_factor:g}: as trained", lengths, out["no_finetune"])
+        _print_table(f"after {c.finetune_steps} steps at L={out['finetune_len']}", lengths, out["finetuned"])
+        self.figures["rope_scaling"] = plots.rope_scaling(out, c.train_len)
+        return self.figures["rope_scaling"]
+
+    # ---- 3. what the heads do ----------------------------------------------------------------
+    def attention_maps(self, names=("ALiBi", "RoPE", "NoPE")):
+        """Attention probabilities of one held-out window of 2 x train_len, and the mean distance each head
+        looks back, at train_len and at the longest evaluation length."""
+        c = self.config
+        names = [n for n in names if n in self.models]
+        window = self.corpus.held_out[: 2 * c.train_len][None]  # (1, 2L)
+        longest = self.corpus.held_out[: max(self.lengths())][None]
+        out, maps = {"window": 2 * c.train_len, "mean_distance": {}}, {}
+        for name in names:
+            model = self.models[name]
+            try:
+                maps[name] = [w[0] for w in analysis.attention_weights(model, window)]  # per layer (H, 2L, 2L)
+                short = analysis.attention_weights(model, window[:, :c.train_len])
+                long = analysis.attention_weights(model, longest)
+            except RuntimeError as exc:
+                print(f"{name}: {exc}")
+                continue
+            out["mean_distance"][name] = {
+                str(c.train_len): [analysis.mean_distance(w).tolist() for w in short],
+                str(longest.shape[1]): [analysis.mean_distance(w).tolist() for w in long]}
+            print(f"{name:>10}: mean distance looked back per head (last layer), at L={c.train_len}: "
+                  + ", ".join(f"{v:5.1f}" for v in out["mean_distance"][name][str(c.train_len)][-1])
+                  + f"; at L={longest.shape[1]}: "
+                  + ", ".join(f"{v:5.1f}" for v in out["mean_distance"][name][str(longest.shape[1])][-1]))
+        self.results["attention"] = out
+        if maps:
+            self.figures["attention_maps"] = plots.attention_maps(maps, c.train_len)
+            return self.figures["attention_maps"]
+        return None
+
+    # ---- 4. NoPE knows where it is -----------------------------------------------------------
+    def position_probe(self):
+        """Fit a linear probe from each layer's hidden states to the position, for the causal NoPE model and
+        for a NoPE model trained without the causal mask (masked-token objective)."""
+        c = self.config
+        if "NoPE" not in self.models:
+            print("NoPE was not trained: nothing to probe")
+            return None
+        bidirectional = self.new_model("NoPE", causal=False, vocab_size=data.VOCAB_SIZE + 1)
+        log = train.train(bidirectional, self.sampler(c.train_len), c.mlm_steps, c.lr, c.warmup,
+                          label="NoPE, no causal mask (masked)", objective="mlm", mask_id=MASK_ID, seed=c.seed)
+        n = c.probe_sequences
+        windows = self.corpus.held_out[: n * c.train_len].view(n, c.train_len)  # (N, L)
+        out = {"sequences": n, "bidirectional_training": {"loss_curve": log["loss_curve"], "objective": "masked"}}
+        for label, model in (("causal", self.models["NoPE"]), ("bidirectional", bidirectional)):
+            states = analysis.hidden_states(model, windows)  # [(N, L, d)] input of layer 0, then every layer
+            out[label] = [analysis.position_probe(s[: n // 2], s[n // 2:]) for s in states]
+            print(f"{label:>13}: R² of the position probe, embeddings then after each layer: "
+                  + ", ".join(f"{p['r2']:.2f}" for p in out[label])
+                  + f"; mean error in positions (last layer) {out[label][-1]['mae']:.1f}")
+        self.results["probe"] = out
+        self.figures["position_probe"] = plots.position_probe(out, c.train_len)
+        return self.figures["position_probe"]
+
+    # ---- 5. every scheme, side by side -------------------------------------------------------
+    def comparison(self):
+        """The table of every scheme in the course, with this run's measurements where there are some."""
+        rows = comparison_rows(self.results)
+        self.results["comparison"] = rows
+        text = markdown_table(rows)
+        try:
+            from IPython import get_ipython
+            from IPython.display import Markdown, display
+
+            if get_ipython() is not None:
+                display(Markdown(text))
+                return None
+        except ImportError:
+            pass
+        print(text)
+
+    # ---- everything --------------------------------------------------------------------------
+    def save(self, folder):
+        """results.json and one PNG per figure into `folder`."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "results.json").write_text(json.dumps(self.results, indent=1) + "\n")
+        for name, figure in self.figures.items():
+            figure.savefig(folder / f"{name}.png", dpi=110, bbox_inches="tight")
+        print(f"wrote {folder / 'results.json'} and {len(self.figures)} figures")
+
+    def run(self, folder=None, command=None):
+        start = time.perf_counter()
+        for step in self.STEPS:
+            getattr(self, step)()
+        self.results["seconds"] = round(time.perf_counter() - start, 1)
+        self.results["command"] = command or " ".join(["python"] + sys.argv)
+        if folder is not None:
+            self.save(folder)
+        print(f"{self.config.name} run: {self.results['seconds']:.0f} s")
+        return self.results
+
+
+def _bins(values, width):
+    """Means of consecutive groups of `width` values."""
+    return [sum(values[i:i + width]) / len(values[i:i + width]) for i in range(0, len(values), width)]
+
+
+def _print_table(title, lengths, rows):
+    print(title)
+    print(" " * 24 + "".join(f"{'L=' + str(n):>9}" for n in lengths))
+    for name, values in rows.items():
+        print(f"{name:>24}" + "".join(f"{v:9.3f}" for v in values))
+
+
+# ---- 5. the table ----------------------------------------------------------------------------
+FACTS = {  # where it acts, what it learns, what chapter 6 measured, who uses it (checked facts only)
+    "NoPE": ("nowhere (the causal mask only)", "0", "nothing to add", "research models (Haviv et al. 2022; "
+             "Kazemnejad et al. 2023)"),
+    "sinusoidal": ("input, once", "0", "one (L, d) addition: lost in the noise (ch. 6)",
+                   "the original Transformer (Vaswani et al. 2017)"),
+    "learned": ("input, once", "max_len x d", "one addition (ch. 6)", "BERT, GPT-2, ViT and DeiT"),
+    "relative": ("logits", "(2K+1) x heads", "a float (H, L, L) attn_mask: 1.4-1.7x slower attention on "
+                 "CPU, no flash kernel on GPU (ch. 6)", "Shaw et al. 2018 (with key and value vectors); "
+                 "Swin's per-head table"),
+    "T5": ("logits", "buckets x heads", "as relative, plus the bucketing", "T5, mT5, Flan-T5"),
+    "ALiBi": ("logits", "0", "as relative (a float attn_mask)", "BLOOM, MPT"),
+    "RoPE": ("queries and keys", "0", "elementwise on q and k: 1.0-1.4x (ch. 6); keeps the flash kernel",
+             "LLaMA 1-3, GPT-NeoX, GPT-J, Mistral, Qwen, PaLM"),
+    "RoPE + linear": ("queries and keys", "0", "as RoPE", "position interpolation (Chen et al. 2023)"),
+    "RoPE + dynamic": ("queries and keys", "0", "as RoPE, frequencies recomputed as inputs grow",
+                       "transformers' dynamic NTK scaling, no fine-tuning"),
+    "RoPE + YaRN": ("queries and keys", "0", "as RoPE", "YaRN (Peng et al. 2023); DeepSeek-V2, Qwen2's "
+                    "long-context setting"),
+    "RoPE + llama3": ("queries and keys", "0", "as RoPE", "Llama 3.1 (not measured here)"),
+}
+
+
+def comparison_rows(results):
+    """One row per scheme: the facts above and this run's numbers (None where this run has none)."""
+    ext = results.get("extrapolation", {})
+    lengths, losses = ext.get("lengths", []), ext.get("loss", {})
+    training = results.get("training", {})
+    rope = results.get("rope_scaling", {})
+    nope_ms = training.get("NoPE", {}).get("ms_per_step")
+    rows = []
+    for name, (where, learns, cost, used_by) in FACTS.items():
+        row = {"scheme": name, "where": where, "learns": learns, "cost": cost, "used_by": used_by,
+               "loss_1x": None, "loss_longest": None, "step_time_vs_nope": None}
+        if name in losses:
+            row["loss_1x"], row["loss_longest"] = losses[name][0], losses[name][-1]
+        variant = {"RoPE + linear": "linear", "RoPE + dynamic": "dynamic", "RoPE + YaRN": "yarn"}.get(name)
+        if variant and variant in rope.get("finetuned", {}):
+            row["loss_1x"] = rope["no_finetune"][variant][0]
+            row["loss_longest"] = rope["no_finetune"][variant][-1]
+            row["loss_longest_finetuned"] = rope["finetuned"][variant][-1]
+        if name in training and nope_ms:
+            row["step_time_vs_nope"] = training[name]["ms_per_step"] / nope_ms
+            row["learns"] = f"{training[name]['scheme_parameters']:,}"
+        rows.append(row)
+    rows.append({"lengths": lengths, "rope_lengths": rope.get("lengths")})
+    return rows
+
+
+def markdown_table(rows):
+    *rows, meta = rows
+    lengths, rope_lengths = meta["lengths"], meta["rope_lengths"]
+
+    def fmt(v):
+        return "—" if v is None else f"{v:.2f}"
+
+    head = (f"| scheme | acts on | parameters (here) | loss at L={lengths[0] if lengths else '?'} | "
+            f"loss at the longest length | step time vs NoPE | cost (chapter 6) | used by |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+    lines = []
+    for r in rows:
+        longest = fmt(r["loss_longest"])
+        if "loss_longest_finetuned" in r:
+            longest = f"{longest} ({fmt(r['loss_longest_finetuned'])} fine-tuned)"
+        lines.append(f"| {r['scheme']} | {r['where']} | {r['learns']} | {fmt(r['loss_1x'])} | {longest} | "
+                     f"{fmt(r['step_time_vs_nope'])} | {r['cost']} | {r['used_by']} |")
+    note = (f"\n\nLongest length: {lengths[-1] if lengths else '?'} for the schemes trained here; "
+            f"{rope_lengths[-1] if rope_lengths else '?'} for the scaled RoPE rows (the scale factor's target). "
+            "Losses in nats per byte on held-out text.")
+    return head + "\n".join(lines) + note

@@ -1,0 +1,28 @@
+"""Chapter 7 properties: a decoder learns a fixed batch in a few steps, and trains its scheme too."""
+
+from __future__ import annotations
+
+import math
+
+from .properties import registry
+
+PROPERTIES, prop = registry()
+
+
+@prop
+def trains(got, max_ratio=0.5):
+    """The loss on one fixed batch falls below max_ratio of its first value, and the scheme's table moves."""
+    losses = [float(v) for v in got["losses"].tolist()]
+    bad = [n for n, v in enumerate(losses) if not math.isfinite(v)]
+    if bad:
+        return False, f"the loss became {losses[bad[0]]} at step {bad[0]}"
+    first, last = losses[0], losses[-1]
+    if not last <= max_ratio * first:
+        return False, (f"the loss went from {first:.3f} to {last:.3f} in {len(losses)} AdamW steps on one fixed "
+                       f"batch; a model that learns memorises it (below {max_ratio * first:.3f}). Check that "
+                       "the logits come from the tied head and that nothing in forward cuts the graph "
+                       "(torch.no_grad, .detach(), .item())")
+    if not got["scheme_moved"] > 0:
+        return False, ("the loss fell, but the scheme's learned bias table never changed: keep the scheme as an "
+                       "attribute (self.scheme = scheme) so that model.parameters() includes its parameters")
+    return True, ""
