@@ -70,8 +70,9 @@ class DecoderBlock(nn.Module):
 
     def __init__(self, d_model, num_heads, scheme):
         super().__init__()
-        # Hint: attn_norm, attn = PositionalAttention(d_model, num_heads, scheme), mlp_norm, and
-        #       mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model)).
+        # Hint: four attributes, in the order of the forward pass: a LayerNorm, your attention block, a second
+        #       LayerNorm, and the MLP as an nn.Sequential of three layers (widen to 4 d_model, GELU, back to
+        #       d_model), so that its weights are named mlp.0 and mlp.2.
         self.attn_norm = nn.LayerNorm(d_model)
         self.attn = PositionalAttention(d_model, num_heads, scheme)
         self.mlp_norm = nn.LayerNorm(d_model)

@@ -158,13 +158,14 @@ def test_a_scheme_whose_exercise_is_missing_is_skipped_with_the_chapter_named(tm
     experiment = experiments.Lab(posenc_ref.TinyDecoder, impl, MICRO)
     experiment.train_schemes(names=("NoPE", "ALiBi"))
     assert set(experiment.models) == {"NoPE"}
-    assert experiment.skipped["ALiBi"].startswith("chapter 3 (chapter 3's notebook): `alibi_bias` not in your package")
+    assert experiment.skipped["ALiBi"].startswith(
+        "chapter 3 (chapter 3's notebook): `alibi_bias` not in your package")
 
 
 # ---- one code path: the notebook, the reduced run and the full run -----------------------------------
 MICRO = experiments.Config("micro", d_model=16, num_layers=1, num_heads=2, train_len=8, batch_size=4, steps=3,
-                           warmup=1, eval_tokens=64, relative_max_distance=4, t5_max_distance=8, finetune_steps=2,
-                           mlm_steps=2, probe_sequences=8)
+                           warmup=1, eval_tokens=64, relative_max_distance=4, t5_buckets=8, t5_max_distance=8,
+                           finetune_steps=2, mlm_steps=2, probe_sequences=8)
 
 
 def test_one_environment_variable_selects_the_reduced_configuration(monkeypatch):
@@ -198,9 +199,28 @@ def _shape(value):
 def test_a_tiny_run_produces_the_structure_of_the_committed_full_run(tmp_path, capsys):
     results = experiments.Lab(posenc_ref.TinyDecoder, posenc_ref, MICRO).run(tmp_path, command="test")
     stored = json.loads((DOCS / "results.json").read_text())
-    assert stored["config"] == dataclasses.asdict(lab.FULL)
+    assert stored["config"] == json.loads(json.dumps(dataclasses.asdict(lab.FULL)))  # (tuples are lists in JSON)
     assert stored["steps"] == list(lab.Lab.STEPS) == results["steps"]
     assert stored["command"].startswith("python -m posenc_selfcheck.lab")
     assert _shape({**results, "config": None}) == _shape({**stored, "config": None})
     figures = sorted(p.name for p in tmp_path.glob("*.png"))
     assert figures == sorted(p.name for p in DOCS.glob("*.png")) and len(figures) == 4
+
+
+def test_the_export_cell_works_in_a_real_kernel_and_the_next_chapter_loads_the_copy(tmp_path):
+    """A notebook defines an exercise, runs the export cell, and loads the copy back, in one Jupyter kernel
+    (the export reads the kernel's input history)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    (tmp_path / "posenc_selfcheck").symlink_to(ROOT / "posenc_selfcheck")
+    cells = [source for _, source in CELLS[:4]] + [
+        "import posenc_selfcheck\n\nposenc_selfcheck.export_exercises('03_relative', globals())",
+        "from posenc_selfcheck import mine\n\nimpl = mine.load_exercises(['alibi_bias'], fallback=False)",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    printed = "".join(o.get("text", "") for cell in nb.cells for o in cell.outputs)
+    assert "✓ alibi_bias: passed" in printed
+    assert "✓ alibi_bias                   yours, posenc_mine/ch03.py" in printed
+    assert "def alibi_bias" in (tmp_path / "posenc_mine" / "ch03.py").read_text()

@@ -15,6 +15,7 @@ import torch
 
 VOCAB_SIZE = 256
 HELD_OUT = 0.1
+BOS = 0  # the NUL byte: never in the text, so it can mark the start of a window
 
 
 @lru_cache(maxsize=1)
@@ -62,6 +63,13 @@ def random_windows(tokens, batch_size, length, generator):
     rows = starts[:, None] + torch.arange(length + 1)  # (B, L + 1)
     window = tokens[rows]
     return window[:, :-1], window[:, 1:]  # (B, L) each
+
+
+def with_bos(inputs, targets):
+    """Windows that start with BOS: [BOS, x_0 .. x_{L-2}] predicting [x_0 .. x_{L-1}]: the same length, and a
+    first token that is the same in every window."""
+    bos = torch.full_like(inputs[:, :1], BOS)
+    return torch.cat((bos, inputs[:, :-1]), dim=1), inputs  # (B, L) each
 
 
 def eval_windows(tokens, length, n_tokens):

@@ -92,19 +92,21 @@ def attention_maps(maps, train_len, layer=-1):
 
 def position_probe(out, train_len):
     """R² of the position probe per layer, and the mean predicted position against the true one."""
-    fig = Figure(figsize=(10, 3.8))
+    from .experiments import PROBED
+
+    fig = Figure(figsize=(11, 3.8))
     ax0, ax1 = fig.subplots(1, 2)
-    for label, color in (("causal", "k"), ("bidirectional", "tab:red")):
+    for label, color in (("causal", "0.5"), ("causal_bos", "k"), ("bidirectional_bos", "tab:red")):
         layers = out[label]
-        ax0.plot(range(len(layers)), [p["r2"] for p in layers], "o-", color=color, label=f"NoPE, {label}")
-        ax1.plot(range(train_len), layers[-1]["mean_prediction"], color=color, label=f"NoPE, {label}")
-    ax0.set_xticks(range(len(out["causal"])), ["embeddings"] + [f"layer {n}" for n in range(len(out["causal"]) - 1)])
+        ax0.plot(range(len(layers)), [p["r2"] for p in layers], "o-", color=color, label=f"NoPE, {PROBED[label]}")
+        ax1.plot(range(train_len), layers[-1]["mean_prediction"], color=color, label=f"NoPE, {PROBED[label]}")
+    layers = len(out["causal"])
+    ax0.set_xticks(range(layers), ["embeddings"] + [f"after layer {n}" for n in range(layers - 1)])
     ax0.set_ylabel("R² of a linear probe for the position")
     ax0.axhline(0, color="0.6", lw=0.8)
     ax0.legend(fontsize=8)
     ax1.plot([0, train_len - 1], [0, train_len - 1], color="0.6", lw=0.8, ls=":", label="perfect")
     ax1.set_xlabel("true position")
     ax1.set_ylabel("predicted position (mean, last layer)")
-    ax1.legend(fontsize=8)
     fig.tight_layout()
     return fig

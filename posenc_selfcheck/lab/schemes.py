@@ -115,6 +115,8 @@ class T5Bias(PositionScheme):
 
     def __init__(self, impl, num_heads, num_buckets=32, max_distance=128):
         super().__init__()
+        if max_distance <= num_buckets // 2:  # the causal form's exact buckets reach num_buckets / 2
+            raise ValueError(f"max_distance={max_distance} must exceed num_buckets / 2 = {num_buckets // 2}")
         self.bucket = _need(impl, "t5_bucket")
         self.num_buckets, self.max_distance = num_buckets, max_distance
         self.table = nn.Embedding(num_buckets, num_heads)  # (buckets, H)
