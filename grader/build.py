@@ -140,11 +140,9 @@ def planned_files():
 def selfcheck_data():
     """{chapter: results} for public checks, computed from the (freshly imported) reference."""
     from grader import checks as checks_pkg
-    from grader import engine
+    from grader import reference
 
-    engine._reference_ns.cache_clear()
-    engine.reference_result.cache_clear()
-    engine.mistake_results.cache_clear()
+    reference.clear()
     data = {}
     for chapter in checks_pkg.chapter_modules():
         results, index = {}, {}
@@ -152,8 +150,8 @@ def selfcheck_data():
             if not check.public:
                 continue
             spec = check.spec()
-            expected = engine.reference_result(check) if check.needs_reference() else {}
-            mistakes = engine.mistake_results(check)
+            expected = reference.answer(check) if check.needs_reference() else {}
+            mistakes = reference.mistakes(check)
             spec["mistake_messages"] = [m for m, _ in mistakes]
             results[f"{check.key}#spec"] = {k: v for k, v in spec.items() if k != "mistakes"}
             results[f"{check.key}#expected"] = expected

@@ -24,17 +24,18 @@ autograder's settings. The sandbox's address-space allowance per exercise is --m
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
-import time
 import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from .escape import clean
+from .files import write_json
+from .settings import VISIBILITIES
+
 REPO = Path(__file__).resolve().parent.parent
-VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 PACKAGES = ("grader", "posenc_ref", "posenc_selfcheck")
 REQUIREMENTS = ("numpy", "safetensors", "matplotlib", "pytest")
 TORCH = "2.13.0"
@@ -123,8 +124,9 @@ def _private(*paths):
 
 def results_payload(root):
     """Grade root/submission; Gradescope's results.json as a dict (never raises)."""
-    from .cli import grade
+    from .grading import grade
     from .report import gradescope_json
+    from .settings import Settings
     from .submission import SubmissionError
 
     root = Path(root)
@@ -134,31 +136,26 @@ def results_payload(root):
         config.update(json.loads((source / "gradescope.json").read_text()))
     except (OSError, ValueError):
         pass
-    os.environ.setdefault("POSENC_SANDBOX_MEMORY_MB", str(int(config["memory_mb"])))
-    os.environ["POSENC_SANDBOX_PROTECT"] = os.pathsep.join(str(p) for p in (submission, results_dir))
     _private(source, submission, results_dir)
-    start = time.perf_counter()
     try:
-        results, notes = grade(str(submission), wall_seconds=config["wall_seconds"], out=io.StringIO())
+        settings = Settings.from_env(limits={"wall_seconds": config["wall_seconds"], "memory_mb": config["memory_mb"]},
+                                     protect=(str(submission), str(results_dir)),
+                                     hidden_visibility=config["hidden_visibility"])
+        result = grade(submission, settings)
     except SubmissionError as exc:
-        return {"score": 0, "output": f"Nothing to grade: {exc}. Upload your notebooks (.ipynb) or .py files.",
+        return {"score": 0, "output": f"Nothing to grade: {clean(exc)}. Upload your notebooks (.ipynb) or .py files.",
                 "visibility": "visible", "tests": []}
     except Exception as exc:  # the grader itself failed: say so, never a silent zero
-        return {"score": 0, "output": f"The autograder failed ({type(exc).__name__}: {str(exc)[:300]}). "
+        return {"score": 0, "output": f"The autograder failed ({type(exc).__name__}: {clean(exc, 300)}). "
                                       "Please tell your instructor.", "visibility": "visible", "tests": []}
-    payload = gradescope_json(results, notes, time.perf_counter() - start)
-    for test, result in zip(payload["tests"], results):
-        test["visibility"] = "visible" if result.check.public else config["hidden_visibility"]
-    return payload
+    return gradescope_json(result, settings.hidden_visibility)
 
 
 def run(root):
-    from .report import write_json
-
     root = Path(root)
     (root / "results").mkdir(parents=True, exist_ok=True)
     payload = results_payload(root)
-    write_json(str(root / "results" / "results.json"), payload)
+    write_json(root / "results" / "results.json", payload)
     return payload
 
 

@@ -267,7 +267,9 @@ def test_every_known_mistake_really_is_wrong():
 
 
 def test_memory_capped_call_reports_time_and_memory_failures_in_words():
-    from grader.hidden_probes import CATALOG
+    from grader.hidden_probes import catalog
+
+    CATALOG = catalog()
 
     def sleepy(x):
         time.sleep(5)

@@ -6,9 +6,9 @@ from functools import lru_cache
 import pytest
 
 from grader.checks import chapter_checks
-from grader.engine import Engine
 from posenc_ref.mistakes import MISTAKES
 from tests.conftest import ROOT
+from tests.conftest import grade as grade_submission
 
 CHECKS = chapter_checks("ch03")
 SUBMISSIONS = ROOT / "tests" / "submissions"
@@ -19,11 +19,10 @@ SCALE = next(c for c in CHECKS if c.probe == "memory_capped_call")
 
 @lru_cache(maxsize=None)
 def grade(path, scale=False, only=None):
-    """{check id: CheckResult} of one submission, graded once: every chapter-3 check but the scale check
+    """{check key: Verdict} of one submission, graded once: every chapter-3 check but the scale check
     (the slowest, a second per run) unless `scale`, or only the checks of exercise `only`."""
     checks = tuple(c for c in CHECKS if (scale or c is not SCALE) and only in (None, c.exercise))
-    with Engine(str(path), checks=checks) as engine:
-        return {c.key: engine.grade(c) for c in checks}
+    return {v.check.key: v for v in grade_submission(path, checks).verdicts}
 
 
 def _check(exercise, name_start):

@@ -8,10 +8,12 @@ import pytest
 import posenc_ref
 from grader.checks import chapter_checks
 from grader.checks.ch04 import ACCEPT, REJECT
-from grader.engine import Engine, judge, mistake_results
+from grader.grading import judge
+from grader.reference import mistakes as mistake_results
 from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check, probes, probes_ch04
 from tests.conftest import ROOT
+from tests.conftest import grade as grade_submission
 
 CHECKS = chapter_checks("ch04")
 SUBMISSIONS = ROOT / "tests" / "submissions"
@@ -19,9 +21,9 @@ SUBMISSIONS = ROOT / "tests" / "submissions"
 
 @lru_cache(maxsize=None)
 def grade(path):
-    """{check id: CheckResult} and the notes, for one submission (graded once per test session)."""
-    with Engine(str(path), checks=CHECKS) as engine:
-        return {c.key: engine.grade(c) for c in CHECKS}, tuple(engine.notes())
+    """{check key: Verdict} and the notes, for one submission (graded once per test session)."""
+    result = grade_submission(path, CHECKS)
+    return {v.check.key: v for v in result.verdicts}, tuple(result.notes)
 
 
 def feedback(path, exercise):

@@ -1,14 +1,12 @@
 """The bundled examples that scripts/example.sh grades: what the README promises about them."""
 
-import io
-
-from grader.cli import grade
-from tests.conftest import ROOT
+from grader.report import text_report
+from tests.conftest import ROOT, grade
 
 
-def test_the_complete_example_written_independently_scores_full_marks_on_every_chapter(tmp_path):
-    out = io.StringIO()
-    results, notes = grade(ROOT / "examples" / "complete", json_path=tmp_path / "r.json", out=out)
+def test_the_complete_example_written_independently_scores_full_marks_on_every_chapter():
+    result = grade(ROOT / "examples" / "complete")
+    results, notes = result.verdicts, result.notes
     chapters = {r.check.exercise for r in results}
     assert len(chapters) >= 20  # every exercise of every chapter is defined
     wrong = [(r.check.key, r.feedback) for r in results if r.status not in ("passed", "skipped")]
@@ -17,9 +15,8 @@ def test_the_complete_example_written_independently_scores_full_marks_on_every_c
 
 
 def test_the_typical_mistakes_example_names_each_mistake_and_survives_its_broken_cells():
-    out = io.StringIO()
-    results, notes = grade(ROOT / "examples" / "typical_mistakes", out=out)
-    report = out.getvalue()
+    result = grade(ROOT / "examples" / "typical_mistakes")
+    results, notes, report = result.verdicts, result.notes, text_report(result)
     assert "the exponent is i/d" in report
     assert "register_buffer" in report
     assert "past max_len compute the missing rows" in report

@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+from grader import check_ids
 from tests.conftest import ROOT
 
 SUB = ROOT / "tests" / "submissions" / "ch01_swapped.py"
@@ -21,9 +22,11 @@ def test_grade_writes_a_report_and_gradescope_json(tmp_path):
     results = json.loads((tmp_path / "results.json").read_text())
     tests = results["tests"]
     assert tests and abs(results["score"] - sum(t["score"] for t in tests)) < 1e-9
+    locked = check_ids.load()
     for t in tests:
         exercise = t["tags"][0]
-        assert t["name"].startswith(exercise + ": ")
+        key = t["name"].split(": ", 1)[0]  # the check's stable key names the test, and starts with its exercise
+        assert key.startswith(exercise + ".") and key in locked
         assert t["visibility"] in VISIBILITY
         assert 0 <= t["score"] <= t["max_score"] or (t["max_score"] == 0 and t["output"].startswith("skipped"))
         assert t.get("status", "passed") in ("passed", "failed")

@@ -1,26 +1,35 @@
-"""The sandbox's fork server. Runs in its own interpreter (`python -I`), never inside the grader.
+"""The sandbox's fork servers. They run in their own interpreter (`python -I`), never inside the grader.
 
-It imports torch once, then for each exercise forks a child that executes the submission's
-definitions and runs that exercise's probes. The server itself never executes learner code: only
-the forked children do, each confined before the first learner statement (see confine.py): its
-own process group, a jail with nothing of the grader's files in view (as root), a user id of its
-own (as root), Landlock, rlimits, stdin/stdout/stderr on /dev/null, and every file descriptor
-closed but one: the write end of the result pipe.
+Two levels, so that nothing of one student can reach another:
 
-Protocol with the grader (JSON lines): the server says {"hello": {...capabilities}} once; the
-grader writes {"cmd": "run", ...}; the server answers {"pid": N} when the child starts and
-{"pid": N, "status": S, "progress": P} when it has ended and everything it started is gone.
-Nothing the child prints reaches this channel.
+- the **zygote** imports torch (and matplotlib, and warms up the meta device) once, then waits for
+  the grader to ask for a session. It never receives a submission's code or results: a session is
+  requested with one command and a socket passed as a file descriptor, nothing else;
+- a **session server** is forked from the zygote for one submission and ends with it. It receives
+  that submission's definitions and, for each exercise, forks a child that executes them and runs
+  the exercise's probes. A later submission gets a fresh session forked from the clean zygote, so
+  no process that has held one student's code or results ever forks another student's child.
 
-Results travel over the pipe as lines "<name>\\t<base64>\\n". The server keeps only lines whose
-name is one this exercise expects (its check ids, the execution log, the progress marker), each
-decoded and size-capped, and writes them to the exercise's fresh result folder, which only the
-server and the grader can reach. A line it cannot parse is dropped, so garbage a submission
-writes into the pipe costs nothing but that garbage. Last line wins for a name.
+The children are confined before the first learner statement (see confine.py): their own process
+group, a jail with nothing of the grader's files in view (as root), a user id of their own (as
+root), Landlock, rlimits, stdin/stdout/stderr on /dev/null, and every file descriptor closed but
+one: the write end of the result pipe.
 
-The server is a child subreaper: whatever a child starts stays below the server even after the
-child dies, and is killed (with everything of the child's user id, as root) before the server
-reports the child's end.
+Protocol with the grader (JSON lines): the zygote says {"hello": {...capabilities}} on its control
+socket, then answers every {"cmd": "session"} (carrying one socket) with {"session": pid}. On a
+session socket the grader writes {"cmd": "run", ...}; the session server answers {"pid": N} when the
+child starts and {"pid": N, "status": S, "progress": P} when it has ended and everything it started
+is gone. Nothing a child prints reaches these channels.
+
+Results travel over a pipe as lines "<name>\\t<base64>\\n". The session server keeps only lines whose
+name is one this exercise expects (the opaque tokens of its probe requests, the execution log, the
+progress marker), each decoded and size-capped, and writes them to the exercise's fresh result
+folder, which only the server and the grader can reach. A line it cannot parse is dropped, so
+garbage a submission writes into the pipe costs nothing but that garbage. Last line wins for a name.
+
+A session server is a child subreaper: whatever a child starts stays below it even after the child
+dies, and is killed (with everything of the child's user id, as root) before the server reports the
+child's end.
 """
 
 import base64
@@ -30,6 +39,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sys
 import traceback
 
@@ -43,8 +53,11 @@ import store  # noqa: E402
 import torch  # noqa: E402  (imported once, before any fork)
 from safetensors.torch import save as save_tensors  # noqa: E402
 
-# the hidden probe modules copied beside the public ones (grader/hidden_probes.MODULES)
-CATALOG = probes.catalog(*[__import__(name) for name in os.environ.get("POSENC_HIDDEN_PROBES", "").split(",") if name])
+# argv: the control socket's fd, the sandbox mode, then the hidden probe modules copied beside the public
+# ones (grader/hidden_probes.MODULE_NAMES)
+CONTROL_FD, MODE = int(sys.argv[1]), sys.argv[2]
+CATALOG = probes.catalog(*[__import__(name) for name in sys.argv[3:]])
+probes.warm_up()  # the meta device's first use costs about a second: pay it here, once, before any fork
 
 try:  # notebooks import pyplot; load it once here rather than in every child
     import matplotlib  # noqa: E402
@@ -133,7 +146,7 @@ def _confine(job, result_fd):
     os.closerange(3, result_fd)
     os.closerange(result_fd + 1, 1 << 16)
     uid, gid, caps = job["uid"], job["gid"], CAPS
-    readable = confine.readable_paths(job["protect"]) + [job["stub"]]
+    readable = job["readable"] + [job["stub"]]
     if caps["jail"]:
         confine.build_jail(job["jail"], readable[:-1], job["stub"], job["workdir"], uid, gid, job["work_bytes"])
     os.chdir(job["workdir"])
@@ -162,17 +175,17 @@ def _child(job, result_fd):
     ns, log = _execute(job["statements"], job["stmt_timeout"], channel)
     channel.send("_progress", b"probes")
     channel.send("_exec.json", json.dumps(log).encode())
-    for check_id, probe_name, params, exercise in job["probes"]:
+    for request in job["requests"]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         try:
-            result = probes.run(ns, probe_name, params, exercise, CATALOG)
+            result = probes.run(ns, request["probe"], request["params"], request["exercise"], CATALOG)
         except BaseException as exc:  # SystemExit raised from inside learner code, and worse
             result = {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
         try:
-            channel.send_result(check_id, result)
+            channel.send_result(request["token"], result)
         except BaseException as exc:
-            channel.send_result(check_id, {"error": f"could not store the result: {exc}"[:500],
-                                           "error_type": "StoreError"})
+            channel.send_result(request["token"], {"error": f"could not store the result: {exc}"[:500],
+                                                   "error_type": "StoreError"})
     channel.send("_progress", b"done")
 
 
@@ -275,8 +288,7 @@ def _clean_up(uid):
             break
 
 
-def capabilities():
-    mode = os.environ.get("POSENC_SANDBOX_MODE", "auto")
+def capabilities(mode):
     root = os.geteuid() == 0 and mode != "user"
     jail = root and mode != "nojail" and confine.can_jail()
     drop = root and (jail or all(confine.other_can_read(p) for p in confine.python_paths()))
@@ -287,53 +299,137 @@ def capabilities():
 CAPS = {}
 
 
-def main():
-    out = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # keep the protocol channel for the server's own lines
-    confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)
-    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
-    confine.prctl(confine.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
-    CAPS.update(capabilities())
+def _send(sock, message):
+    sock.sendall((json.dumps(message) + "\n").encode())
+
+
+class _Lines:
+    """JSON lines from a socket (with the file descriptors that came with them)."""
+
+    def __init__(self, sock):
+        self.sock, self.buffer, self.fds = sock, b"", []
+
+    def next(self):
+        while b"\n" not in self.buffer:
+            data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 4)
+            self.fds += fds
+            if not data:
+                return None
+            self.buffer += data
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+
+# ---- a session: one submission ----------------------------------------------------------------------
+def run_exercise(job, out):
+    """Fork the child for one exercise, collect its results, clean up, report."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(read_fd)
+            _child(job, write_fd)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    os.set_blocking(read_fd, False)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the child already did it (or is gone)
+    _send(out, {"pid": pid})
+    allowed = {f"{r['token']}.{ext}" for r in job["requests"] for ext in ("json", "safetensors")}
+    receiver = Receiver(job["outdir"], allowed | {"_exec.json", "_progress"}, job["line_bytes"], job["result_bytes"])
+    status = _reap(WAKE[-1], pid, read_fd, receiver)
+    os.close(read_fd)
+    _clean_up(job["uid"])
+    _send(out, {"pid": pid, "status": status, "progress": receiver.progress, "dropped": receiver.dropped})
+
+
+def session(sock):
+    """Serve one submission's exercises until the grader closes the socket, then leave nothing behind."""
+    confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)  # not inherited from the zygote: set it here
+    _wake_on_sigchld()  # a wake-up pipe of its own: sessions share nothing, not even wake-ups
+    lines, uid = _Lines(sock), None
+    while True:
+        job = lines.next()
+        if job is None or job.get("cmd") != "run":
+            break
+        uid = job["uid"]
+        run_exercise(job, sock)
+    _clean_up(uid)
+
+
+# ---- the zygote ---------------------------------------------------------------------------------------
+WAKE = []
+
+
+def _wake_on_sigchld():
+    """A pipe that receives a byte whenever a child ends (select() on it instead of sleeping)."""
+    for fd in WAKE:
+        os.close(fd)
+    WAKE.clear()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
+    WAKE.extend((wake_w, wake_r))
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_w)
-    out.write(json.dumps({"hello": CAPS}) + "\n")
-    uid = None
-    for line in sys.stdin:
-        job = json.loads(line)
-        if job.get("cmd") == "quit":
+
+
+def _reap_sessions(sessions):
+    while sessions:
+        try:
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            sessions.clear()
+            return
+        if done == 0:
+            return
+        sessions.discard(done)
+
+
+def main():
+    """The zygote: CONTROL_FD is its socket to the grader."""
+    control = socket.socket(fileno=CONTROL_FD)
+    os.dup2(2, 1)  # stray prints go where stderr goes, never into a protocol channel
+    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
+    confine.prctl(confine.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
+    CAPS.update(capabilities(MODE))
+    _wake_on_sigchld()
+    _send(control, {"hello": CAPS})
+    lines, sessions = _Lines(control), set()
+    while True:
+        try:
+            command = lines.next()
+        except (OSError, ValueError):
+            command = None
+        _reap_sessions(sessions)
+        if command is None or command.get("cmd") != "session" or len(lines.fds) != 1:
+            for fd in lines.fds:
+                os.close(fd)
             break
-        uid = job["uid"]
-        read_fd, write_fd = os.pipe()
+        fd = lines.fds.pop()
         pid = os.fork()
         if pid == 0:
             code = 0
             try:
-                os.close(read_fd)
-                _child(job, write_fd)
+                control.close()
+                session(socket.socket(fileno=fd))
             except BaseException:
                 traceback.print_exc()
                 code = 1
             finally:
                 os._exit(code)
-        os.close(write_fd)
-        os.set_blocking(read_fd, False)
-        try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass  # the child already did it (or is gone)
-        out.write(json.dumps({"pid": pid}) + "\n")
-        allowed = {f"{c[0]}.{ext}" for c in job["probes"] for ext in ("json", "safetensors")}
-        receiver = Receiver(job["outdir"], allowed | {"_exec.json", "_progress"}, job["line_bytes"],
-                            job["result_bytes"])
-        status = _reap(wake_r, pid, read_fd, receiver)
-        os.close(read_fd)
-        _clean_up(job["uid"])
-        out.write(json.dumps({"pid": pid, "status": status, "progress": receiver.progress,
-                              "dropped": receiver.dropped}) + "\n")
-    _clean_up(uid)
+        os.close(fd)
+        sessions.add(pid)
+        _send(control, {"session": pid})
+    procs.kill_all(lambda: procs.descendants(os.getpid()))
+    _reap_sessions(sessions)
 
 
 if __name__ == "__main__":
