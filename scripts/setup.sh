@@ -27,9 +27,12 @@ EXTRAS=("$@")
 [ ${#EXTRAS[@]} -gt 0 ] || EXTRAS=(test notebook)
 START=$SECONDS
 
-# pip's lines without the ones that say nothing happened; pip's exit status is kept
+# pip's lines as they come, without the ones that say nothing happened and without the "(from ...)" chains;
+# pip's exit status is kept (pipefail)
 pip_install() {
-    "$PY" -m pip install "$@" 2>&1 | { grep --line-buffered -v -E "^Requirement already satisfied|is ignored: it is neither" || true; }
+    "$PY" -m pip install "$@" 2>&1 |
+        { grep --line-buffered -v -E "^Requirement already satisfied|is ignored: it is neither" || true; } |
+        sed -u -E 's/ \(from [^ ]+->.*$//; s/ \(from [^ )]+\)$//'
 }
 
 python_ok='import sys; sys.exit(sys.version_info < (3, 10))'
@@ -75,7 +78,7 @@ else
             SOURCE=done
         elif has_nvidia_gpu; then
             SOURCE=pypi
-            say "[2/4] torch $TORCH_VERSION, CUDA build from PyPI (an NVIDIA GPU is present): about 3 GB to download, 4.5 GB installed"
+            say "[2/4] torch $TORCH_VERSION, CUDA build from PyPI (an NVIDIA GPU is present): about 3 GB to download, 4.6 GB installed"
         elif answers "$CPU_INDEX"; then
             SOURCE=cpu
         else
@@ -88,7 +91,7 @@ else
     case "$SOURCE" in
         done) pip_install "torch==$TORCH_VERSION" ;;  # its dependencies (filelock, sympy, ...)
         cpu)
-            say "[2/4] torch $TORCH_VERSION, CPU build from $CPU_INDEX: about 190 MB to download, 750 MB installed"
+            say "[2/4] torch $TORCH_VERSION, CPU build from $CPU_INDEX: about 190 MB to download, 0.9 GB installed"
             pip_install "torch==$TORCH_VERSION" --index-url "$CPU_INDEX" ;;
         pypi)
             [ "${POSENC_TORCH_INDEX:-auto}" = auto ] || say "[2/4] torch $TORCH_VERSION from pip's configured index (POSENC_TORCH_INDEX=pypi)"
@@ -106,7 +109,7 @@ REQ="$(mktemp)"
 trap 'rm -f "$REQ"' EXIT
 "$PY" scripts/requirements.py --without-torch "${EXTRAS[@]}" > "$REQ"
 say "[3/4] dependencies of pyproject.toml (${EXTRAS[*]}): $(tr '\n' ' ' < "$REQ" | sed 's/[<>=!~][^ ]*//g')"
-say "      about 400 MB installed on a fresh environment (JupyterLab and transformers are most of it)"
+say "      about 650 MB installed in a fresh environment (JupyterLab, transformers, matplotlib, numpy)"
 pip_install -r "$REQ"
 
 # ---- 4. the course's own Jupyter kernel, inside the environment (never the user-wide "python3")
@@ -114,4 +117,5 @@ pip_install -r "$REQ"
 say "[4/4] Jupyter kernel \"$KERNEL_NAME\" registered in $ENV_DIR/share/jupyter/kernels"
 
 SIZE="$(du -sh "$ENV_DIR" 2>/dev/null | cut -f1)"
-say "done in $((SECONDS - START)) s: torch $TORCH_NOW in $ENV_DIR ($SIZE). Open the course: bash scripts/lab.sh"
+say "done in $((SECONDS - START)) s: torch $TORCH_NOW in $ENV_DIR ($SIZE)"
+say "open the course: bash scripts/lab.sh; the grader: $PY -m grader --help"
