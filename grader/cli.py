@@ -109,7 +109,15 @@ def main(argv=None):
     rl = sub.add_parser("release", help="write the student bundle: notebooks and self-checks, no solutions")
     rl.add_argument("out", metavar="OUT")
     rl.add_argument("--no-check", action="store_true", help="skip `build --check` (generated files up to date)")
+    nb = sub.add_parser("nbgrader", help="write an nbgrader course source: one assignment per chapter",
+                        description="Write OUT/nbgrader_config.py and OUT/source/chNN_name/ for every chapter "
+                                    "(grader/nbgrader_export.py). Example: python -m grader nbgrader course/")
+    nb.add_argument("out", metavar="OUT", help="the nbgrader course folder to write (its source/ is replaced)")
     args = parser.parse_args(argv)
+    if args.command == "nbgrader":
+        from .nbgrader_export import main as nbgrader_main
+
+        return nbgrader_main(args.out)
     if args.command == "batch":
         from .batch import run_batch
 
