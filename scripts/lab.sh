@@ -8,4 +8,6 @@ if ! "$PY" -c "import jupyterlab, torch" 2>/dev/null || [ ! -f "$ENV_DIR/share/j
     bash scripts/setup.sh
 fi
 say "JupyterLab on the notebooks in $ROOT/notebooks (kernel posenc-course); stop it with Ctrl-C"
-exec "$PY" -m jupyterlab --ServerApp.root_dir="$ROOT/notebooks" "$@"
+ROOT_FLAG=()
+[ "$(id -u)" != 0 ] || ROOT_FLAG=(--allow-root)  # JupyterLab refuses root without it (containers, CI)
+exec "$PY" -m jupyterlab --ServerApp.root_dir="$ROOT/notebooks" "${ROOT_FLAG[@]}" "$@"
