@@ -108,7 +108,7 @@ fi
 REQ="$(mktemp)"
 trap 'rm -f "$REQ"' EXIT
 "$PY" scripts/requirements.py --without-torch "${EXTRAS[@]}" > "$REQ"
-say "[3/4] dependencies of pyproject.toml (${EXTRAS[*]}): $(tr '\n' ' ' < "$REQ" | sed 's/[<>=!~][^ ]*//g')"
+say "[3/4] dependencies of pyproject.toml (${EXTRAS[*]}): $(sed 's/[<>=!~; ].*//' "$REQ" | tr '\n' ' ')"
 say "      about 650 MB installed in a fresh environment (JupyterLab, transformers, matplotlib, numpy)"
 pip_install -r "$REQ"
 

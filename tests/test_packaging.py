@@ -42,7 +42,7 @@ def test_setup_installs_what_pyproject_lists():
     """scripts/requirements.py (what setup.sh installs) against pyproject.toml read here on its own."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     out = subprocess.run([sys.executable, "scripts/requirements.py", "--without-torch", "test", "notebook"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout.split()
+                         capture_output=True, text=True, check=True).stdout.splitlines()
     expected = project["dependencies"] + project["optional-dependencies"]["test"] + \
         project["optional-dependencies"]["notebook"]
     assert out == [d for d in expected if not d.startswith("torch")]

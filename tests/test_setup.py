@@ -2,7 +2,8 @@
 
 setup.sh runs for real here, against a stand-in for the environment's python that logs what pip and
 ipykernel are asked to do (nothing is installed) and runs everything else with the real interpreter;
-`torch` is a fake package in a folder of its own, present once "pip install torch==..." was logged.
+`torch` is a fake package in a folder of its own (first on PYTHONPATH), importable once "pip install torch==..."
+was logged.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ case "$1 $2 $3" in
         exit 0 ;;
 esac
 case "$2" in *urllib*) exit "$PROBE_RC" ;; esac
-PYTHONPATH="$STATE/site" exec "$REAL_PYTHON" -S "$@"  # -S: no site-packages, no real torch
+PYTHONPATH="$STATE/site" exec "$REAL_PYTHON" "$@"  # $STATE/site/torch shadows any real torch
 """
 
 
@@ -52,9 +53,9 @@ def run_setup(tmp_path, *, torch=None, local_wheel=False, gpu=False, index_answe
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\n" + ("echo 'GPU 0: NVIDIA H100 (UUID: GPU-0)'\n" if gpu
                                                          else "exit 9\n"))
     (bin_dir / "nvidia-smi").chmod(0o755)
-    if torch:
-        (state / "site" / "torch").mkdir(parents=True)
-        (state / "site" / "torch" / "__init__.py").write_text(f"__version__ = {torch!r}\n")
+    (state / "site" / "torch").mkdir(parents=True)  # no torch until one is "installed"
+    (state / "site" / "torch" / "__init__.py").write_text(f"__version__ = {torch!r}\n" if torch else
+                                                         "raise ImportError('no torch here')\n")
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "VIRTUAL_ENV": str(venv),
            "STATE": str(state), "REAL_PYTHON": sys.executable, "LOCAL_WHEEL_RC": "0" if local_wheel else "1",
            "PROBE_RC": "0" if index_answers else "1"}
