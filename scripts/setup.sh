@@ -35,6 +35,11 @@ pip_install() {
         sed -u -E 's/ \(from [^ ]+->.*$//; s/ \(from [^ )]+\)$//'
 }
 
+# torch is one large download: on a terminal, pip's own output with its progress bar
+pip_install_torch() {
+    if [ -t 1 ]; then "$PY" -m pip install "$@"; else pip_install "$@"; fi
+}
+
 python_ok='import sys; sys.exit(sys.version_info < (3, 10))'
 
 # ---- 1. the environment
@@ -92,13 +97,13 @@ else
         done) pip_install "torch==$TORCH_VERSION" ;;  # its dependencies (filelock, sympy, ...)
         cpu)
             say "[2/4] torch $TORCH_VERSION, CPU build from $CPU_INDEX: about 190 MB to download, 0.9 GB installed"
-            pip_install "torch==$TORCH_VERSION" --index-url "$CPU_INDEX" ;;
+            pip_install_torch "torch==$TORCH_VERSION" --index-url "$CPU_INDEX" ;;
         pypi)
             [ "${POSENC_TORCH_INDEX:-auto}" = auto ] || say "[2/4] torch $TORCH_VERSION from pip's configured index (POSENC_TORCH_INDEX=pypi)"
-            pip_install "torch==$TORCH_VERSION" ;;
+            pip_install_torch "torch==$TORCH_VERSION" ;;
         http://*|https://*|file://*)
             say "[2/4] torch $TORCH_VERSION from $SOURCE (POSENC_TORCH_INDEX)"
-            pip_install "torch==$TORCH_VERSION" --index-url "$SOURCE" ;;
+            pip_install_torch "torch==$TORCH_VERSION" --index-url "$SOURCE" ;;
         *) die "POSENC_TORCH_INDEX=$SOURCE: expected auto, cpu, pypi or an index URL" ;;
     esac
     TORCH_NOW="$("$PY" -c 'import torch; print(torch.__version__)')" || die "torch did not install (see above)"
