@@ -80,7 +80,9 @@ def _clean(nb):
         cell.metadata.pop("lines_to_next_cell", None)
         cell.metadata.pop("lines_to_end_of_cell_marker", None)
     nb.metadata.pop("jupytext", None)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    # the course's own kernel (scripts/setup.sh registers it inside the course's environment)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (posenc-course)", "language": "python",
+                                 "name": "posenc-course"}
     nb.metadata["language_info"] = {"name": "python"}
     return nb
 

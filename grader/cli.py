@@ -20,6 +20,7 @@ EXAMPLES = {
     "batch": "python -m grader batch submissions/ --out grading/ --jobs 2",
     "gradescope": "python -m grader gradescope autograder.zip --hidden-visibility after_due_date",
     "release": "python -m grader release student-bundle/",
+    "nbgrader": "python -m grader nbgrader course/",
 }
 
 
@@ -73,6 +74,9 @@ def parser():
     rl = _sub(sub, "release", "write the student bundle: notebooks and self-checks, no solutions")
     rl.add_argument("out", metavar="OUT", help="the bundle's folder (an earlier release there is replaced)")
     rl.add_argument("--no-check", action="store_true", help="skip `build --check` (generated files up to date)")
+    nb = _sub(sub, "nbgrader", "write an nbgrader course source: one assignment per chapter",
+              "Write OUT/nbgrader_config.py and OUT/source/chNN_name/ for every chapter (grader/nbgrader_export.py).")
+    nb.add_argument("out", metavar="OUT", help="the nbgrader course folder to write (its source/ is replaced)")
     return p
 
 
@@ -156,8 +160,14 @@ def cmd_build(args):
     return build.main(["--check"] if args.check else [])
 
 
+def cmd_nbgrader(args):
+    from .nbgrader_export import main as nbgrader_main
+
+    return nbgrader_main(args.out)
+
+
 COMMANDS = {"grade": cmd_grade, "batch": cmd_batch, "gradescope": cmd_gradescope, "release": cmd_release,
-            "build": cmd_build}
+            "build": cmd_build, "nbgrader": cmd_nbgrader}
 
 
 def main(argv=None):

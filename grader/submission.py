@@ -29,6 +29,9 @@ MAX_FILES = 64  # .py and .ipynb files graded per submission
 MAX_ENTRIES = 2000  # directory entries looked at per submission
 MAX_DEPTH = 6  # folder levels below the submission's root
 MAX_NAME = 150  # characters of one file or folder name
+# the public self-check package, which nbgrader copies beside each submitted notebook (and a learner may
+# hand in with the release folder): the course's code, not the learner's
+SKIP_FOLDERS = {"posenc_selfcheck"}
 
 
 class SubmissionError(ValueError):
@@ -94,7 +97,7 @@ def list_files(root) -> Listing:
                 todo.clear()
                 break
             name = prefix + entry.name
-            if entry.name.startswith((".", "__pycache__")):
+            if entry.name.startswith((".", "__pycache__")) or entry.name in SKIP_FOLDERS:
                 continue
             shown = one_line(name, MAX_NAME)
             if len(entry.name) > MAX_NAME:
