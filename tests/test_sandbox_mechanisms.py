@@ -524,14 +524,19 @@ def test_a_confined_child_has_no_privileges_left(mode, world, machine):
 
 
 def test_the_table_in_the_instructor_guide_is_this_table():
-    """docs/instructor.md's table "What is blocked, per mode" says what EXPECTED says, cell by cell."""
-    text = (ROOT / "docs" / "instructor.md").read_text()
+    """docs/instructor.md's table "What is blocked, per mode" says what EXPECTED says, cell by cell, and
+    names each row's attack file."""
+    section = (ROOT / "docs" / "instructor.md").read_text().split("### What is blocked, per mode", 1)[1]
+    section = section.split("\n## ", 1)[0]
     rows = {}
-    for line in text.split("### What is blocked, per mode", 1)[1].splitlines():
+    for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == len(MODES) + 1 and cells[0] and not set(cells[0]) <= {"-", " "}:
-            rows[cells[0].replace("*", "")] = cells[1:]
-    for row, (_, expected) in EXPECTED.items():
-        assert row in rows, row
+        if line.startswith("|") and len(cells) == len(MODES) + 1:
+            rows[cells[0]] = cells[1:]
+    assert rows["attack (`tests/hostile/`)"] == list(MODES)
+    for row, (attack, expected) in EXPECTED.items():
+        assert f"`{attack}`" in section, attack
         for mode, want, cell in zip(MODES, expected, rows[row]):
-            assert cell.lower().startswith("no" if want == B else "yes"), (row, mode, cell)
+            assert cell.startswith("blocked: " if want == B else "**open**"), (row, mode, cell)
+    uid0 = rows["learner code runs as uid 0"]
+    assert [cell.startswith("**yes**") for cell in uid0] == [mode == "root-user" for mode in MODES]

@@ -465,25 +465,18 @@ def remove_files_of(uid, folders=TEMP_FOLDERS):
 
 def remove_tree(path):
     """Remove a working folder even where its owner took away its own permissions on a subfolder
-    (possible where seccomp is missing). True when it is gone."""
-    def retry(function, failed, exc_info):
-        parent = os.path.dirname(failed)
-        for folder in (parent, failed):
-            try:
-                if os.path.isdir(folder) and not os.path.islink(folder):
-                    os.chmod(folder, 0o700)
-            except OSError:
-                pass
+    (possible where seccomp is missing). Call it once the child's processes are gone. True when it is gone."""
+    todo = [path]
+    while todo:  # give every folder back its owner's permissions first, top down, never through a link
+        folder = todo.pop()
         try:
-            function(failed)
-        except FileNotFoundError:
-            pass
+            if os.path.islink(folder) or not os.path.isdir(folder):
+                continue
+            os.chmod(folder, 0o700)
+            todo += [e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
         except OSError:
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                shutil.rmtree(failed, ignore_errors=True)
-
-    if os.path.lexists(path):
-        shutil.rmtree(path, onerror=retry)
+            continue
+    shutil.rmtree(path, ignore_errors=True)
     return not os.path.lexists(path)
 
 

@@ -125,7 +125,7 @@ def _mode(caps, landlock):
             return "root-user"
         raise Refused(ROOT_REFUSAL.format(
             forced=", or POSENC_SANDBOX_MODE asks for none" if caps.jail else "",
-            landlock="" if landlock else " (which needs Landlock, missing here)"))
+            landlock="" if landlock else " (this needs Landlock, which is missing here)"))
     if caps.userns_jail and caps.forced != "nojail":
         return "user-jail"
     return "user" if landlock else "none"
