@@ -37,7 +37,10 @@ def fill(path_or_memfd, megabytes):
         code, written = 0, 0
         try:
             os.close(read_fd)
-            fd = os.memfd_create("fill") if path_or_memfd == "memfd" else os.open(path_or_memfd, os.O_CREAT | os.O_WRONLY)
+            if path_or_memfd == "memfd":
+                fd = os.memfd_create("fill")
+            else:
+                fd = os.open(path_or_memfd, os.O_CREAT | os.O_WRONLY)
             chunk = b"\x01" * (16 << 20)
             while written < megabytes << 20:
                 written += os.write(fd, chunk)
@@ -176,7 +179,7 @@ def fake_v2(tmp_path, own="/user.slice/user-1000.slice/grader.scope", enabled=No
     (proc / "cgroup").write_text(f"0::{own}\n")
     (proc / "mountinfo").write_text(
         f"24 1 0:22 / /proc rw,nosuid - proc proc rw\n"
-        f"30 24 0:26 {root_in_mount} {mount} rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n")
+        f"30 24 0:26 {root_in_mount} {mount} rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw\n")
     return mount, proc
 
 

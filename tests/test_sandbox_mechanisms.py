@@ -40,7 +40,7 @@ from tests.conftest import ROOT
 HOSTILE = ROOT / "tests" / "hostile"
 INSTRUCTOR = 61999  # the grading user of the non-root modes: a uid no account has
 SANDBOX = 61998  # the sandbox's own uid in the root modes
-MEMORY = 128 << 20  # the request's memory allowance (RLIMIT_AS); the cgroup adds policy.CGROUP_HEADROOM
+MEMORY = 64 << 20  # the request's memory allowance (RLIMIT_AS); the cgroup adds policy.CGROUP_HEADROOM
 PIDS = 16
 MODES = policy.MODES
 ATTACK_FILES = ("posenc-hoard-", "posenc-planted-")  # what write_outside and dev_shm_hoard leave in /tmp, /dev/shm

@@ -258,5 +258,6 @@ def test_torch_and_matplotlib_need_nothing_the_filter_denies(tmp_path):
         pytest.skip("no seccomp here")
     done = subprocess.run([sys.executable, "-I", "-c", TORCH_CHILD, str(ROOT / "grader" / "sandbox")],
                           capture_output=True, text=True, timeout=120,
-                          env={"PATH": os.environ.get("PATH", ""), "MPLCONFIGDIR": str(tmp_path), "HOME": str(tmp_path)})
+                          env={"PATH": os.environ.get("PATH", ""), "MPLCONFIGDIR": str(tmp_path),
+                               "HOME": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-3000:]

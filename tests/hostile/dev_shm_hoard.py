@@ -1,4 +1,4 @@
-"""At import: leave 256 MB of files in /dev/shm (memory until someone deletes them) and /tmp, in files
+"""At import: leave 128 MB of files in /dev/shm (memory until someone deletes them) and /tmp, in files
 under the file-size limit. Stopped by the jail (private, size-limited /tmp and /dev/shm that vanish
 with it) and Landlock (writes only in the working folder); as root without Landlock, the clean-up
 after each child removes the sandbox uid's files (confine.remove_files_of)."""
@@ -10,8 +10,7 @@ for _folder in ("/dev/shm", "/tmp"):
         _path = f"{_folder}/posenc-hoard-{os.getpid()}-{_n}"
         try:
             with open(_path, "wb") as _f:
-                for _ in range(2):
-                    _f.write(b"\x01" * (32 << 20))
+                _f.write(b"\x01" * (32 << 20))
             _left.append(_path)
         except OSError as _exc:
             _refused.append(type(_exc).__name__)
