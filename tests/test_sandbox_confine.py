@@ -141,3 +141,12 @@ def test_landlock_reads_of_etc_leave_out_its_secrets():
     assert entries[0] == "/usr" and "/etc/passwd" in entries and "/etc" not in entries
     assert not {"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"} & set(entries)
     assert len(entries) == 1 + len([n for n in os.listdir("/etc") if n not in confine.ETC_WITHHELD])
+
+
+def test_capabilities_are_what_the_policy_takes():
+    from grader.sandbox import policy, seccomp
+
+    caps = policy.Caps(**confine.capabilities(sandbox_uid=USER))
+    assert caps.root and caps.landlock == confine.landlock_abi() and caps.seccomp == seccomp.available()
+    assert caps.python_readable == (confine.unreadable_by(USER, confine.python_paths()) == [])
+    assert (caps.cgroup is None) == bool(caps.cgroup_reason)

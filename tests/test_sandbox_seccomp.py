@@ -225,10 +225,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+torch.randn(64, 64) @ torch.randn(64, 64)  # the server's state: torch loaded and used, OMP_NUM_THREADS=1
 pid = os.fork()
 if pid == 0:
     code = 1
     try:
+        assert len(os.listdir("/proc/self/task")) == 1, "more than one thread at install: TSYNC matters"
         seccomp.install()
         import fractions, statistics  # imports after the fork, as learner code does
         torch.manual_seed(0)
@@ -259,5 +261,5 @@ def test_torch_and_matplotlib_need_nothing_the_filter_denies(tmp_path):
     done = subprocess.run([sys.executable, "-I", "-c", TORCH_CHILD, str(ROOT / "grader" / "sandbox")],
                           capture_output=True, text=True, timeout=120,
                           env={"PATH": os.environ.get("PATH", ""), "MPLCONFIGDIR": str(tmp_path),
-                               "HOME": str(tmp_path)})
+                               "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"})  # as client.py starts the server
     assert done.returncode == 0, done.stderr[-3000:]

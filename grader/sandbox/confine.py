@@ -40,14 +40,15 @@ import sys
 import tempfile
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
-    from . import procs, seccomp
+    from . import cgroup, procs, seccomp
 except ImportError:
     import procs
 
     try:
+        import cgroup
         import seccomp
-    except ImportError:  # a runtime folder without seccomp.py: apply() then fails loudly if asked for it
-        seccomp = None
+    except ImportError:  # a runtime folder without them: apply() and capabilities() fail loudly if used
+        cgroup = seccomp = None
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x40000000, 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
@@ -214,6 +215,17 @@ def python_readable_by(uid):
     """Can `uid` (no groups) read every folder Python imports from? policy.py: without a jail, root
     drops learner code to the sandbox's uid only when this holds; it never runs it as uid 0 by default."""
     return not unreadable_by(uid, python_paths())
+
+
+def capabilities(forced="auto", sandbox_uid=61000):
+    """What this machine offers, as the fields of policy.Caps (the fork server's hello). `sandbox_uid`:
+    any uid of no account (readability of Python does not depend on which)."""
+    root = os.geteuid() == 0
+    kind, reason = cgroup.probe()
+    return {"root": root, "jail": root and can_jail(), "userns_jail": not root and can_userns_jail(),
+            "landlock": landlock_abi(), "seccomp": seccomp.available(), "cgroup": kind,
+            "cgroup_reason": "" if kind else reason, "python_readable": root and python_readable_by(sandbox_uid),
+            "forced": forced}
 
 
 # ---- the jail --------------------------------------------------------------------------------------
