@@ -34,7 +34,6 @@ child's end.
 
 import base64
 import binascii
-import glob
 import json
 import os
 import re
@@ -46,7 +45,9 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the copied probes.py / store.py / confine.py live beside this file
 
+import cgroup  # noqa: E402
 import confine  # noqa: E402
+import policy  # noqa: E402
 import probes  # noqa: E402
 import procs  # noqa: E402
 import store  # noqa: E402
@@ -55,8 +56,8 @@ from safetensors.torch import save as save_tensors  # noqa: E402
 
 # argv: the control socket's fd, the sandbox mode, then the hidden probe modules copied beside the public
 # ones (grader/hidden_probes.MODULE_NAMES)
-CONTROL_FD, MODE = int(sys.argv[1]), sys.argv[2]
-CATALOG = probes.catalog(*[__import__(name) for name in sys.argv[3:]])
+CONTROL_FD, MODE, UID_BASE = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+CATALOG = probes.catalog(*[__import__(name) for name in sys.argv[4:]])
 probes.warm_up()  # the meta device's first use costs about a second: pay it here, once, before any fork
 
 try:  # notebooks import pyplot; load it once here rather than in every child
@@ -145,20 +146,9 @@ def _confine(job, result_fd):
         os.dup2(null, fd)
     os.closerange(3, result_fd)
     os.closerange(result_fd + 1, 1 << 16)
-    uid, gid, caps = job["uid"], job["gid"], CAPS
-    readable = job["readable"] + [job["stub"]]
-    if caps["jail"]:
-        confine.build_jail(job["jail"], readable[:-1], job["stub"], job["workdir"], uid, gid, job["work_bytes"])
-    os.chdir(job["workdir"])
-    if uid is not None:
-        confine.drop_to(uid, gid)
-    elif os.geteuid() == 0:
-        confine.drop_capabilities()
-    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
-    write = [job["workdir"], "/dev/null"] + (["/tmp", "/dev/shm"] if caps["jail"] else [])
-    write += glob.glob("/dev/nvidia*") + glob.glob("/dev/dri")  # CUDA opens its devices read-write
-    confine.landlock(readable + ["/dev", "/proc", "/sys"], write, caps["landlock"])
-    confine.limit(job["cpu_seconds"], job["memory_bytes"], job["file_bytes"], job["nproc"] if uid is not None else None)
+    # the operating system's part, in the order policy.py decided for this machine: cgroup, jail, user,
+    # Landlock, rlimits, seccomp (confine.apply)
+    confine.apply(policy.Policy(**job["policy"]), GROUP[0] if GROUP else None)
     os.environ.update(HOME=job["workdir"], TMPDIR=job["workdir"], MPLCONFIGDIR=job["workdir"])
     sys.path.insert(0, job["stub"])
     sys.meta_path.insert(0, _Blocker())
@@ -288,15 +278,8 @@ def _clean_up(uid):
             break
 
 
-def capabilities(mode):
-    root = os.geteuid() == 0 and mode != "user"
-    jail = root and mode != "nojail" and confine.can_jail()
-    drop = root and (jail or all(confine.other_can_read(p) for p in confine.python_paths()))
-    return {"root": root, "jail": jail, "drop": drop, "landlock": confine.landlock_abi() if mode != "nolandlock"
-            else 0, "python": confine.python_paths()}
-
-
 CAPS = {}
+GROUP = []  # the memory cgroup of the child being forked (the child joins it first thing)
 
 
 def _send(sock, message):
@@ -321,8 +304,23 @@ class _Lines:
 
 
 # ---- a session: one submission ----------------------------------------------------------------------
-def run_exercise(job, out):
+def _group(job, n):
+    """A fresh memory cgroup for one child, as the policy asks (None when it asks for none)."""
+    rule = job["policy"]
+    GROUP.clear()
+    if rule["cgroup_bytes"]:
+        try:
+            GROUP.append(cgroup.Cgroup.create(f"x{n}", rule["cgroup_bytes"], rule["cgroup_pids"]))
+        except OSError:
+            return "no cgroup could be made for this exercise, so only its address space was limited"
+    return None
+
+
+def run_exercise(job, out, n):
     """Fork the child for one exercise, collect its results, clean up, report."""
+    rule = job["policy"]
+    ipc_before = confine.sysv_ipc(os.getuid()) if rule["clean_ipc"] == "new" else set()
+    note = _group(job, n)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -347,20 +345,30 @@ def run_exercise(job, out):
     status = _reap(WAKE[-1], pid, read_fd, receiver)
     os.close(read_fd)
     _clean_up(job["uid"])
-    _send(out, {"pid": pid, "status": status, "progress": receiver.progress, "dropped": receiver.dropped})
+    oom = bool(GROUP) and GROUP[0].oom_killed()
+    if GROUP:
+        GROUP.pop().kill_and_remove()
+    if rule["clean_ipc"] == "uid":
+        confine.remove_sysv_ipc(job["uid"])
+    elif rule["clean_ipc"] == "new":
+        confine.remove_sysv_ipc(os.getuid(), keep=ipc_before)
+    if rule["clean_files_of_uid"]:
+        confine.remove_files_of(job["uid"])
+    _send(out, {"pid": pid, "status": status, "progress": receiver.progress, "dropped": receiver.dropped,
+                "oom": oom, "note": note})
 
 
 def session(sock):
     """Serve one submission's exercises until the grader closes the socket, then leave nothing behind."""
     confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)  # not inherited from the zygote: set it here
     _wake_on_sigchld()  # a wake-up pipe of its own: sessions share nothing, not even wake-ups
-    lines, uid = _Lines(sock), None
+    lines, uid, n = _Lines(sock), None, 0
     while True:
         job = lines.next()
         if job is None or job.get("cmd") != "run":
             break
-        uid = job["uid"]
-        run_exercise(job, sock)
+        uid, n = job["uid"], n + 1
+        run_exercise(job, sock, n)
     _clean_up(uid)
 
 
@@ -399,7 +407,7 @@ def main():
     os.dup2(2, 1)  # stray prints go where stderr goes, never into a protocol channel
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
     confine.prctl(confine.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
-    CAPS.update(capabilities(MODE))
+    CAPS.update(confine.capabilities(MODE, UID_BASE), python=confine.python_paths())
     _wake_on_sigchld()
     _send(control, {"hello": CAPS})
     lines, sessions = _Lines(control), set()

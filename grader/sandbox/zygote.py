@@ -41,15 +41,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import dataclasses
+import glob
+
 from .. import hidden_probes
 from ..records import ExerciseRun
-from . import procs
+from . import policy, procs
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent  # the grader's repository: the reference, the checks, the solutions
 PUBLIC = REPO / "posenc_selfcheck"
 # Files the servers need, copied into their runtime folder: nothing that knows any answer.
-RUNTIME_FILES = [HERE / "server.py", HERE / "confine.py", HERE / "procs.py", PUBLIC / "store.py",
+RUNTIME_FILES = [HERE / "server.py", HERE / "confine.py", HERE / "procs.py", HERE / "policy.py", HERE / "seccomp.py",
+                 HERE / "cgroup.py", PUBLIC / "store.py",
                  *sorted(PUBLIC.glob("probes*.py")), *hidden_probes.FILES]
 SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc")
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
@@ -190,7 +194,7 @@ class Zygote:
     """The zygote process (`python -I`, torch imported once, never a submission's code). It may serve
     every submission a grading process handles, each in a fresh session forked from it."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, uid_base=61000):
         self.mode = mode
         self.root = Path(tempfile.mkdtemp(prefix="posenc-server-"))
         _own(self.root)
@@ -202,7 +206,7 @@ class Zygote:
         env.update({k: os.environ[k] for k in KEEP_ENV if k in os.environ})
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(self.root / "server.py"), str(theirs.fileno()), mode,
+            [sys.executable, "-I", str(self.root / "server.py"), str(theirs.fileno()), mode, str(uid_base),
              *hidden_probes.MODULE_NAMES],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             cwd=self.root, env=env, start_new_session=True, pass_fds=(theirs.fileno(),),
@@ -221,7 +225,7 @@ class Zygote:
             zygote.close()
         if not _ZYGOTES:
             atexit.register(close_all)
-        _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode)
+        _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode, settings.uid_base)
         return zygote
 
     def ready(self):
@@ -313,29 +317,34 @@ class Session:
         self._configure(self.caps)
 
     def _configure(self, caps):
-        if caps["drop"]:
+        """Decide this machine's policy once (policy.py: a pure function) to learn its mode: take a user id
+        of the session's own where the mode runs learner code under one; keep the report's notes."""
+        self.capabilities = policy.Caps(**{f.name: caps[f.name] for f in dataclasses.fields(policy.Caps)})
+        try:
+            probe = policy.decide(self.capabilities, self._request([], uid=self.settings.uid_base))
+        except policy.Refused as exc:
+            raise SandboxError(str(exc)) from None
+        if probe.uid is not None:
             self.slot_fd, self.uid = acquire_uid(self.settings.uid_base)
             self.gid = self.uid
             os.chmod(self.root, 0o711)
             for path in (self.stub, self.stub / "posenc_selfcheck"):
                 os.chmod(path, 0o755)
-        hidden = "Landlock" if caps["landlock"] else None
-        if caps["jail"]:
-            return
-        if not caps["root"]:
-            self.notes.append("the grader is not running as root, so learner code ran as your own user"
-                              + (f"; Landlock (ABI {caps['landlock']}) kept it to the system and Python folders"
-                                 if hidden else ", able to read whatever you can read")
-                              + ". Grade as root (a container, Gradescope) for the full sandbox")
-        elif caps["drop"]:
-            if not hidden:
-                done = _protect_by_chmod(protected_paths(self.settings))
-                hidden = f"chmod o-rwx on {', '.join(done) or 'the protected folders'}"
-            self.notes.append(f"no mount namespaces here: learner code ran as uid {self.uid} with {hidden} "
-                              "keeping it from the grader's files, not in a private file-system view")
-        else:
-            self.notes.append("no mount namespaces here and Python lives in a folder other users cannot read, "
-                              "so learner code ran as root" + (" under Landlock" if hidden else ""))
+        if probe.chmod_protect:
+            _protect_by_chmod(list(probe.chmod_protect))
+        self.notes += list(probe.notes)
+        self.mode, self.jailed = probe.mode, probe.jail is not None
+
+    def _request(self, requests, workdir="", uid=None):
+        lim = self.limits
+        gpus = tuple(glob.glob("/dev/nvidia*") + glob.glob("/dev/dri"))  # CUDA opens its devices read-write
+        cuda = os.path.exists("/dev/nvidiactl") and any(str(r.params.get("device", "")).startswith("cuda")
+                                                        for r in requests)
+        return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
+                              system=tuple(readable_paths(self.caps["python"], protected_paths(self.settings))),
+                              protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
+                              gpu_devices=gpus, memory_bytes=lim.memory_bytes, pids=lim.nproc,
+                              cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes)
 
     # -- the session server ----------------------------------------------------------------------------
     def _alive(self):
@@ -389,7 +398,8 @@ class Session:
             kept = [s for s in statements if s not in self.fatal]
             tried = self._attempt(kept, requests)
             try:
-                tried.run.results, tried.run.log = read(tried.outdir, requests, tried.run.ended)
+                tried.run.results, log = read(tried.outdir, requests, tried.run.ended)
+                tried.run.log += log
             finally:
                 if tried.outdir is not None:
                     shutil.rmtree(tried.outdir, ignore_errors=True)
@@ -404,20 +414,15 @@ class Session:
         return run
 
     def _job(self, statements, requests, outdir, workdir):
+        """What the session server needs for one child: nothing that names a protected folder reaches the
+        child (the policy lists what it may read, never what it may not)."""
         lim = self.limits
-        memory = lim.memory_bytes
-        if os.path.exists("/dev/nvidiactl") and any(str(r.params.get("device", "")).startswith("cuda")
-                                                    for r in requests):
-            # CUDA reserves far more address space than it uses: RLIMIT_AS would fail its initialisation.
-            # Wall clock and CPU time still apply to this child.
-            memory = 0
-        return {"cmd": "run", "outdir": str(outdir), "workdir": str(workdir), "statements": statements,
-                "requests": [r.to_json() for r in requests], "stmt_timeout": lim.stmt_seconds,
-                "cpu_seconds": lim.cpu_seconds, "memory_bytes": memory, "file_bytes": lim.file_bytes,
-                "work_bytes": lim.work_bytes, "result_bytes": lim.result_bytes,
-                "line_bytes": lim.result_bytes * 4 // 3 + 1024, "nproc": lim.nproc, "uid": self.uid,
-                "gid": self.gid, "jail": str(self.root / "jail"), "stub": str(self.stub),
-                "readable": readable_paths(self.caps["python"], protected_paths(self.settings))}
+        rule = policy.decide(self.capabilities, self._request(requests, workdir, self.uid))
+        job = {"cmd": "run", "outdir": str(outdir), "workdir": str(workdir), "statements": statements,
+               "requests": [r.to_json() for r in requests], "stmt_timeout": lim.stmt_seconds,
+               "result_bytes": lim.result_bytes, "line_bytes": lim.result_bytes * 4 // 3 + 1024, "uid": self.uid,
+               "stub": str(self.stub), "policy": dataclasses.asdict(rule)}
+        return job
 
     def _attempt(self, statements, requests):
         if not self._alive():
@@ -426,7 +431,7 @@ class Session:
         outdir = self.root / f"out{self.count}"
         outdir.mkdir(mode=0o700)
         workdir = self.root / f"work{self.count}"
-        if not self.caps["jail"]:  # in the jail the working folder is a tmpfs of its own
+        if not self.jailed:  # in a jail the working folder is a tmpfs of its own
             workdir.mkdir(mode=0o700)
             if self.uid is not None:
                 os.chown(workdir, self.uid, self.gid)
@@ -449,7 +454,9 @@ class Session:
             if finished is None:
                 self._close_server()
         else:
-            run.ended = self._ended(finished["status"])
+            run.ended = "was killed: out of memory" if finished.get("oom") else self._ended(finished["status"])
+            if finished.get("note"):
+                run.log.append(("sandbox", finished["note"]))
         shutil.rmtree(workdir, ignore_errors=True)
         return Attempt(run, outdir, finished.get("progress") if finished else None)
 
