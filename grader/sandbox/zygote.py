@@ -25,7 +25,9 @@ What this side adds to the servers' confinement (server.py, confine.py):
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import fcntl
+import glob
 import json
 import os
 import pwd
@@ -40,9 +42,6 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import dataclasses
-import glob
 
 from .. import hidden_probes
 from ..records import ExerciseRun
