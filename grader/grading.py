@@ -10,10 +10,11 @@ reference runs here; the verdicts are decided here alone:
 - which checks are skipped (only CUDA checks, on a machine without a GPU), whatever a child says;
 - what form an answer must have before it is judged (sizes are capped; an answer that cannot be
   judged is a failed check with its reason, never a failed run);
-- points only for work done: checks that do not compare with the reference (error handling,
-  properties, module facts, device placement) count once the exercise answers one of its main inputs
-  (its public reference checks) with the reference's answer or with a known mistake's answer (real
-  work with a named error), so a stub that raises on everything or returns its input earns nothing.
+- points only for work done: an exercise's other checks (error handling, properties, module facts,
+  device placement, inputs whose right answer is trivial) count once it answers one of its main
+  inputs (its public reference checks) with the reference's answer or with a known mistake's answer
+  (real work with a named error), so a stub that raises on everything or returns its input earns
+  nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections import OrderedDict
 
 from .checks import all_checks
 from .records import Grade, ProbeRequest, Status, Verdict
+from .sandbox.anonymize import rename_params, restore_keys
 from .sandbox.zygote import Zygote
 from .submission import defining_file, read_submission
 
@@ -102,7 +104,7 @@ def gate(verdicts):
         return verdicts
     exercise = verdicts[0].check.exercise
     return [Verdict(v.check, Status.FAILED, GATE.format(exercise=exercise))
-            if v.status == Status.PASSED and v.check.expect != "match" else v for v in verdicts]
+            if v.status == Status.PASSED and v not in main else v for v in verdicts]
 
 
 # ---- one submission ---------------------------------------------------------------------------------------------
@@ -190,9 +192,11 @@ class Grader:
 
         ordered = sorted(checks, key=lambda c: not c.public)
         tokens = {c.key: f"p{n}" for n, c in enumerate(ordered)}
-        requests = [ProbeRequest(tokens[c.key], c.probe, c.params, c.exercise) for c in ordered]
+        names = self.zygote.anonymous  # candidate functions are anonymous in the sandbox (anonymize.py)
+        requests = [ProbeRequest(tokens[c.key], c.probe, rename_params(c.params, names), c.exercise) for c in ordered]
         limit = self.settings.limits.result_bytes
         run = session.run(statements, requests, lambda outdir, reqs, ended: collect(outdir, reqs, ended, limit))
+        run.results = {token: restore_keys(result, names) for token, result in run.results.items()}
         return run, tokens
 
 
