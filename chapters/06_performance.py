@@ -321,8 +321,9 @@ def cache_versus_recompute(head_dim=128, seq=1024, threads=1):
     inv_freq = 1.0 / (10000.0 ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
 
     def recompute(position_ids):
-        freqs = position_ids[..., None].float() * inv_freq
-        table = torch.cat((freqs, freqs), dim=-1)  # what chapter 4's rope_cos_sin does on every call
+        # what chapter 4's rope_cos_sin does on every call: angles p * theta_i, both halves, cos and sin
+        angles = torch.einsum("...l,d->...ld", position_ids.float(), inv_freq)
+        table = torch.cat((angles, angles), dim=-1)
         return table.cos(), table.sin()
 
     for name, positions in (("prompt (1024,)", torch.arange(seq)), ("decode (8, 1)", torch.full((8, 1), seq - 1))):

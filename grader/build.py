@@ -17,17 +17,16 @@ Notebooks are written without outputs or execution counts.
 from __future__ import annotations
 
 import importlib
-import re
 import sys
 from pathlib import Path
 
 import nbformat
 
+from .leaks import BEGIN, END
+
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 EXPORT = "#| export"
-BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
-END = re.compile(r"^\s*### END SOLUTION\s*$")
 STUB = 'raise NotImplementedError("exercise not finished: replace this line with your code")'
 GENERATED = '"""Generated from chapters/{src} by `python -m grader build`. Do not edit: edit the chapter."""\n'
 
@@ -193,6 +192,12 @@ def build(check=False):
     """Write (or compare) everything; return the list of files that differ."""
     from posenc_selfcheck import store
 
+    from . import authoring
+
+    missing = authoring.problems()
+    if missing:
+        raise SystemExit("exercises incomplete (docs/authoring.md):\n  "
+                         + "\n  ".join(f"{exercise}: {what}" for exercise, what in dict.fromkeys(missing)))
     differ = _lock_ids(check)
     planned = planned_files()  # renders every chapter: once
     for path, text in planned.items():

@@ -25,6 +25,7 @@ from pathlib import Path
 import nbformat
 
 from . import build
+from .leaks import BEGIN
 
 COURSE_ID = "posenc-course"
 SELFCHECK = re.compile(r"""\bcheck\(\s*["'](\w+)["']""")
@@ -51,7 +52,7 @@ def _hints_outside(source):
     lines, out, i = source.splitlines(), [], 0
     while i < len(lines):
         out.append(lines[i])
-        if build.BEGIN.match(lines[i]):
+        if BEGIN.match(lines[i]):
             j = i + 1
             if j < len(lines) and lines[j].strip().lower().startswith("# hint"):
                 while j < len(lines) and lines[j].strip().startswith("#") and not build.END.match(lines[j]):
@@ -100,7 +101,7 @@ def notebook(chapter):
         copy = nbformat.from_dict(dict(cell))
         if cell.cell_type == "code":
             copy.source = build._without_export_line(cell.source)
-            if any(build.BEGIN.match(line) for line in copy.source.splitlines()):
+            if any(BEGIN.match(line) for line in copy.source.splitlines()):
                 copy.source = _hints_outside(copy.source)
                 names = _defined(copy.source) or [f"cell{index}"]
                 copy.metadata["nbgrader"] = _meta(unique(f"{prefix}-{names[0]}"), solution=True)
