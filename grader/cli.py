@@ -24,8 +24,14 @@ EXAMPLES = {
 }
 
 
-class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    pass
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions as written; every option's default shown (where it has one worth showing)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.default not in (None, False, argparse.SUPPRESS) and "default" not in text and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
 
 
 def _sub(subparsers, name, help_text, description=""):
@@ -74,6 +80,7 @@ def parser():
     rl = _sub(sub, "release", "write the student bundle: notebooks and self-checks, no solutions")
     rl.add_argument("out", metavar="OUT", help="the bundle's folder (an earlier release there is replaced)")
     rl.add_argument("--no-check", action="store_true", help="skip `build --check` (generated files up to date)")
+    rl.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     nb = _sub(sub, "nbgrader", "write an nbgrader course source: one assignment per chapter",
               "Write OUT/nbgrader_config.py and OUT/source/chNN_name/ for every chapter (grader/nbgrader_export.py).")
     nb.add_argument("out", metavar="OUT", help="the nbgrader course folder to write (its source/ is replaced)")
@@ -146,7 +153,7 @@ def cmd_release(args):
     from .release import build_release
 
     try:
-        files = build_release(args.out, check_sync=not args.no_check)
+        files = build_release(args.out, check_sync=not args.no_check, progress=not args.quiet)
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -112,10 +112,14 @@ def _requirements():
     return "\n".join(keep + ["jupyterlab>=4"]) + "\n"
 
 
-def build_release(out, check_sync=True):
-    """Write the bundle to `out` (replacing an earlier release there); return its files."""
+def build_release(out, check_sync=True, progress=False):
+    """Write the bundle to `out` (replacing an earlier release there); return its files. With
+    `progress`, each step is said on stderr as it starts."""
+    from .progress import say
+
     out = Path(out).resolve()
     if check_sync:
+        say("[1/3] checking that the generated files are in sync with chapters/ (renders every chapter)…", progress)
         from . import build
 
         if build.main(["--check"]) != 0:
@@ -125,12 +129,14 @@ def build_release(out, check_sync=True):
             raise RuntimeError(f"{out} exists and is not an earlier release: choose an empty folder")
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    say("[2/3] copying the student notebooks and the self-check package…", progress)
     for notebook in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         shutil.copy(notebook, out / notebook.name)
     shutil.copytree(REPO / "posenc_selfcheck", out / "posenc_selfcheck",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     (out / "README.md").write_text(README)
     (out / "requirements.txt").write_text(_requirements())
+    say("[3/3] scanning the bundle for solutions, the reference and hidden checks…", progress)
     problems = scan(out)
     if problems:
         shutil.rmtree(out)
