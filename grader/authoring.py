@@ -51,8 +51,8 @@ def problems(chapters=None):
     """[(exercise, what is missing)] over every chapter source."""
     from posenc_ref.mistakes import MISTAKES
 
-    from .build import chapter_sources
     from .checks import CHAPTERS
+    from .leaks import chapter_sources
 
     out = []
     example = _defined(ROOT / "examples" / "complete")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from .leaks import BEGIN, END
+from .leaks import BEGIN, END, chapter_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
@@ -31,8 +31,6 @@ STUB = 'raise NotImplementedError("exercise not finished: replace this line with
 GENERATED = '"""Generated from chapters/{src} by `python -m grader build`. Do not edit: edit the chapter."""\n'
 
 
-def chapter_sources():
-    return sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
 
 
 def _regions(source, student):

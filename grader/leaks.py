@@ -17,6 +17,11 @@ MIN_LINE = 24  # shorter solution lines ("return out", "x = x + pe") are too gen
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 
 
+def chapter_sources():
+    """The hand-edited chapter sources, in order."""
+    return sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
+
+
 def code(line):
     """A line without its comment, stripped ("" for a comment line)."""
     return "" if line.strip().startswith("#") else line.split("  #")[0].strip()
@@ -26,7 +31,7 @@ def solution_regions(sources=None):
     """[(chapter file name, distinctive lines)] for every solution region of the chapter sources. A line
     counts as shown only when its own chapter shows it: another chapter quoting it is a leak too."""
     out = []
-    for chapter in sources or sorted(CHAPTERS.glob("[0-9][0-9]_*.py")):
+    for chapter in sources or chapter_sources():
         regions, shown, current = [], set(), None
         for line in Path(chapter).read_text().splitlines():
             if BEGIN.match(line):
