@@ -25,7 +25,6 @@ import nbformat
 from .leaks import BEGIN, END, chapter_sources
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = ROOT / "chapters"
 EXPORT = "#| export"
 STUB = 'raise NotImplementedError("exercise not finished: replace this line with your code")'
 GENERATED = '"""Generated from chapters/{src} by `python -m grader build`. Do not edit: edit the chapter."""\n'
