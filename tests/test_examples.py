@@ -24,3 +24,17 @@ def test_the_typical_mistakes_example_names_each_mistake_and_survives_its_broken
     assert any("NameError" in n and "sinusoidal_tabel" in n for n in notes)  # the scratch cell, reported
     assert not any("timed out" in n for n in notes)  # the hour-long loop was not run
     assert 0 < sum(r.score for r in results) < sum(r.max_score for r in results)
+
+
+def test_the_report_lists_chapters_in_order_and_says_cuda_checks_were_skipped_once_per_chapter():
+    import torch
+
+    from grader.checks import CHAPTERS
+    from grader.report import chapter_title
+
+    report = text_report(grade(ROOT / "examples" / "complete"))
+    positions = [report.index(chapter_title(chapter)) for chapter in CHAPTERS]
+    assert positions == sorted(positions)
+    with_cuda = [chapter for chapter, checks in CHAPTERS.items() if any(c.cuda for c in checks)]
+    skipped_lines = [line for line in report.splitlines() if "CUDA check(s) skipped" in line]
+    assert len(skipped_lines) == (0 if torch.cuda.is_available() else len(with_cuda))
