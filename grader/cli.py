@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from .settings import VISIBILITIES, Limits, Settings
@@ -94,14 +95,15 @@ def _settings(args, **extra):
 
 def cmd_grade(args):
     from .files import write_json
-    from .grading import Grader
     from .progress import Progress, say
+    from .remote import RemoteGrader
     from .report import gradescope_json, text_report
     from .submission import SubmissionError
 
+    start = time.perf_counter()
     settings = _settings(args, cuda_only=args.cuda_only)
     say("starting the sandbox and loading the reference…", enabled=not args.quiet)
-    grader = Grader(settings)  # the zygote starts now, in parallel with everything below
+    grader = RemoteGrader(settings)  # grades in a fork of the sandbox's zygote: this process never loads torch
     bar = None
 
     def progress(exercise, done, total):
@@ -116,6 +118,7 @@ def cmd_grade(args):
     except SubmissionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    grade.seconds = time.perf_counter() - start  # the whole command, start-up included
     if bar is not None and bar.tty:
         sys.stderr.write("\r\x1b[K")
     print(text_report(grade))

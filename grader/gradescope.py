@@ -161,7 +161,7 @@ def _private(*paths):
 
 def results_payload(root):
     """Grade root/submission; Gradescope's results.json as a dict (never raises)."""
-    from .grading import grade
+    from .remote import RemoteGrader
     from .report import gradescope_json
     from .settings import Settings
     from .submission import SubmissionError
@@ -178,7 +178,7 @@ def results_payload(root):
         settings = Settings.from_env(limits={"wall_seconds": config["wall_seconds"], "memory_mb": config["memory_mb"]},
                                      protect=(str(submission), str(results_dir)),
                                      hidden_visibility=config["hidden_visibility"])
-        result = grade(submission, settings)
+        result = RemoteGrader(settings).grade(submission)
     except SubmissionError as exc:
         return {"score": 0, "output": f"Nothing to grade: {clean(exc)}. Upload your notebooks (.ipynb) or .py files.",
                 "visibility": "visible", "tests": []}

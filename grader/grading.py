@@ -112,9 +112,9 @@ class Grader:
     """Grades submissions one after the other with one zygote (started at construction, so its
     torch import overlaps whatever the caller does next). Each submission gets a fresh session."""
 
-    def __init__(self, settings, checks=None):
+    def __init__(self, settings, checks=None, zygote=None):
         self.settings = settings
-        self.zygote = Zygote.start(settings)
+        self.zygote = zygote or Zygote.start(settings)
         self.checks = tuple(checks) if checks is not None else all_checks()
         self.last_session = None  # the session of the latest submission (its uid and folder: for tests)
 

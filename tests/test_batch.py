@@ -96,7 +96,7 @@ def test_summary_plots_and_run_statistics(first):
         assert (out / "plots" / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     stats = json.loads((out / "run.json").read_text())
     assert stats["jobs"] == 2 and stats["graded"] == 4 and len(stats["workers"]) == 2
-    assert all(w["maxrss_mb"] > 50 for w in stats["workers"])
+    assert all(w["maxrss_mb"] > 5 for w in stats["workers"])  # measured (small: the worker never loads torch)
     assert "grading [" in run.stderr and "4/4" in run.stderr  # the progress bar
 
 

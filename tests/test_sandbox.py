@@ -170,3 +170,25 @@ def test_the_chmod_fallback_takes_away_other_users_access(tmp_path):
     assert zygote._protect_by_chmod([str(folder)]) == [str(folder)]
     assert folder.stat().st_mode & 0o777 == 0o750
     assert zygote._protect_by_chmod([str(folder)]) == []  # once per process
+
+
+def test_two_graders_never_borrow_the_same_user_id(tmp_path):
+    """Two batch workers each have a zygote and a grading process forked from it; their sessions take user
+    ids from one machine-wide set of locks (a per-zygote folder once let both take 61000, and one worker's
+    clean-up killed the other's child)."""
+    from grader.checks import chapter_checks
+    from grader.remote import RemoteGrader
+
+    settings = Settings.from_env()
+    if not Zygote.start(settings).ready()["root"]:
+        pytest.skip("the grader is not running as root")
+    sub = tmp_path / "uid.py"
+    sub.write_text("import os\n\ndef sinusoidal_table(*args, **kwargs):\n    raise ValueError(f'UID {os.getuid()}')\n")
+    second = Zygote(settings.sandbox_mode, settings.uid_base)  # a second worker's zygote
+    try:
+        with Zygote.start(settings).session(settings) as mine:
+            grader = RemoteGrader(settings, chapter_checks("ch01")[:1], zygote=second)
+            feedback = grader.grade(sub).verdicts[0].feedback
+            assert "UID " in feedback and f"UID {mine.uid}" not in feedback, (mine.uid, feedback)
+    finally:
+        second.close()

@@ -1,8 +1,9 @@
 """A batch worker: `python -m grader.batch.worker SETTINGS_JSON`, one per --jobs.
 
-Reads jobs (JSON lines) on stdin, grades each submission through grader.grading with one zygote for
-its whole life (every submission in a fresh session forked from it: nothing of one student reaches
-another), writes the student's result and feedback atomically, answers on stdout.
+Reads jobs (JSON lines) on stdin, grades each submission through grader.grading (in a trusted process
+forked from the worker's zygote: grader/remote.py, so the worker itself never loads torch) with one
+zygote for its whole life (every submission in a fresh session forked from it: nothing of one student
+reaches another), writes the student's result and feedback atomically, answers on stdout.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import sys
 from pathlib import Path
 
 from ..files import write_atomic, write_json
-from ..grading import Grader
 from ..records import Grade
+from ..remote import RemoteGrader
 from ..report import text_report
 from ..sandbox import confine
 from ..settings import Settings
@@ -44,10 +45,7 @@ def main(settings_json):
     settings = Settings.from_json(settings_json)
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
-    grader = Grader(settings)  # its zygote starts now
-    import torch
-
-    torch.set_num_threads(1)  # one core per worker: --jobs N uses N cores, without oversubscription
+    grader = RemoteGrader(settings)  # its zygote, and the grading process forked from it (one thread each)
     channel.write(json.dumps({"ready": os.getpid()}) + "\n")
     for line in sys.stdin:
         job = json.loads(line)

@@ -37,6 +37,7 @@ import binascii
 import json
 import os
 import re
+import select
 import signal
 import socket
 import sys
@@ -240,8 +241,6 @@ def _drain(fd, receiver):
 
 def _reap(wake_fd, pid, read_fd, receiver):
     """Wait for the child `pid` while reading its results; reap adopted orphans on the way."""
-    import select
-
     status, open_ = None, True
     while status is None:
         ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 1.0)
@@ -401,8 +400,47 @@ def _reap_sessions(sessions):
         sessions.discard(done)
 
 
+def _fork(run, keep_closed, *args):
+    """Fork a child of the zygote that runs `run(*args)`; the zygote's own sockets closed in it."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            for sock in keep_closed:
+                sock.close()
+            run(*args)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            os._exit(code)
+    return pid
+
+
+def trusted_grader(sock, control):
+    """A grading process forked from the zygote (torch already loaded): the grader's own code, trusted,
+    holding the reference; it asks the zygote for sessions on `control` and forks nothing itself, so
+    nothing it holds reaches a sandbox child (grader/remote.py)."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
+    line = b""
+    while not line.endswith(b"\n"):  # byte by byte: what follows the first line is the grader's to read
+        byte = sock.recv(1)
+        if not byte:
+            return
+        line += byte
+    setup = json.loads(line)  # the repository's path comes here, never through the zygote
+    sys.path.insert(0, setup["repo"])
+    from grader import remote
+
+    remote.serve(sock, control, dict(CAPS), setup)
+
+
 def main():
-    """The zygote: CONTROL_FD is its socket to the grader."""
+    """The zygote: CONTROL_FD is its socket to the grader. It answers "session" (fork a session server)
+    and "grader" (fork a trusted grading process, with a control socket of its own) and reads nothing
+    else: no submission's byte ever passes through it."""
     control = socket.socket(fileno=CONTROL_FD)
     os.dup2(2, 1)  # stray prints go where stderr goes, never into a protocol channel
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
@@ -410,34 +448,39 @@ def main():
     CAPS.update(confine.capabilities(MODE, UID_BASE), python=confine.python_paths())
     _wake_on_sigchld()
     _send(control, {"hello": CAPS})
-    lines, sessions = _Lines(control), set()
-    while True:
-        try:
-            command = lines.next()
-        except (OSError, ValueError):
-            command = None
-        _reap_sessions(sessions)
-        if command is None or command.get("cmd") != "session" or len(lines.fds) != 1:
-            for fd in lines.fds:
-                os.close(fd)
-            break
-        fd = lines.fds.pop()
-        pid = os.fork()
-        if pid == 0:
-            code = 0
+    controls, children = {control: _Lines(control)}, set()
+    while control in controls:
+        ready, _, _ = select.select(list(controls), [], [], 1.0)
+        _reap_sessions(children)
+        for sock in ready:
+            lines = controls[sock]
             try:
-                control.close()
-                session(socket.socket(fileno=fd))
-            except BaseException:
-                traceback.print_exc()
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(fd)
-        sessions.add(pid)
-        _send(control, {"session": pid})
+                command = lines.next()
+            except (OSError, ValueError):
+                command = None
+            fds, lines.fds = lines.fds, []
+            kind = (command or {}).get("cmd")
+            if kind == "session" and len(fds) == 1:
+                pid = _fork(lambda fd: session(socket.socket(fileno=fd)), list(controls), fds[0])
+                _send(sock, {"session": pid})
+            elif kind == "grader" and len(fds) == 3:  # its socket, and both ends of its control socket
+                mine = socket.socket(fileno=os.dup(fds[1]))
+                pid = _fork(lambda a, b, theirs: os.close(theirs) or trusted_grader(socket.socket(fileno=a),
+                                                                                  socket.socket(fileno=b)),
+                            [*controls, mine], fds[0], fds[2], fds[1])
+                controls[mine] = _Lines(mine)
+                _send(sock, {"grader": pid})
+            else:  # the other side is gone (or speaks nonsense): forget it; the grader's own ends everything
+                controls.pop(sock)
+                if sock is not control:
+                    sock.close()
+                pid = None
+            for fd in fds:
+                os.close(fd)
+            if pid:
+                children.add(pid)
     procs.kill_all(lambda: procs.descendants(os.getpid()))
-    _reap_sessions(sessions)
+    _reap_sessions(children)
 
 
 if __name__ == "__main__":

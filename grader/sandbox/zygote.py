@@ -189,7 +189,56 @@ class _Channel:
 
 
 # ---- the zygote -------------------------------------------------------------------------------------------
-class Zygote:
+class ZygoteClient:
+    """A control connection to a zygote: asks it for sessions (and, for the process that started it, for
+    trusted grading processes). `caps` is what the zygote found; `anonymous` the candidates' names."""
+
+    def __init__(self, sock, caps=None, anonymous=None):
+        self.channel = _Channel(sock)
+        self.caps = caps
+        self.anonymous = anonymous or {}
+
+    def ready(self):
+        """Its capabilities, once it has imported torch (waits for its hello the first time)."""
+        if self.caps is None:
+            hello = self.channel.receive(time.monotonic() + 180)
+            if not hello or "hello" not in hello:
+                self.close()
+                raise SandboxError("the sandbox's fork server did not start")
+            self.caps = hello["hello"]
+        return self.caps
+
+    def _ask(self, command, fds, answer):
+        self.ready()
+        try:
+            self.channel.send({"cmd": command}, fds=fds)
+        except OSError:
+            raise SandboxError("the sandbox's fork server is gone") from None
+        reply = self.channel.receive(time.monotonic() + 30)
+        if not reply or answer not in reply:
+            self.close()
+            raise SandboxError(f"the sandbox's fork server did not start a {command}")
+        return int(reply[answer])
+
+    def fork_session(self):
+        """(socket, pid) of a fresh session server, forked from the clean zygote."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            return ours, self._ask("session", [theirs.fileno()], "session")
+        except SandboxError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+
+    def session(self, settings):
+        return Session(self, settings)
+
+    def close(self):
+        self.channel.sock.close()
+
+
+class Zygote(ZygoteClient):
     """The zygote process (`python -I`, torch imported once, never a submission's code). It may serve
     every submission a grading process handles, each in a fresh session forked from it."""
 
@@ -201,11 +250,11 @@ class Zygote:
         sources = {path: path.read_text() for path in RUNTIME_FILES}
         # candidate functions get names that say nothing (anonymize.py); the grader maps them in and out
         probe_files = {path: text for path, text in sources.items() if path.name.startswith("probes")}
-        self.anonymous = anonymize.anonymous_names(
+        anonymous = anonymize.anonymous_names(
             [n for text in probe_files.values() for n in anonymize.candidate_names(text)], secret)
         for path, text in sources.items():
             if path.name.startswith("probes") and anonymize.candidate_names(text):
-                text = anonymize.rewrite(text, self.anonymous, secret)
+                text = anonymize.rewrite(text, anonymous, secret)
             (self.root / path.name).write_text(text)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root), "LANG": "C.UTF-8",
                "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
@@ -219,8 +268,7 @@ class Zygote:
             cwd=self.root, env=env, start_new_session=True, pass_fds=(theirs.fileno(),),
         )
         theirs.close()
-        self.channel = _Channel(ours)
-        self.caps = None
+        super().__init__(ours, anonymous=anonymous)
 
     @classmethod
     def start(cls, settings):
@@ -235,39 +283,22 @@ class Zygote:
         _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode, settings.uid_base)
         return zygote
 
-    def ready(self):
-        """Its capabilities, once it has imported torch (waits for its hello the first time)."""
-        if self.caps is None:
-            hello = self.channel.receive(time.monotonic() + 180)
-            if not hello or "hello" not in hello:
-                self.close()
-                raise SandboxError("the sandbox's fork server did not start")
-            self.caps = hello["hello"]
-        return self.caps
-
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
-    def fork_session(self):
-        """(socket, pid) of a fresh session server, forked from the clean zygote."""
-        self.ready()
+    def fork_grader(self):
+        """(socket, pid) of a trusted grading process forked from the zygote (grader/remote.py), with a
+        control connection of its own to the zygote for its sessions."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        zygote_end, grader_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self.channel.send({"cmd": "session"}, fds=[theirs.fileno()])
-        except OSError:
+            return ours, self._ask("grader", [theirs.fileno(), zygote_end.fileno(), grader_end.fileno()], "grader")
+        except SandboxError:
             ours.close()
-            raise SandboxError("the sandbox's fork server is gone") from None
+            raise
         finally:
-            theirs.close()
-        reply = self.channel.receive(time.monotonic() + 30)
-        if not reply or "session" not in reply:
-            ours.close()
-            self.close()
-            raise SandboxError("the sandbox's fork server did not start a session")
-        return ours, int(reply["session"])
-
-    def session(self, settings):
-        return Session(self, settings)
+            for sock in (theirs, zygote_end, grader_end):
+                sock.close()
 
     def close(self):
         if self.proc is not None:
@@ -302,7 +333,7 @@ class Attempt:
 class Session:
     """One submission: a session server of its own, one confined child per exercise."""
 
-    zygote: Zygote
+    zygote: ZygoteClient
     settings: object
     notes: list = field(default_factory=list)  # how this machine confines learner code, when it is less
 
