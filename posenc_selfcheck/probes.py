@@ -5,8 +5,9 @@ learner's code inside their own kernel (self-checks), and on the reference in th
 process. The results are compared elsewhere (`evaluate.py`), never here, so nothing a
 submission does to torch can change a verdict.
 
-Chapters add probes in `probes_chNN.py` beside this file, each with a registry of its own; the
-catalog at the end of this module lists them explicitly (inside the package and in the sandbox,
+Chapters add probes in `probes_chNN.py` beside this file, and the device probes (the meta device
+standing in for a GPU) live in `probes_meta.py`, each with a registry of its own; the catalog at the
+end of this module lists them explicitly (inside the package and in the sandbox,
 where these files sit flat in a folder of their own). The grader's hidden probe modules are added
 with `catalog(*modules)`.
 

@@ -84,3 +84,40 @@ def test_meta_probes_keep_real_values_so_growth_paths_run():
         assert int(positions.max()) == 39 and positions.device.type == "meta"
         doubled = positions[10:14] * 2
         assert [int(v) for v in doubled] == [20, 22, 24, 26]
+
+
+def _property_test(kind):
+    """A learner's check_relative_property with one classic weakness (kind) and everything else right."""
+    def check_relative_property(rope_fn, head_dim):
+        gen = torch.Generator().manual_seed(0)
+        q, k = torch.randn(2, 1, 1, 1, head_dim, generator=gen, dtype=torch.float64)
+        positions = torch.arange(256)
+        fq = rope_fn(q.expand(1, 1, 256, head_dim).float().contiguous(), positions)[0, 0].double()
+        fk = rope_fn(k.expand(1, 1, 256, head_dim).float().contiguous(), positions)[0, 0].double()
+        scale = q.norm() * k.norm()
+        if ((fq.norm(dim=-1) - q.norm()).abs() > 1e-3 * q.norm()).any():
+            return False
+        if kind == "norms only":
+            return True
+        if kind != "no position check" and (fq - fq[:1]).norm(dim=-1).max() < 1e-3 * q.norm():
+            return False
+        scores = fq @ fk.T  # (P, P)
+        if kind == "one pair":  # the classic: (3, 1) against (10, 8)
+            return bool((scores[3, 1] - scores[10, 8]).abs() <= 1e-3 * scale)
+        rows = torch.arange(256)
+        for shift in range(1, 256):
+            same = scores[rows[:-shift], rows[shift:]]  # every (m, m + shift)
+            if (same - same[0]).abs().max() > 1e-3 * scale:
+                return False
+        return True
+
+    return check_relative_property
+
+
+@pytest.mark.parametrize("kind", ["norms only", "one pair", "no position check"])
+def test_the_self_check_rejects_a_property_test_with_a_classic_weakness(kind):
+    with one_thread():
+        weak = run_checks("check_relative_property", _property_test(kind))
+        strong = run_checks("check_relative_property", _property_test("complete"))
+    assert [name for spec, status, name in weak if status == FAILED]
+    assert [spec["name"] for spec, status, _ in strong if status == FAILED] == []
