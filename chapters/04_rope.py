@@ -664,7 +664,8 @@ run_property_test()
 # layer that restarts its positions at 0 for every call gives each new token a wrong distance to
 # everything in the cache. With several new tokens and a cache, the queries are aligned to the
 # *end* of the keys (query $i$ sits at position $k_{len} - q_{len} + i$); SDPA's `is_causal=True`
-# aligns them to the start, so that case needs an explicit mask.
+# aligns them to the start, so that case needs an explicit mask, and a boolean one (`True` = may
+# attend): SDPA *adds* a float mask to the scores, so a float tensor of ones and zeros masks nothing.
 #
 # **`position_ids`.** Hugging Face passes positions explicitly, shaped (batch, seq). With left
 # padding (batched generation), it counts them from each row's first real token
