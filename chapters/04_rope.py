@@ -618,8 +618,8 @@ def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rto
 check("check_relative_property", check_relative_property)
 
 # %% [markdown]
-# Your test against the suspicious function, a correct RoPE in each layout, and a correct RoPE that
-# turns the other way:
+# Your test against the suspicious function, a correct RoPE in each layout, a correct RoPE that
+# turns the other way, and a no-op:
 
 # %% tags=["demo"]
 @demo
@@ -633,6 +633,7 @@ def run_property_test(head_dim=64):
         "half layout": lambda x, p: apply_rope(x, *rope_cos_sin(p, head_dim)),
         "interleaved layout, base 1e6": lambda x, p: apply_rope_interleaved(x, p, base=1e6),
         "turning the other way": other_way,
+        "a no-op (positions ignored)": lambda x, p: x.clone(),
     }
     for name, fn in candidates.items():
         print(f"{name:<32} {check_relative_property(fn, head_dim)}")
