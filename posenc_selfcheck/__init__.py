@@ -16,9 +16,15 @@ one line instead of a traceback, and Run All goes on.
 
 from __future__ import annotations
 
+import sys
+
+from . import probes
 from .demo import demo
 from .evaluate import FAILED, MISSING, PASSED, SKIPPED
 from .runner import SelfCheckFailed, _chapter_data, check, forget_attempts, public_checks
+
+if "IPython" in sys.modules:  # a learner's kernel: pay the meta device's first use now, not in a check
+    probes.warm_up()
 
 __all__ = ["check", "demo", "SelfCheckFailed", "PASSED", "FAILED", "SKIPPED", "MISSING", "public_checks",
            "forget_attempts", "_chapter_data"]

@@ -306,10 +306,10 @@ def catalog(*extra_modules):
 CATALOG = catalog()
 
 
-def _warm_up():
+def warm_up():
     """torch loads its meta-device kernels on first use (about a second); pay it at import, once,
     so no self-check cell and no forked sandbox child pays it again."""
     torch.empty(1, device="meta") + 1
 
 
-_warm_up()
+warm_up()
