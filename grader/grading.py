@@ -12,7 +12,7 @@ reference runs here; the verdicts are decided here alone:
   judged is a failed check with its reason, never a failed run);
 - points only for work done: an exercise's other checks (error handling, properties, module facts,
   device placement, inputs whose right answer is trivial) count once it answers one of its main
-  inputs (its public reference checks) with the reference's answer or with a known mistake's answer
+  inputs (its checks marked `main`) with the reference's answer or with a known mistake's answer
   (real work with a named error), so a stub that raises on everything or returns its input earns
   nothing.
 """
@@ -31,8 +31,8 @@ from .submission import defining_file, read_submission
 MAX_NUMEL = 1 << 24  # elements of one tensor in an answer
 MAX_PROPERTY_NUMEL = 1 << 20  # ... of an answer judged by a property (computed here, in float64)
 MAX_NDIM = 8
-GATE = ("counts once {exercise} answers one of its main inputs (the checks your self-check runs) the way the "
-        "exercise asks; it does not yet")
+GATE = ("counts once {exercise} answers one of its main inputs (the first checks your self-check runs) the way "
+        "the exercise asks; it does not yet")
 
 
 class GraderError(RuntimeError):
@@ -98,8 +98,7 @@ def judge(check, got) -> Verdict:
 
 def gate(verdicts):
     """Points only for work done: see the module's docstring."""
-    main = [v for v in verdicts if v.check.expect == "match" and v.check.public and v.status != Status.SKIPPED]
-    main = main or [v for v in verdicts if v.check.expect == "match" and v.status != Status.SKIPPED]
+    main = [v for v in verdicts if v.check.main and v.status != Status.SKIPPED]
     if not main or any(v.status == Status.PASSED or v.mistake for v in main):
         return verdicts
     exercise = verdicts[0].check.exercise

@@ -19,7 +19,7 @@ from grader.sandbox import procs
 from tests.conftest import ROOT
 from tests.test_hostile import HOSTILE, honest_source
 
-CH01 = {"sinusoidal_table": 9, "shift_matrix": 9, "SinusoidalPositionalEncoding": 12}
+CH01 = {"sinusoidal_table": 9, "shift_matrix": 9, "SinusoidalPositionalEncoding": 13}
 STUDENTS = ("alice", "carol", "dave", "eve")
 
 

@@ -56,7 +56,7 @@ def test_student_stubs_raise_not_implemented_with_the_hint_kept():
     student, solution, module = build.render(src)
     student, solution = ("\n".join("".join(c["source"]) for c in json.loads(nb)["cells"]) for nb in (student, solution))
     assert build.STUB in student and build.STUB not in solution and build.STUB not in module
-    assert "# Hint: build w (d/2,)" in student
+    assert "# Hint: the idea: one angle p·w_i per position p" in student and "#       Shapes: w (d/2,)" in student
     assert re.search(r"def sinusoidal_table\(seq_len, d_model, base=10000.0, device=None\)", module)
 
 

@@ -78,7 +78,9 @@ def test_repeating_the_table_passes_small_inputs_and_fails_the_scale_check_sayin
     results = grade(SUBMISSIONS / "ch03_repeat_table.py", scale=True, only="shaw_attention")
     shaw = [r for r in results.values() if r.check.exercise == "shaw_attention" and not r.check.cuda]
     scale = next(r for r in shaw if r.check.probe == "memory_capped_call")
-    assert all(r.status == "passed" for r in shaw if r is not scale)
+    on_meta = next(r for r in shaw if r.check.probe == "meta_largest_buffer")  # the self-check's counterpart
+    assert all(r.status == "passed" for r in shaw if r not in (scale, on_meta))
+    assert on_meta.status == "failed" and "one buffer is 8.6 GB" in on_meta.feedback
     assert scale.status == "failed"
     assert "over the memory limit" in scale.feedback
     assert "tried to allocate 8.6 GB" in scale.feedback and "(1, 8, 2048, 2048, 64)" in scale.feedback

@@ -7,7 +7,7 @@ import pytest
 
 import posenc_ref
 from grader.checks import chapter_checks
-from grader.checks.ch04 import ACCEPT, REJECT
+from grader.checks.ch04 import ACCEPT, PUBLIC_ACCEPT, PUBLIC_REJECT, REJECT
 from grader.grading import judge
 from grader.reference import mistakes as mistake_results
 from posenc_ref.mistakes import MISTAKES
@@ -106,7 +106,7 @@ def test_the_reference_passes_its_public_self_checks_and_a_mistake_is_named(caps
 
 def test_hidden_candidates_stay_out_of_the_student_release():
     public = {name for name, fn in probes_ch04.CANDIDATES.items() if fn.__module__ == probes_ch04.__name__}
-    assert public == {"rope_other_frequencies", "rope_layout_mix"}
+    assert public == {"rope_other_frequencies", "rope_layout_mix", *PUBLIC_ACCEPT, *PUBLIC_REJECT}
     for check_ in CHECKS:
         if check_.public and check_.probe == "relative_property":
             assert set(check_.params["candidates"]) <= public, check_.name

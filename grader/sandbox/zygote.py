@@ -345,7 +345,7 @@ class Session:
         self.stub = self.root / "stub"
         (self.stub / "posenc_selfcheck").mkdir(parents=True)
         (self.stub / "posenc_selfcheck" / "__init__.py").write_text(
-            "def check(*args, **kwargs):\n    return None\n")
+            "def check(*args, **kwargs):\n    return None\n\n\ndef demo(fn):\n    return fn\n")
         (self.root / "jail").mkdir()
         self.sock = self.pid = self.channel = None
         self.uid = self.gid = self.slot_fd = None
