@@ -1,11 +1,12 @@
 """Grading one chapter submission vs executing the same notebook with nbclient (what nbgrader and
 otter-grader do at autograde time), side by side; and the latency of one self-check cell.
 
-    python benchmarks/bench_grade.py [--repeat 3] [--notebook solutions/01_sinusoidal.ipynb]
+    python benchmarks/bench_grade.py [--repeat 3] [--notebook solutions/01_sinusoidal.ipynb] [--busy]
 
-Both sides are wall-clock times of a fresh process, median of --repeat runs, one after the other on
-the same machine (no other load). nbclient's time is only the execution: a notebook grader would
-still have to run its tests afterwards, so the ratio understates its cost.
+Both sides are wall-clock times of a fresh process, median of --repeat runs, alternating, on the same
+machine. With --busy a process spinning on one core runs meanwhile (a machine that is doing something
+else, as a laptop or a shared grading server is). nbclient's time is only the execution: a notebook
+grader would still have to run its tests afterwards, so the ratio understates its cost.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ NBCLIENT = """
 import sys, nbformat
 from nbclient import NotebookClient
 nb = nbformat.read(sys.argv[1], as_version=4)
-NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": sys.argv[2]}}).execute()
+NotebookClient(nb, timeout=600, kernel_name="posenc-course", resources={"metadata": {"path": sys.argv[2]}}).execute()
 """
 
 
@@ -64,7 +65,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--notebook", default="solutions/01_sinusoidal.ipynb")
+    parser.add_argument("--busy", action="store_true", help="keep one core busy while measuring")
+    parser.add_argument("--no-selfcheck", action="store_true", help="skip the self-check latencies")
     args = parser.parse_args()
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
+    try:
+        measure(args)
+    finally:
+        if spinner:
+            spinner.kill()
+
+
+def measure(args):
     nb = ROOT / args.notebook
     grader_cmd = [sys.executable, "-m", "grader", "grade", str(nb)]
     nbclient_cmd = [sys.executable, "-c", NBCLIENT, str(nb), str(nb.parent)]
@@ -75,10 +87,13 @@ def main():
         ours.append(wall(grader_cmd))
         theirs.append(wall(nbclient_cmd))
     g, n = statistics.median(ours), statistics.median(theirs)
-    print(f"notebook: {args.notebook}   runs: {args.repeat} each, median wall-clock seconds")
+    print(f"notebook: {args.notebook}   runs: {args.repeat} each, median wall-clock seconds"
+          + ("   (one core kept busy)" if args.busy else ""))
     print(f"{'python -m grader grade (all checks, sandboxed)':<52}{g:8.2f} s")
     print(f"{'nbclient execute (no checks at all)':<52}{n:8.2f} s")
     print(f"{'ratio grader / nbclient':<52}{g / n:8.2f}")
+    if args.no_selfcheck:
+        return
     print()
     print("self-check cell latency (in-process; first call, then median of 20):")
     latency = selfcheck_latency()

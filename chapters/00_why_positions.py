@@ -30,6 +30,13 @@
 # The rest of the course is about the fixes: adding a position vector to each token (chapters 1
 # and 2), biasing the attention scores by distance (chapter 3), and rotating queries and keys by
 # their position (chapter 4).
+#
+# **How the exercises work.** Each exercise is a function or class whose body holds a `# Hint` (the
+# idea and the shapes) and a `raise NotImplementedError`. Replace them with your code and run the
+# self-check cell below it: it runs the checks the grader runs on small inputs, in well under a
+# second, and says what is wrong. When it fails it adds a hint, and each new attempt that still
+# fails shows a more specific one, the last being the key line of a solution. Run All works on an
+# unfinished notebook: a demo whose exercise is not done yet says so in one line.
 
 # %%
 #| export
@@ -42,7 +49,12 @@ import matplotlib.pyplot as plt
 
 from posenc_selfcheck import check
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)  # the same random numbers on every run
+
+# %% tags=["demo"]
+# Demo functions wear @demo: while an exercise they use is unfinished, they print one line instead of
+# failing, and Run All goes on.
+from posenc_selfcheck import demo
 
 # %% [markdown]
 # ## 0.1 Scaled dot-product attention
@@ -59,10 +71,14 @@ torch.manual_seed(0)
 # taken over each row, that is over the **keys** of one query. Each output $o_i$ is a weighted
 # average of the values: the weights are positive and sum to 1.
 #
-# In a self-attention layer all three come from the same tokens: $Q = XW_Q$, $K = XW_K$,
-# $V = XW_V$ for the token matrix $X$ ($L\times d_{model}$). A multi-head layer runs $H$ of these
-# side by side on slices of width $d = d_{model}/H$, which is why the tensors in PyTorch have the
-# layout (batch, heads, seq, head_dim).
+# In a self-attention layer all three come from the same tokens: $q_i = W_Q x_i$, $k_j = W_K x_j$,
+# $v_j = W_V x_j$, where $x_i \in \mathbb{R}^{d_{model}}$ is token $i$ and $W_Q$, $W_K$, $W_V$ are the
+# weights of `nn.Linear` layers ($d\times d_{model}$: one row per output coordinate). The course writes
+# vectors as columns throughout, so the score of a pair is $q_i\cdot k_j = x_i^\top W_Q^\top W_K\, x_j$,
+# and with the tokens stacked as the rows of $X$ ($L\times d_{model}$): $Q = XW_Q^\top$,
+# $K = XW_K^\top$, $V = XW_V^\top$. A multi-head layer runs $H$ of these side by side on slices of
+# width $d = d_{model}/H$, which is why the tensors in PyTorch have the layout
+# (batch, heads, seq, head_dim).
 #
 # ### Why divide by $\sqrt d$?
 #
@@ -138,10 +154,10 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     A query whose keys are all masked gets zeros, as torch's SDPA returns.
     """
     ### BEGIN SOLUTION
-    # Hint: validate the shapes and the mask's dtype first. Then: scores from q and k transposed
-    #       on their last two dims, scaled; a bool mask becomes -inf where it is False
-    #       (masked_fill), a float mask is added; softmax over the keys (the last dim); rows with
-    #       every key masked become 0; weights @ v. Work in float32 or wider, return q's dtype.
+    # Hint: the idea: one score per (query, key) pair, the mask applied to the scores, a softmax over the
+    #       keys of each query, then a weighted average of the values. Check the inputs before computing.
+    #       Shapes: q (..., Lq, d) and k (..., Lk, d) give scores (..., Lq, Lk); the weights (..., Lq, Lk)
+    #       times v (..., Lk, dv) give the output (..., Lq, dv).
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same head_dim, got head_dim={q.shape[-1]} for q "
                          f"and head_dim={k.shape[-1]} for k")
@@ -181,6 +197,7 @@ check("scaled_dot_product_attention", scaled_dot_product_attention)
 # decoder with a cache runs at every step. The difference is at float32 rounding level.
 
 # %% tags=["demo"]
+@demo
 def compare_with_torch(batch=2, heads=4, q_len=3, k_len=7, head_dim=16):
     q = torch.randn(batch, heads, q_len, head_dim)
     k = torch.randn(batch, heads, k_len, head_dim)
@@ -204,16 +221,16 @@ compare_with_torch()
 #
 # * $P^\top P = I$ (undoing a shuffle is a shuffle);
 # * a map that acts on each row separately commutes with $P$. For a weight matrix,
-#   $(PX)W = P(XW)$: shuffling rows and then transforming them is the same as transforming and then
-#   shuffling.
+#   $(PX)W^\top = P(XW^\top)$: shuffling rows and then transforming them is the same as transforming
+#   and then shuffling.
 #
-# **Claim.** Let $\mathrm{Attn}(X) = \operatorname{softmax}\!\big(XW_Q (XW_K)^\top/\sqrt d\big)\,XW_V$
-# (no mask). Then for every permutation matrix $P$,
+# **Claim.** Let $\mathrm{Attn}(X) = \operatorname{softmax}\!\big(XW_Q^\top (XW_K^\top)^\top/\sqrt d\big)
+# \,XW_V^\top$ (no mask). Then for every permutation matrix $P$,
 #
 # $$\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X).$$
 #
-# **Proof.** With $Q = XW_Q$, $K = XW_K$, $V = XW_V$, the permuted input gives $PQ$, $PK$ and
-# $PV$ (second fact). Its score matrix is
+# **Proof.** With $Q = XW_Q^\top$, $K = XW_K^\top$, $V = XW_V^\top$, the permuted input gives $PQ$,
+# $PK$ and $PV$ (second fact). Its score matrix is
 #
 # $$\frac{(PQ)(PK)^\top}{\sqrt d} = P\,\frac{QK^\top}{\sqrt d}\,P^\top = PSP^\top,$$
 #
@@ -230,14 +247,22 @@ compare_with_torch()
 # feed-forward network, layer normalisation and the residual additions act on each token
 # separately, so they commute with $P$ too. A whole encoder stack is permutation-equivariant.
 #
-# With a mask the scores become $PSP^\top + M$, and
-# $\operatorname{softmax}(PSP^\top + M) = P\,\operatorname{softmax}(S + P^\top MP)\,P^\top$:
-# equivariance survives exactly when the mask moves with the tokens ($P^\top MP = M$). A padding
-# mask that travels with its tokens does; a causal mask does not (section 0.5).
+# With a mask, two cases must be kept apart.
+#
+# * **A mask that belongs to the tokens and moves with them.** A padding mask hides key $j$ because
+#   token $j$ is padding; shuffle the tokens and the mask is shuffled with them, $M \mapsto PMP^\top$.
+#   Then $\operatorname{softmax}(PSP^\top + PMP^\top) = P\,\operatorname{softmax}(S + M)\,P^\top$ and the
+#   proof goes through unchanged: equivariance holds for every $P$.
+# * **A fixed mask that stays where it is.** A causal mask depends on the row and column numbers, not
+#   on the tokens, so the permuted input meets the same $M$:
+#   $\operatorname{softmax}(PSP^\top + M) = P\,\operatorname{softmax}(S + P^\top MP)\,P^\top$.
+#   Equivariance survives for a permutation $P$ only when $P^\top MP = M$; for the causal mask that
+#   holds for the identity alone (section 0.4).
 #
 # Check it on random tokens: permute them, run attention, and compare with the permuted output.
 
 # %% tags=["demo"]
+@demo
 def show_equivariance(seq_len=6, dim=8):
     x = torch.randn(1, 1, seq_len, dim)  # one sequence, one head
     perm = torch.randperm(seq_len)
@@ -272,6 +297,7 @@ show_equivariance()
 # next chapters do properly.
 
 # %% tags=["demo"]
+@demo
 def dog_bites_man(dim=16, seed=0):
     gen = torch.Generator().manual_seed(seed)
     vocab = {"dog": 0, "bites": 1, "man": 2, "[CLS]": 3}
@@ -311,16 +337,20 @@ dog_bites_man()
 # $$o_i = \sum_{j \le i} \frac{\exp(q_i\cdot k_j/\sqrt d)}{\sum_{j'\le i}\exp(q_i\cdot k_{j'}/\sqrt d)}\; v_j .$$
 #
 # The sums run over the set $\{0, \dots, i\}$ and do not depend on the order of their terms. So in
-# one causal layer, $o_i$ is a function of **the token at $i$ and the multiset of tokens before
-# it**, and of nothing else. Precisely:
+# one causal layer, $o_i$ is a function of **the token at $i$ and the tokens up to $i$, in any
+# order**, and of nothing else. Precisely:
 #
 # * Equivariance is gone: moving a token changes which queries can see it. Swap the tokens at
 #   positions 1 and 4 of a six-token sequence and the outputs at positions 1, 2, 3 and 4 change
 #   (their prefixes gained or lost a token), not merely their order.
 # * Order *inside* a prefix is invisible: the outputs at positions 0 and 5 are exactly unchanged,
-#   because position 5 sees the same multiset of tokens in a different order. A token knows which
-#   tokens precede it and how many (so, in principle, its own index), but not in which order they
-#   came.
+#   because position 5 sees the same multiset of tokens in a different order.
+# * Not even the count is visible. Numerator and denominator both grow with every copy of a token, so
+#   only the *proportions* of the tokens seen matter: the last token of $[a, b]$ and the last token of
+#   $[a, a, b, b]$ get exactly the same output. A token cannot read its own index from one causal
+#   layer. It can once there is an anchor: with a token that always comes first (a BOS token), the
+#   weight that token receives shrinks as the prefix grows, roughly like $1/(i+1)$, and a later
+#   layer can read the position from it. The cell after the plot shows both.
 #
 # In a stack of causal layers the second layer sees outputs of the first, which already differ when
 # earlier prefixes differ, so depth lets a model recover order information. Language models trained
@@ -334,6 +364,7 @@ dog_bites_man()
 # differ exactly at the positions whose prefix changed.
 
 # %% tags=["demo"]
+@demo
 def plot_causal_swap(seq_len=6, dim=8, swap=(1, 4)):
     x = torch.randn(1, 1, seq_len, dim)
     perm = torch.arange(seq_len)
@@ -356,6 +387,30 @@ def plot_causal_swap(seq_len=6, dim=8, swap=(1, 4)):
 plot_causal_swap()
 
 # %% [markdown]
+# One causal layer cannot count: the last token of $[a, b]$ and of $[a, a, b, b]$ gets the same output.
+# Put a BOS token in front and the outputs differ, because the BOS token's share of the weights
+# depends on how many tokens came after it.
+
+# %% tags=["demo"]
+@demo
+def counting_needs_an_anchor(dim=8, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    a, b, bos = torch.randn(3, dim, generator=gen)  # three token vectors
+
+    def last_output(tokens):  # one causal layer without positions: the output at the last token
+        x = torch.stack(tokens)[None, None]  # (1, 1, L, dim)
+        causal = torch.ones(len(tokens), len(tokens), dtype=torch.bool).tril()  # (L, L)
+        return scaled_dot_product_attention(x, x, x, causal)[0, 0, -1]  # (dim,)
+
+    same = (last_output([a, b]) - last_output([a, a, b, b])).norm()
+    anchored = (last_output([bos, a, b]) - last_output([bos, a, a, b, b])).norm()
+    print(f"[a, b] vs [a, a, b, b]: last outputs differ by {same:.1e}")
+    print(f"[BOS, a, b] vs [BOS, a, a, b, b]: last outputs differ by {anchored:.2f}")
+
+
+counting_needs_an_anchor()
+
+# %% [markdown]
 # ## 0.5 Summary
 #
 # * Attention computes $\operatorname{softmax}(QK^\top/\sqrt d + M)V$, softmax over the keys; the
@@ -363,8 +418,9 @@ plot_causal_swap()
 #   and enters before the softmax.
 # * Without positions, $\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X)$: a Transformer encoder treats a
 #   sentence as a bag of words, and "dog bites man" pools to the same vector as "man bites dog".
-# * A causal mask breaks the symmetry only partly: one causal layer sees each prefix as an
-#   unordered multiset.
+# * A causal mask breaks the symmetry only partly: one causal layer sees each prefix as the
+#   proportions of its tokens, unordered and uncounted; an anchor such as a BOS token lets a model
+#   count.
 #
 # **Further reading.** Vaswani et al. (2017), *Attention Is All You Need*, §3.2 (attention) and
 # §3.5 (why positions are added). Haviv et al. (2022), *Transformer Language Models without

@@ -39,7 +39,12 @@ import matplotlib.pyplot as plt
 
 from posenc_selfcheck import check
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)  # the same random numbers on every run
+
+# %% tags=["demo"]
+# Demo functions wear @demo: while an exercise they use is unfinished, they print one line instead of
+# failing, and Run All goes on.
+from posenc_selfcheck import demo
 
 # %% [markdown]
 # ## 1.1 The formula
@@ -81,8 +86,20 @@ torch.manual_seed(0)
 #
 # Return the $(\text{seq\_len}, d)$ table above as a float32 tensor. Raise `ValueError` with a
 # message naming the argument and its value when `d_model` is odd or not positive, or when
-# `seq_len` is not positive. (Interleaving sin and cos needs an even width; the seed tutorials'
-# code silently produced a broken table for odd widths.)
+# `seq_len` is not positive. Interleaving sin and cos needs an even width, and a common tutorial
+# implementation shows why the check belongs at the top:
+#
+# ```python
+# table = torch.zeros(max_len, d_model)
+# pos = torch.arange(max_len).unsqueeze(1)
+# freq = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+# table[:, 0::2] = torch.sin(pos * freq)
+# table[:, 1::2] = torch.cos(pos * freq)
+# ```
+#
+# With `d_model = 7`, `freq` has 4 entries but `table[:, 1::2]` only 3 columns, and the last line
+# fails with "The expanded size of the tensor (3) must match the existing size (4)": nothing in it
+# says that the width is odd.
 #
 # The keyword argument `device` lets the module below build the table where its inputs live.
 
@@ -91,8 +108,9 @@ torch.manual_seed(0)
 def sinusoidal_table(seq_len, d_model, base=10000.0, device=None):
     """PE[p, 2i] = sin(p * w_i), PE[p, 2i+1] = cos(p * w_i), w_i = base^(-2i/d). Returns (seq_len, d_model)."""
     ### BEGIN SOLUTION
-    # Hint: build w (d/2,) and positions (seq_len,), take their outer product, then fill the even
-    #       columns with sin and the odd columns with cos (pe[:, 0::2] = ...). Check the sizes first.
+    # Hint: the idea: one angle p·w_i per position p and pair i; its sine goes in column 2i, its cosine in
+    #       column 2i+1. Check the arguments first.
+    #       Shapes: w (d/2,), positions (L,), angles (L, d/2), table (L, d)
     if d_model <= 0 or d_model % 2 != 0:
         raise ValueError(f"d_model must be a positive even number, got d_model={d_model}")
     if seq_len <= 0:
@@ -119,6 +137,7 @@ check("sinusoidal_table", sinusoidal_table)
 # quickly down the rows; towards the right, the columns barely change over 100 positions.
 
 # %% tags=["demo"]
+@demo
 def plot_table(seq_len=100, d_model=128):
     pe = sinusoidal_table(seq_len, d_model)
     fig, ax = plt.subplots(figsize=(9, 3.5))
@@ -168,8 +187,9 @@ plot_table()
 def shift_matrix(k, d_model, base=10000.0):
     """M_k = diag(R_0(k), ..., R_{d/2-1}(k)), R_i(k) = [[cos kw_i, sin kw_i], [-sin kw_i, cos kw_i]]. (d, d)."""
     ### BEGIN SOLUTION
-    # Hint: compute the d/2 angles k * w_i, then write cos/sin into the 2x2 diagonal blocks
-    #       m[2i, 2i], m[2i, 2i+1], m[2i+1, 2i], m[2i+1, 2i+1] (strided slices do it without a loop).
+    # Hint: the idea: M_k is block-diagonal, one 2x2 rotation R_i(k) per pair (2i, 2i+1), with the angle
+    #       k·w_i and the sine in the upper right (section 1.3).
+    #       Shapes: angles (d/2,), M_k (d, d)
     if d_model <= 0 or d_model % 2 != 0:
         raise ValueError(f"d_model must be a positive even number, got d_model={d_model}")
     # w_i = base^(-2i/d)
@@ -195,6 +215,7 @@ check("shift_matrix", shift_matrix)
 # $k$ rows. The error is at float32 rounding level, for every position.
 
 # %% tags=["demo"]
+@demo
 def show_linearity(k=7, d_model=64, seq_len=200):
     pe = sinusoidal_table(seq_len + k, d_model)
     mapped = pe[:seq_len] @ shift_matrix(k, d_model).T  # row p is M_k PE[p]
@@ -229,6 +250,7 @@ show_linearity()
 # position; chapter 3 expands that product and chapter 4 removes the cross terms with rotations.
 
 # %% tags=["demo"]
+@demo
 def plot_dot_by_distance(d_model=128, seq_len=400):
     pe = sinusoidal_table(seq_len, d_model)
     fig, ax = plt.subplots(figsize=(7, 3))
@@ -277,8 +299,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     def __init__(self, d_model, max_len=5000, base=10000.0, dropout=0.0):
         super().__init__()
         ### BEGIN SOLUTION
-        # Hint: validate the sizes, keep d_model and base, then register the (max_len, d_model)
-        #       table as a buffer (persistent=False keeps it out of checkpoints).
+        # Hint: the idea: compute the table once and keep it in the module, moved by .to() but never trained.
+        #       Shapes: the table (max_len, d_model)
         if max_len <= 0:
             raise ValueError(f"max_len must be positive, got max_len={max_len}")
         self.d_model, self.base = d_model, base
@@ -288,8 +310,9 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x, offset=0):
         ### BEGIN SOLUTION
-        # Hint: rows offset .. offset + seq - 1 of the buffer; when they run past its end, compute
-        #       them with sinusoidal_table(..., device=x.device). Cast to x.dtype before adding.
+        # Hint: the idea: add rows offset .. offset + seq - 1 of the table to x; rows past max_len are computed,
+        #       not sliced from a table that does not have them.
+        #       Shapes: x (B, L, d), the rows (L, d), the output (B, L, d)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
         if offset < 0:

@@ -37,7 +37,12 @@ import torch.nn.functional as F
 
 from posenc_selfcheck import check
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)  # the same random numbers on every run
+
+# %% tags=["demo"]
+# Demo functions wear @demo: while an exercise they use is unfinished, they print one line instead of
+# failing, and Run All goes on.
+from posenc_selfcheck import demo
 
 # %% [markdown]
 # ## 2.1 A table of positions is an embedding layer
@@ -137,8 +142,9 @@ class LearnablePositionalEncoding(nn.Module):
     def __init__(self, d_model, max_len, dropout=0.0):
         super().__init__()
         ### BEGIN SOLUTION
-        # Hint: validate the sizes, keep them, then build nn.Embedding(max_len, d_model) and
-        #       re-initialise its .weight with nn.init.trunc_normal_(..., std=0.02).
+        # Hint: the idea: one learned vector per position, i.e. an embedding layer with max_len rows, started
+        #       at scale 0.02 instead of torch's default N(0, 1).
+        #       Shapes: the weight (max_len, d_model)
         if d_model <= 0:
             raise ValueError(f"d_model must be positive, got d_model={d_model}")
         if max_len <= 0:
@@ -152,8 +158,8 @@ class LearnablePositionalEncoding(nn.Module):
 
     def forward(self, x, position_ids=None):
         ### BEGIN SOLUTION
-        # Hint: default positions are torch.arange(seq_len, device=x.device); check seq_len (or the
-        #       given ids) against max_len before the lookup, then add self.position_embeddings(ids).
+        # Hint: the idea: look up one row per position and add it to x; refuse positions the table lacks.
+        #       Shapes: x (B, L, d); position_ids (L,) or (B, L); the rows (L, d) or (B, L, d)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
         seq_len = x.shape[-2]
@@ -188,6 +194,7 @@ check("LearnablePositionalEncoding", LearnablePositionalEncoding)
 # device-side assert that leaves the CUDA context unusable; neither says which argument was wrong.
 
 # %% tags=["demo"]
+@demo
 def show_error_past_max_len():
     layer = LearnablePositionalEncoding(d_model=16, max_len=64)
     try:
@@ -208,6 +215,7 @@ show_error_past_max_len()
 # positions well is another matter, taken up in chapters 3 to 5.
 
 # %% tags=["demo"]
+@demo
 def train_on_short_sequences(d_model=16, max_len=64, train_len=24, steps=150, seed=0):
     torch.manual_seed(seed)
     layer = LearnablePositionalEncoding(d_model, max_len)
@@ -312,9 +320,9 @@ def resize_position_table(table, new_len):
     F.interpolate(table.T[None], size=new_len, mode="linear", align_corners=False)[0].T. Returns (new_len, d).
     """
     ### BEGIN SOLUTION
-    # Hint: check table.dim() and new_len. Then either call F.interpolate on a (1, d, L) view, or
-    #       compute the source coordinates x_j (on table.device), their floor i0, i1 = min(i0 + 1, L - 1)
-    #       and the weights w, and blend the rows table[i0] and table[i1].
+    # Hint: the idea: new row j sits at x_j = (j + 1/2)·L/L' - 1/2 in units of old rows (align_corners=False),
+    #       clamped to [0, L - 1]; it is a linear blend of the two old rows around x_j.
+    #       Shapes: table (L, d), x (L',), the output (L', d)
     if table.dim() != 2:
         raise ValueError(f"table must be 2-D (positions, d), got shape {tuple(table.shape)}")
     if new_len <= 0:
@@ -348,6 +356,7 @@ check("resize_position_table", resize_position_table)
 # table's keep their length.
 
 # %% tags=["demo"]
+@demo
 def plot_resized_norms(old_len=12, d_model=256, factor=4):
     random_table = F.normalize(torch.randn(old_len, d_model), dim=1)  # (L, d), unit rows, nearly orthogonal
     angles = torch.outer(torch.arange(old_len) / old_len, torch.linspace(0.5, 2.0, d_model // 2))  # (L, d/2)

@@ -24,7 +24,7 @@
 # | Shaw et al. (2018) | a learned vector added to the key and one added to the value | $2(2K+1)\,d$ per layer |
 # | learned bias (T5, Swin) | a learned scalar per head added to the logit | $(2K+1)\,H$ or one per bucket |
 # | T5 buckets (Raffel et al., 2020) | the same scalar, distances grouped in log-spaced buckets | buckets $\times H$ |
-# | ALiBi (Press et al., 2022) | a fixed penalty $-m_h\,\lvert j-i\rvert$, one slope per head | none |
+# | ALiBi (Press et al., 2022) | a fixed penalty $-m_h\,(i-j)$ on the keys before the query, one slope per head | none |
 #
 # You will implement `relative_positions`, `shaw_attention_direct`, `shaw_attention`,
 # `RelativePositionBias`, `t5_bucket`, `alibi_slopes` and `alibi_bias`. Along the way you will
@@ -53,7 +53,12 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from posenc_selfcheck import check
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)  # the same random numbers on every run
+
+# %% tags=["demo"]
+# Demo functions wear @demo: while an exercise they use is unfinished, they print one line instead of
+# failing, and Run All goes on.
+from posenc_selfcheck import demo
 
 # %% [markdown]
 # ## 3.1 Why relative?
@@ -115,10 +120,10 @@ show_absolute_drift()
 # minus query position, with the queries aligned to the end. For $q_{len} = k_{len}$ it is simply
 # $j - i$: zero on the diagonal, negative for keys *before* the query.
 #
-# Two traps. The seed tutorials disagree on the sign (one computes $i - j$); Shaw et al., T5 and
-# this course use $j - i$, and a table trained with one sign read with the other mirrors every
-# learned preference. And during decoding, query 0 of a 1-token step is *not* at position 0: it
-# sits after the cached keys.
+# Two traps. Tutorials disagree on the sign (a common implementation computes $i - j$, see
+# section 3.7); Shaw et al., T5 and this course use $j - i$, and a table trained with one sign read
+# with the other mirrors every learned preference. And during decoding, query 0 of a 1-token step
+# is *not* at position 0: it sits after the cached keys.
 #
 # Raise `ValueError` naming the argument when a size is not positive. The keyword `device` lets
 # the modules below build the matrix where their parameters live.
@@ -129,8 +134,9 @@ def relative_positions(q_len, k_len, device=None):
     """R[i, j] = j - (k_len - q_len + i): key position minus query position, queries aligned to the end.
     Returns a (q_len, k_len) int64 tensor."""
     ### BEGIN SOLUTION
-    # Hint: query positions are k_len - q_len, ..., k_len - 1; key positions 0, ..., k_len - 1.
-    #       Build both with torch.arange(..., device=device) and subtract with broadcasting.
+    # Hint: the idea: key position minus query position, the queries being the last q_len of the k_len
+    #       positions.
+    #       Shapes: query positions (Lq,), key positions (Lk,), the result (Lq, Lk) int64
     if q_len <= 0:
         raise ValueError(f"q_len must be positive, got q_len={q_len}")
     if k_len <= 0:
@@ -169,8 +175,8 @@ check("relative_positions", relative_positions)
 # * **Scaling.** *Both* logit terms are divided by $\sqrt d$ (tensor2tensor scales $q$ before
 #   either product). Adding $q_i \cdot a^K_{ij}$ unscaled makes the relative term $\sqrt d$ times
 #   louder than the content term: 8 times at $d = 64$.
-# * **Values.** $a^V$ enters the output. Computing it and never using it (as one seed tutorial
-#   does) silently drops half of the method.
+# * **Values.** $a^V$ enters the output. Computing it and never using it (as a common tutorial
+#   implementation does, section 3.7) silently drops half of the method.
 #
 # In tensors: with $A^K = w^K[c] \in \mathbb{R}^{L_q \times L_k \times d}$ (one vector per
 # query–key pair), the relative logit is $\sum_t q_{bhit}\,A^K_{ijt}$ and the relative output
@@ -208,9 +214,9 @@ def shaw_attention_direct(q, k, v, rel_k, rel_v, max_distance, causal=False):
     """Shaw et al. (2018), written directly: materialises (B, H, Lq, Lk, d) for both relative terms.
     e_ij = q_i·(k_j + a^K_ij)/sqrt(d), z_i = sum_j alpha_ij (v_j + a^V_ij), a_ij = w[clip(j-i, -K, K) + K]."""
     ### BEGIN SOLUTION
-    # Hint: idx = clip(relative_positions(Lq, Lk, device=q.device), -K, K) + K, then a_k = rel_k[idx]
-    #       (Lq, Lk, d). Relative logits: (q.unsqueeze(-2) * a_k).sum(-1); relative output:
-    #       (attn.unsqueeze(-1) * a_v).sum(-2). Mask with -inf before the softmax when causal.
+    # Hint: the idea: gather one table row per (query, key) pair from the clipped distance; add q·a^K to
+    #       the logits and attn·a^V to the output.
+    #       Shapes: index (Lq, Lk); a^K, a^V (Lq, Lk, d); scores, attn (B, H, Lq, Lk); output (B, H, Lq, d)
     check_shaw_inputs(q, rel_k, rel_v, max_distance)
     rel = relative_positions(q.shape[-2], k.shape[-2], device=q.device)  # (Lq, Lk)
     idx = rel.clamp(-max_distance, max_distance) + max_distance  # (Lq, Lk) rows of the tables
@@ -262,15 +268,21 @@ def largest_allocation(fn, batch=1, heads=8, seq=2048, head_dim=64, max_distance
     return rec.nbytes, rec.shape
 
 
-for seq in (512, 1024, 2048):
-    nbytes, shape = largest_allocation(shaw_attention_direct, seq=seq)
-    print(f"direct, L = {seq:4d}: largest buffer {nbytes / 1e9:6.2f} GB, shape {shape}")
+@demo
+def show_direct_form_memory():
+    for seq in (512, 1024, 2048):
+        nbytes, shape = largest_allocation(shaw_attention_direct, seq=seq)
+        print(f"direct, L = {seq:4d}: largest buffer {nbytes / 1e9:6.2f} GB, shape {shape}")
+
+
+show_direct_form_memory()
 
 # %% [markdown]
 # At $L = 2048$ with 8 heads of width 64, one intermediate needs $1 \cdot 8 \cdot 2048^2 \cdot
 # 64 \cdot 4$ bytes $= 8.6$ GB, for a single sequence in a single layer. It grows with $L^2 d$:
-# sixteen times more at $L = 8192$. The seed tutorial made it worse still by `.repeat`-ing the
-# gathered table over batch and heads before multiplying, which writes the same 8.6 GB out
+# sixteen times more at $L = 8192$. A common tutorial implementation makes it worse still by
+# `.repeat`-ing the gathered table over batch and heads before multiplying
+# (`table_k(idx)[None, None].repeat(B, H, 1, 1, 1)`, section 3.7), which writes the same 8.6 GB out
 # explicitly.
 
 # %% [markdown]
@@ -321,8 +333,10 @@ def shaw_attention(q, k, v, rel_k, rel_v, max_distance, causal=False):
     q·a^K_ij = (q @ rel_k^T)[..., i, c_ij]  (gather from (B, H, Lq, 2K+1));
     sum_j alpha_ij a^V_ij = S @ rel_v with S[..., i, r] = sum over {j: c_ij = r} of alpha_ij  (scatter_add)."""
     ### BEGIN SOLUTION
-    # Hint: the same idx as before, expanded to (B, H, Lq, Lk). Keys: (q @ rel_k.T).gather(-1, idx).
-    #       Values: attn.new_zeros(B, H, Lq, 2K+1).scatter_add_(-1, idx, attn), then @ rel_v.
+    # Hint: the idea: only 2K + 1 table rows exist. Score every query against the rows once and pick;
+    #       sum the attention weights per row before multiplying by the value table.
+    #       Shapes: q against the rows (B, H, Lq, 2K+1); index (B, H, Lq, Lk); weights per row
+    #       (B, H, Lq, 2K+1). Never (B, H, Lq, Lk, d)
     check_shaw_inputs(q, rel_k, rel_v, max_distance)
     batch, heads, q_len, head_dim = q.shape
     k_len = k.shape[-2]
@@ -348,6 +362,7 @@ check("shaw_attention", shaw_attention)
 # time at a size this notebook can afford.
 
 # %% tags=["demo"]
+@demo
 def compare_shaw_forms(seq=256, heads=8, head_dim=64, max_distance=16):
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(1, heads, seq, head_dim, generator=gen) for _ in range(3))
@@ -371,16 +386,18 @@ compare_shaw_forms()
 # %% [markdown]
 # Measured with `python benchmarks/bench_relative.py` (1 CPU thread, B = 1, H = 8, d = 64, K = 16,
 # causal, float32; peak = growth of the resident set during one call; time = median of 3 calls after
-# a warm-up; a shared 2-core machine, so times vary by tens of percent between runs, memory does not):
+# a warm-up). These are the numbers of the README's measurement; on a shared 2-core machine the
+# times move by tens of percent (and more) from run to run, the memory does not:
 #
-# | L | direct: peak, time | efficient: peak, time | direct ÷ efficient |
-# | --- | --- | --- | --- |
-# | 512 | 705 MB, 1.35 s | 49 MB, 47 ms | 14× memory, 29× time |
-# | 1024 | 2.8 GB, 5.2 s | 136 MB, 0.36 s | 20× memory, 15× time |
-# | 2048 | 11.1 GB, 15.7 s | 495 MB, 1.4 s | 22× memory, 11× time |
+# | L | direct: peak | efficient: peak | memory ratio | direct: time | efficient: time |
+# | --- | --- | --- | --- | --- | --- |
+# | 512 | 711 MB | 48 MB | 14.7× | 613 ms | 27 ms |
+# | 1024 | 2.8 GB | 136 MB | 20.5× | | |
+# | 2048 | 11.1 GB | 495 MB | 22.4× | 15.6 s | 0.64 s |
 #
-# The efficient form is not only smaller: it is faster, because the broadcast product writes and
-# reads $L^2 d$ numbers where a matrix product over $2K+1$ rows does a fraction of that work.
+# The efficient form is not only smaller: it is more than twenty times faster here, because the
+# broadcast product writes and reads $L^2 d$ numbers where a matrix product over $2K+1$ rows does a
+# fraction of that work.
 
 # %% [markdown]
 # ## 3.4 A learned bias per head, through SDPA's `attn_mask`
@@ -419,9 +436,9 @@ compare_shaw_forms()
 # A module with one attribute `bias = nn.Embedding(2K + 1, num_heads)` (row $c$ holds the $H$
 # biases of clipped distance $c - K$). `forward(q_len, k_len)` returns the (1, H, q_len, k_len)
 # tensor $b^h_{c_{ij}}$ in the table's dtype, **on the device of the table**: build the indices
-# with `device=self.bias.weight.device`. (The seed tutorial builds them on
-# `'cuda' if torch.cuda.is_available() else 'cpu'`: a model kept on the CPU of a GPU machine then
-# looks up CPU weights with CUDA indices and fails.) Initialise the table with
+# with `device=self.bias.weight.device`. (A common tutorial implementation, shown in section 3.7,
+# builds them on `'cuda' if torch.cuda.is_available() else 'cpu'`: a model kept on the CPU of a GPU
+# machine then looks up CPU weights with CUDA indices and fails.) Initialise the table with
 # `nn.init.trunc_normal_(std=0.02)`, as Swin does. Raise `ValueError` for a non-positive
 # `num_heads` or a negative `max_distance`.
 
@@ -433,8 +450,9 @@ class RelativePositionBias(nn.Module):
     def __init__(self, num_heads, max_distance):
         super().__init__()
         ### BEGIN SOLUTION
-        # Hint: validate, keep max_distance, create self.bias = nn.Embedding(2 * max_distance + 1, num_heads)
-        #       and initialise its weight with nn.init.trunc_normal_(..., std=0.02).
+        # Hint: the idea: one learned scalar per head and clipped distance: an embedding table with 2K + 1 rows
+        #       and num_heads columns.
+        #       Shapes: bias.weight (2K+1, H)
         if num_heads <= 0:
             raise ValueError(f"num_heads must be positive, got num_heads={num_heads}")
         if max_distance < 0:
@@ -446,8 +464,8 @@ class RelativePositionBias(nn.Module):
 
     def forward(self, q_len, k_len):
         ### BEGIN SOLUTION
-        # Hint: relative_positions on self.bias.weight.device, clip and shift by K, look up (Lq, Lk, H),
-        #       then permute to (H, Lq, Lk) and add the leading batch dimension.
+        # Hint: the idea: look up the row of every (query, key) pair's clipped distance, then put heads first.
+        #       Shapes: index (Lq, Lk), looked-up rows (Lq, Lk, H), output (1, H, Lq, Lk)
         K = self.max_distance
         rel = relative_positions(q_len, k_len, device=self.bias.weight.device)  # (Lq, Lk)
         values = self.bias(rel.clamp(-K, K) + K)  # (Lq, Lk, H)
@@ -463,6 +481,7 @@ check("RelativePositionBias", RelativePositionBias)
 # on this machine; the benchmark below compares time and memory with and without the bias.
 
 # %% tags=["demo"]
+@demo
 def bias_through_sdpa(seq=256, heads=4, head_dim=32, max_distance=8):
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, heads, seq, head_dim, generator=gen) for _ in range(3))
@@ -483,13 +502,15 @@ bias_through_sdpa()
 # %% [markdown]
 # Measured with `python benchmarks/bench_relative.py` (same machine and settings; the bias is a
 # prebuilt (1, 8, L, L) float32 `RelativePositionBias` output, the causal one with `-inf` folded
-# in; PyTorch picked its CPU flash kernel in every case):
+# in; PyTorch picked its CPU flash kernel in every case). Over L = 512, 1024 and 2048, SDPA with the
+# bias took 3.3–3.5× the time of a call without a mask, and the causal bias 2.9–4.7× the time of
+# `is_causal=True` (the README's run; the ratios move between runs on a shared machine). Memory:
 #
-# | L | time: bias ÷ none | causal bias ÷ `is_causal` | SDPA peak: bias, none | bias: size, build time |
-# | --- | --- | --- | --- | --- |
-# | 512 | 2.1× | 2.3× | 22 MB, 4 MB | 8.4 MB, 2 ms |
-# | 1024 | 3.0× | 3.9× | 79 MB, 6 MB | 34 MB, 38 ms |
-# | 2048 | 2.6× | 5.0× | 314 MB, 8 MB | 134 MB, 0.2 s |
+# | L | SDPA peak: bias, none | bias: size |
+# | --- | --- | --- |
+# | 512 | 22 MB, 4 MB | 8.4 MB |
+# | 1024 | 79 MB, 6 MB | 34 MB |
+# | 2048 | 314 MB, 8 MB | 134 MB |
 #
 # A mask-free call needs a few megabytes whatever the length; with the bias, SDPA itself needs
 # more than twice the bias's size again, and `is_causal=True` can skip the masked half of the work,
@@ -532,9 +553,9 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
     """T5's bucket of each relative position r = j - i: exact below num_buckets/2 (per direction),
     log-spaced up to max_distance, one bucket beyond. Returns int64, same shape as the input."""
     ### BEGIN SOLUTION
-    # Hint: first the direction: bidirectional -> half the buckets, offset for r > 0, n = |r|;
-    #       causal -> n = max(-r, 0). Then n < max_exact keeps n; otherwise the float32 log formula,
-    #       truncated with .long() and capped at num_buckets - 1.
+    # Hint: the idea: reduce r = j - i to a non-negative distance n (and an offset for the direction), keep
+    #       small n exact, and put larger n into log-spaced buckets up to max_distance.
+    #       Shapes: the input's shape, int64 throughout
     r = relative_position
     if bidirectional:
         num_buckets //= 2
@@ -555,6 +576,7 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
 check("t5_bucket", t5_bucket)
 
 # %% tags=["demo"]
+@demo
 def plot_t5_buckets(num_buckets=32, max_distance=128):
     r = torch.arange(-200, 201)
     fig, ax = plt.subplots(figsize=(8, 3))
@@ -572,6 +594,11 @@ def plot_t5_buckets(num_buckets=32, max_distance=128):
 plot_t5_buckets()
 
 # %% [markdown]
+# The dashed lines mark $\pm$`max_distance`, where the logarithmic formula would reach the last
+# bucket; because it is truncated, the last bucket starts earlier: at $\lvert j - i\rvert = 91$
+# in each direction for the bidirectional buckets, at $i - j = 113$ for the causal ones (32 buckets,
+# `max_distance` 128). `max_distance` is where the formula runs out, not where the last bucket begins.
+#
 # A T5 layer's bias is then `nn.Embedding(num_buckets, H)` looked up at
 # `t5_bucket(relative_positions(q_len, k_len), bidirectional=not is_decoder)`: the module of
 # exercise 3.4 with `t5_bucket` in place of the clip.
@@ -579,11 +606,19 @@ plot_t5_buckets()
 # %% [markdown]
 # ## 3.6 ALiBi: a fixed linear penalty
 #
-# Press, Smith and Lewis (2022) drop every positional parameter. Head $h$ adds
+# Press, Smith and Lewis (2022) drop every positional parameter. They define ALiBi for causal language
+# models: head $h$ adds
 #
-# $$b^h_{ij} = -m_h\,\lvert j - i\rvert$$
+# $$b^h_{ij} = -m_h\,(i - j), \qquad j \le i,$$
 #
-# to its logits: the further back a key, the larger the penalty, at a rate $m_h$ fixed per head.
+# to its logits (the keys after the query are masked anyway): the further back a key, the larger the
+# penalty, at a rate $m_h$ fixed per head. This chapter's `alibi_bias` writes it as
+# $-m_h\,\lvert j - i\rvert$, which is the same on every key a causal query sees. For a
+# bidirectional model the $\lvert\cdot\rvert$ form is a *symmetric variant*, not the paper's method,
+# and it loses something: a key three tokens to the left and a key three tokens to the right get the
+# same bias, so the bias alone cannot tell left from right (which word came first). The paper reports
+# causal language models only; for encoders its authors point to modifications, of which the symmetric
+# form is the simplest.
 #
 # **Slopes.** For $n$ heads, $n$ a power of two, the slopes form a geometric sequence that starts
 # at $2^{-8/n}$ with that same ratio:
@@ -601,7 +636,8 @@ plot_t5_buckets()
 # **Only differences matter.** With a causal mask, $-m(i - j) = m j - m i$, and softmax ignores
 # the $-m i$ that is constant along a row. That is why BLOOM and the original code add just
 # $m\,j$, and MPT $m\,(j - (L - 1))$: the attention after the softmax is the same. (Without a
-# causal mask these shortcuts are *not* $-m\lvert j - i\rvert$; our bias works either way.)
+# causal mask these shortcuts are *not* $-m\lvert j - i\rvert$, and neither is the symmetric form
+# the paper's method: there, decide which bidirectional variant you mean.)
 #
 # **Why it extrapolates.** Nothing is looked up in a table, so a longer sequence never asks for a
 # position or distance without a trained representation: the formula holds at every distance. A
@@ -626,8 +662,9 @@ def alibi_slopes(num_heads, device=None):
     """Press et al. (2022): c = 2^floor(log2 n) heads get 2^(-8h/c), h = 1..c; the other n - c heads get
     the odd powers of 2^(-8/(2c)), i.e. slopes(2c)[0::2][:n - c]. float32, shape (num_heads,)."""
     ### BEGIN SOLUTION
-    # Hint: write geometric(c, powers) = start ** powers with start = 2^(-8/c) as a float32 tensor;
-    #       c = 2 ** (num_heads.bit_length() - 1). Concatenate the extra heads when c < num_heads.
+    # Hint: the idea: a geometric sequence for a power-of-two head count; for other counts, the slopes of
+    #       the largest smaller power of two plus in-between slopes of the next one (section 3.6).
+    #       Shapes: (num_heads,) float32
     if num_heads <= 0:
         raise ValueError(f"num_heads must be positive, got num_heads={num_heads}")
 
@@ -661,7 +698,8 @@ check("alibi_slopes", alibi_slopes)
 def alibi_bias(num_heads, q_len, k_len, device=None):
     """b[0, h, i, j] = -m_h * |j - i|, queries aligned to the end. Shape (1, H, q_len, k_len), float32."""
     ### BEGIN SOLUTION
-    # Hint: slopes (H,) and |relative_positions| (Lq, Lk), both on `device`; multiply with broadcasting.
+    # Hint: the idea: each head's slope times the distance |j - i|, negated.
+    #       Shapes: slopes (H,), distances (Lq, Lk), bias (1, H, Lq, Lk)
     slopes = alibi_slopes(num_heads, device=device)  # (H,)
     distance = relative_positions(q_len, k_len, device=device).abs()  # (Lq, Lk)
     # b_ij = -m_h |j - i|
@@ -673,6 +711,7 @@ def alibi_bias(num_heads, q_len, k_len, device=None):
 check("alibi_bias", alibi_bias)
 
 # %% tags=["demo"]
+@demo
 def show_alibi(num_heads=8, seq=64):
     slopes = alibi_slopes(num_heads)
     bias = alibi_bias(num_heads, seq, seq)[0]  # (H, L, L)
@@ -699,8 +738,9 @@ show_alibi()
 # %% [markdown]
 # ## 3.7 Find the bug
 #
-# This module mixes the mistakes of the seed tutorials (rewritten; do not copy it). It runs
-# without an error on a CPU-only laptop, and trains. Find five bugs before opening the answers.
+# This module is written the way common tutorial implementations of Shaw's attention are (rewritten
+# here; do not copy it). It runs without an error on a CPU-only laptop, and trains. Find five bugs
+# before opening the answers.
 #
 # ```python
 # class RelAttention(nn.Module):

@@ -41,7 +41,12 @@ import matplotlib.pyplot as plt
 
 from posenc_selfcheck import check
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)  # the same random numbers on every run
+
+# %% tags=["demo"]
+# Demo functions wear @demo: while an exercise they use is unfinished, they print one line instead of
+# failing, and Run All goes on.
+from posenc_selfcheck import demo
 
 # %% [markdown]
 # ## 4.1 The design goal
@@ -71,8 +76,10 @@ torch.manual_seed(0)
 # $$\langle f(q, m), f(k, n)\rangle = q^\top R(m\theta)^\top R(n\theta)\,k = q^\top R\big((n-m)\theta\big)\,k .$$
 #
 # The right-hand side contains the positions only through $n-m$: exactly the design goal. And a
-# rotation keeps lengths, $\lVert f(q, m)\rVert = \lVert q\rVert$, so RoPE never changes the size of
-# a score, only its angle.
+# rotation keeps lengths, $\lVert f(q, m)\rVert = \lVert q\rVert$: RoPE leaves $\lVert q\rVert$ and
+# $\lVert k\rVert$ as they are, so the bound $\lvert q\cdot k\rvert \le \lVert q\rVert\,\lVert k\rVert$ is
+# the same with or without it. What the positions change is the angle between the two vectors, and
+# with it the score.
 #
 # The same thing in complex numbers, which is how Su et al. (2021) derive it: read $q=(q_0, q_1)$
 # as $q_0 + \mathrm{i}\,q_1$. Rotating by $m\theta$ is multiplying by $e^{\mathrm{i}m\theta}$, and the
@@ -101,9 +108,9 @@ torch.manual_seed(0)
 #
 # where $q^{(i)}$ is the pair of coordinates in plane $i$. Nothing in the proof needs a particular
 # $\theta_i$: *any* frequencies give a relative score. The geometric ladder is the same choice as the
-# sinusoidal table of chapter 1: the fastest plane turns by one radian per token and separates
-# neighbours, the slowest turns once in about $2\pi\cdot\text{base}$ tokens and separates distant
-# parts of a long text.
+# sinusoidal table of chapter 1 (whose $\omega_i$ are these $\theta_i$): the fastest plane turns by one
+# radian per token and separates neighbours, the slowest turns once in about $2\pi\cdot\text{base}$
+# tokens and separates distant parts of a long text.
 #
 # Angles are computed in float32, as in every library: $\theta_i$ once, then $m\,\theta_i$ per
 # position. At position 4096 a float32 angle carries an error of a few $10^{-4}$ radians; checks
@@ -121,7 +128,8 @@ torch.manual_seed(0)
 def rope_inv_freq(head_dim, base=10000.0, device=None):
     """theta_i = 1 / base^(2i/d), i = 0 .. d/2 - 1, float32. Returns (head_dim/2,)."""
     ### BEGIN SOLUTION
-    # Hint: the exponents 2i/d come from torch.arange(0, head_dim, 2) / head_dim, in float32.
+    # Hint: the idea: d/2 frequencies on a geometric ladder from 1 down towards 1/base.
+    #       Shapes: (head_dim/2,) float32
     if head_dim <= 0 or head_dim % 2 != 0:
         raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
     # theta_i = 1 / base^(2i/d)
@@ -162,9 +170,12 @@ check("rope_inv_freq", rope_inv_freq)
 # **Partial rotary.** GPT-NeoX rotates only the first quarter of each head (`rotary_pct = 0.25`),
 # Phi-2 the first 40% (`partial_rotary_factor = 0.4`). The tables then have width
 # $R = \lfloor d\cdot\text{factor}\rfloor < d$, the half layout applies *inside* those $R$
-# coordinates, and the other $d-R$ pass through unchanged. The proof of 4.3 still holds: the
-# unrotated coordinates add a term $q_{\text{pass}}\cdot k_{\text{pass}}$ that does not depend on
-# position at all.
+# coordinates, and the other $d-R$ pass through unchanged. The frequency ladder then runs over the
+# rotated width, $\theta_i = \text{base}^{-2i/R}$ for $i = 0, \dots, R/2-1$, as GPT-NeoX and
+# `transformers` compute it: the tables are `rope_cos_sin(position_ids, R)`, not the first $R/2$
+# frequencies of a $d$-wide ladder (which would stop at $\text{base}^{-R/d}$ and leave out the slow
+# planes). The proof of 4.3 still holds: the unrotated coordinates add a term
+# $q_{\text{pass}}\cdot k_{\text{pass}}$ that does not depend on position at all.
 
 # %% [markdown]
 # ### Exercise 4.2 — `rope_cos_sin(position_ids, head_dim, base=10000.0)`
@@ -178,8 +189,9 @@ check("rope_inv_freq", rope_inv_freq)
 def rope_cos_sin(position_ids, head_dim, base=10000.0):
     """cos/sin of the angles p * theta_i in the half layout cat(freqs, freqs). Each position_ids.shape + (head_dim,)."""
     ### BEGIN SOLUTION
-    # Hint: angles = positions (as float32) times rope_inv_freq, an outer product over the last
-    #       dimension; repeat them end to end with torch.cat; build everything on position_ids.device.
+    # Hint: the idea: one angle p·theta_i per position and plane, written twice, once for each half of
+    #       the head (half layout); then its cosine and sine.
+    #       Shapes: position_ids (L,) or (B, L); angles (..., L, d/2); cos, sin (..., L, d)
     inv_freq = rope_inv_freq(head_dim, base, device=position_ids.device)  # (d/2,)
     # angle[..., p, i] = p * theta_i, in float32
     freqs = position_ids[..., None].float() * inv_freq  # (..., L, d/2)
@@ -203,7 +215,8 @@ check("rope_cos_sin", rope_cos_sin)
 def rotate_half(x):
     """rotate_half(x) = cat(-x2, x1), where x1, x2 are the first and second halves of the last dimension."""
     ### BEGIN SOLUTION
-    # Hint: split the last dimension in two halves and concatenate them in the other order, one negated.
+    # Hint: the idea: split the last axis into halves x1, x2 and return (-x2, x1).
+    #       Shapes: (..., d) in and out; d must be even
     if x.shape[-1] % 2 != 0:
         raise ValueError(f"the last dimension must be even to split in halves, got size {x.shape[-1]}")
     half = x.shape[-1] // 2
@@ -225,9 +238,10 @@ check("rotate_half", rotate_half)
 # first, as Hugging Face does, so the output keeps the input's dtype. Raise `ValueError` when $R$
 # is odd or larger than the head.
 #
-# `x * cos + rotate_half(x) * sin` is a correct answer. The reference below computes the same
-# numbers without materialising `rotate_half(x)`: the benchmark in `benchmarks/bench_rope.py`
-# times both.
+# `x * cos + rotate_half(x) * sin` (on the rotated part) is a correct answer. A faster one adds the
+# `rotate_half(x) * sin` term half by half, without building `rotate_half(x)`: the first half gets
+# $-x_2\odot\sin$, the second $x_1\odot\sin$. The course's benchmark `benchmarks/bench_rope.py`
+# times both against `transformers`.
 
 # %%
 #| export
@@ -237,9 +251,9 @@ def apply_rope(x, cos, sin):
     x: (B, H, L, D); cos, sin: (L, R) or (B, L, R), R <= D even. Coordinates R .. D-1 pass through.
     """
     ### BEGIN SOLUTION
-    # Hint: make cos/sin broadcast over heads (a (B, L, R) table needs the head axis inserted), cast
-    #       them to x.dtype, rotate x[..., :R] with x * cos + rotate_half(x) * sin, and concatenate
-    #       x[..., R:] back unchanged.
+    # Hint: the idea: rotate the first R = cos.shape[-1] coordinates of every head with the tables (the
+    #       formula of section 4.4) and pass the other D - R through.
+    #       Shapes: x (B, H, L, D); cos, sin (L, R) or (B, L, R), shared by the heads; output (B, H, L, D)
     rot = cos.shape[-1]
     if rot % 2 != 0 or rot > x.shape[-1]:
         raise ValueError(f"cos/sin width R={rot} must be even and at most head_dim={x.shape[-1]}")
@@ -267,6 +281,7 @@ check("apply_rope", apply_rope)
 # at $m$ with a key at $n$ is the same as at $m+s$, $n+s$.
 
 # %% tags=["demo"]
+@demo
 def show_norms_and_shift(head_dim=64, shift=100):
     gen = torch.Generator().manual_seed(0)
     q, k = torch.randn(2, 1, 1, 1, head_dim, generator=gen)  # one query, one key, (1, 1, 1, d) each
@@ -297,12 +312,13 @@ show_norms_and_shift()
 #
 # $$\operatorname{half}(x[\pi]) = \operatorname{interleaved}(x)[\pi].$$
 #
-# **Why converted checkpoints permute $W_q$ and $W_k$.** A query is $q = W_q x$, so $q[\pi]$ is
-# computed by the matrix whose rows are those of $W_q$ taken in the order $\pi$ (within each head).
+# **Why converted checkpoints permute $W_Q$ and $W_K$.** A query is $q = W_Q x$ ($W_Q$ is the weight
+# of `q_proj`, one row per coordinate of $q$), so $q[\pi]$ is computed by the matrix whose rows are
+# those of $W_Q$ taken in the order $\pi$ (within each head).
 # Scores are dot products, and a dot product does not change when both vectors are permuted the same
 # way: $q[\pi]\cdot k[\pi] = q\cdot k$. So a model trained with the interleaved layout runs
-# unchanged in half-layout code once the rows of $W_q$ and $W_k$ of every head are reordered by
-# $\pi$; that is what Hugging Face's LLaMA conversion script does. $W_v$ and $W_o$ are not touched:
+# unchanged in half-layout code once the rows of $W_Q$ and $W_K$ of every head are reordered by
+# $\pi$; that is what Hugging Face's LLaMA conversion script does. $W_V$ and $W_O$ are not touched:
 # values are not rotated. Skip the permutation, or apply it twice, and the model loads without
 # error and produces fluent-looking garbage: a layout mix-up is a silent bug that has been reported
 # many times across transformers, flash-attention, llama.cpp and vLLM.
@@ -319,9 +335,9 @@ show_norms_and_shift()
 def apply_rope_interleaved(x, position_ids, base=10000.0):
     """Interleaved (Meta / GPT-J) RoPE: (x_2i + i x_2i+1) * e^(i p theta_i). x: (B, H, L, D) -> (B, H, L, D)."""
     ### BEGIN SOLUTION
-    # Hint: reshape the last dimension to (d/2, 2) and call torch.view_as_complex on float32 values;
-    #       multiply by torch.polar(ones, angles) with angles shaped to broadcast over heads;
-    #       torch.view_as_real(...).flatten(-2) brings the pairs back. Cast to x.dtype at the end.
+    # Hint: the idea: read each neighbouring pair (x_2i, x_2i+1) as one complex number, multiply it by
+    #       e^(i·p·theta_i) in float32, and read the pairs back.
+    #       Shapes: x (B, H, L, D); pairs (B, H, L, D/2) complex; angles (L, D/2) or (B, 1, L, D/2)
     head_dim = x.shape[-1]
     inv_freq = rope_inv_freq(head_dim, base, device=x.device)  # (d/2,)
     angles = position_ids[..., None].float() * inv_freq  # (L, d/2) or (B, L, d/2)
@@ -348,7 +364,8 @@ check("apply_rope_interleaved", apply_rope_interleaved)
 def interleaved_to_half_perm(head_dim):
     """perm = [0, 2, ..., d-2, 1, 3, ..., d-1]: x[..., perm] moves plane (2i, 2i+1) to (i, i + d/2)."""
     ### BEGIN SOLUTION
-    # Hint: the even indices, then the odd ones.
+    # Hint: the idea: x[..., perm] must put x_2i at position i and x_2i+1 at position i + d/2.
+    #       Shapes: perm (head_dim,) int64
     if head_dim <= 0 or head_dim % 2 != 0:
         raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
     return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))  # (d,)
@@ -362,6 +379,7 @@ check("interleaved_to_half_perm", interleaved_to_half_perm)
 # The identity, measured on random vectors at positions up to 1000:
 
 # %% tags=["demo"]
+@demo
 def show_permutation_identity(head_dim=64, seq=1000):
     x = torch.randn(2, 4, seq, head_dim)
     positions = torch.arange(seq)
@@ -384,6 +402,7 @@ show_permutation_identity()
 # never changes.
 
 # %% tags=["demo"]
+@demo
 def plot_one_plane(head_dim=64, planes=(0, 8, 24), n_positions=40):
     x = torch.ones(1, 1, n_positions, head_dim)  # the same vector at every position
     out = apply_rope(x, *rope_cos_sin(torch.arange(n_positions), head_dim))[0, 0]  # (P, d)
@@ -402,27 +421,43 @@ def plot_one_plane(head_dim=64, planes=(0, 8, 24), n_positions=40):
 plot_one_plane()
 
 # %% [markdown]
-# **Scores against distance.** For a vector compared with itself at distance $\Delta = n - m$, the
-# score is $q^\top\mathcal R_\Delta q$; averaged over random $q$ it equals $\sum_i 2\cos(\Delta\,\theta_i)$
-# (the trace of $\mathcal R_\Delta$). It is largest at $\Delta = 0$ and, with oscillations, smaller
-# the further apart the tokens are: Su et al. (2021) call this the long-term decay of RoPE. It is a
-# tendency of matching content, not a rule: for unrelated $q$ and $k$ the expected score is zero at
-# every distance, and a trained model can point $W_q$, $W_k$ at the slow planes to attend far away.
-# A larger base slows every plane and stretches the curve to longer distances.
+# **Scores against distance.** Two different quantities are easy to confuse here.
+#
+# * *A vector compared with itself* at distance $\Delta = n - m$ scores $q^\top\mathcal R_\Delta q$;
+#   averaged over random $q$ (entries of variance 1) it equals $\sum_i 2\cos(\Delta\,\theta_i)$, the
+#   trace of $\mathcal R_\Delta$. It is largest at $\Delta = 0$ and, with oscillations, smaller the
+#   further apart the tokens are (left plot). For unrelated $q$ and $k$ the expected score is zero at
+#   every distance: this is a tendency of matching content, not a rule.
+# * *Su et al.'s long-term decay* (2021, §3.4.3) is a bound that holds for arbitrary $q$ and $k$. Write
+#   the score as $\operatorname{Re}\sum_{i} h_i\,e^{\mathrm i\Delta\theta_i}$ with $h_i$ the product of
+#   the two vectors' plane-$i$ coordinates read as complex numbers; summation by parts gives
+#   $\lvert\text{score}\rvert \le \big(\max_i \lvert h_{i+1} - h_i\rvert\big) \sum_{j=1}^{d/2}
+#   \lvert S_j\rvert$ with $S_j = \sum_{i<j} e^{\mathrm i\Delta\theta_i}$, and the average
+#   $\frac{2}{d}\sum_j \lvert S_j\rvert$ shrinks as $\Delta$ grows (right plot). It is an upper bound on
+#   the size a score *can* reach, not the score a model computes: a trained model can still point
+#   $W_Q$, $W_K$ at the slow planes and attend far away.
+#
+# A larger base slows every plane but the first ($\theta_0 = \text{base}^0 = 1$ whatever the base) and
+# stretches both curves to longer distances.
 
 # %% tags=["demo"]
+@demo
 def plot_decay(head_dim=128, max_distance=3000):
     distance = torch.arange(max_distance, dtype=torch.float32)
-    fig, ax = plt.subplots(figsize=(7, 3))
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 3))
     for base in (10000.0, 500000.0):
         theta = rope_inv_freq(head_dim, base)  # (d/2,)
         # E[q · R_Δ q] / E[|q|²] = sum_i 2 cos(Δ θ_i) / d
         score = 2 * torch.cos(distance[:, None] * theta).sum(dim=-1) / head_dim  # (Δ,)
-        ax.plot(distance, score, lw=0.8, label=f"base {base:g}")
-    ax.set_xscale("symlog", linthresh=10)
-    ax.set_xlabel("distance n - m (tokens)")
-    ax.set_ylabel("mean score / |q|²")
-    ax.legend()
+        ax0.plot(distance, score, lw=0.8, label=f"base {base:g}")
+        # S_j = sum_{i<j} e^(i Δ θ_i); Su et al.'s bound term (2/d) sum_j |S_j|
+        partial = torch.polar(torch.ones_like(theta), distance[:, None] * theta).cumsum(dim=-1)  # (Δ, d/2)
+        ax1.plot(distance, 2 * partial.abs().sum(dim=-1) / head_dim, lw=0.8, label=f"base {base:g}")
+    for ax, title in ((ax0, "a vector with itself: mean score / |q|²"), (ax1, "Su et al.'s bound: (2/d) Σ_j |S_j|")):
+        ax.set_xscale("symlog", linthresh=10)
+        ax.set_xlabel("distance n - m (tokens)")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=8)
     plt.show()
 
 
@@ -435,6 +470,7 @@ plot_decay()
 # need the scaling methods of chapter 5.
 
 # %% tags=["demo"]
+@demo
 def plot_spectrum(head_dim=128):
     fig, ax = plt.subplots(figsize=(7, 3))
     for base, who in ((10000.0, "LLaMA 1/2"), (500000.0, "LLaMA 3"), (1e6, "Code Llama")):
@@ -454,9 +490,9 @@ plot_spectrum()
 # %% [markdown]
 # ## 4.7 Find the bug, then write the test that finds it
 #
-# Below is a RoPE written the way one of the tutorials this course started from wrote it (our code,
-# same idea). It runs, its shapes are right, and a model would even train with it. Run it, then
-# look for the bug before reading on.
+# Below is a RoPE written the way a common tutorial implementation writes it (our code, the same
+# idea). It runs, its shapes are right, and a model would even train with it. Run it, then look for
+# the bug before reading on.
 
 # %%
 def suspicious_rope(x, position_ids, base=10000.0):
@@ -490,9 +526,9 @@ probe_suspicious()
 # angle of a different plane than the one coordinate $i + d/2$ uses with $i$: the $2\times2$ blocks
 # are no longer rotations. Norms change, and scores at the same distance differ. Either fix works:
 # `cat(freqs, freqs)` with `rotate_half` (half layout), or `repeat_interleave` with a rotation of
-# neighbouring pairs (interleaved layout). The same tutorial's text also gives `rotate_half` as
-# $(x_2, -x_1)$, with the minus sign on the first half: that turns every plane the other way
-# ($-m\theta$), still a relative encoding but not the one its code, or any checkpoint, uses. The code's
+# neighbouring pairs (interleaved layout). Write-ups of this code sometimes also state `rotate_half`
+# as $(x_2, -x_1)$, with the minus sign on the first half: that turns every plane the other way
+# ($-m\theta$), still a relative encoding but not the one the code, or any checkpoint, uses. The code's
 # `cat(-x2, x1)` is the right one.
 #
 # No unit test that compares shapes, or that checks position 0 (where every RoPE is the identity),
@@ -503,28 +539,43 @@ probe_suspicious()
 # ### Exercise 4.7 — `check_relative_property(rope_fn, head_dim)`
 #
 # `rope_fn(x, position_ids)` takes `x` of shape (batch, heads, seq, head_dim) and `position_ids` of
-# shape (seq,), and returns a tensor shaped like `x`. Return `True` when it has RoPE's two
+# shape (seq,), and returns a tensor shaped like `x`. Return `True` when it has RoPE's three
 # properties and `False` otherwise:
 #
 # 1. **norms are kept:** $\lVert f(x, m)\rVert = \lVert x\rVert$;
-# 2. **scores are relative:** $\langle f(q, m), f(k, n)\rangle$ depends on $m - n$ only.
+# 2. **scores are relative:** $\langle f(q, m), f(k, n)\rangle$ depends on $m - n$ only;
+# 3. **the rotation changes with the position:** $f(x, m)$ is not the same vector for every $m$.
+#
+# The third is the one a test forgets, and it is what the most common real RoPE bug breaks. A no-op
+# (`x` returned as it is, positions that never reach the tables, one rotation for every token) keeps
+# every norm and gives every pair of tokens the same score at every distance: it passes 1 and 2 while
+# encoding no position at all.
 #
 # The grader feeds your function correct and broken implementations. Judge the *property*, not a
 # convention: a rotation the other way ($-m\theta$, e.g. `rotate_half` with its sign flipped),
 # another base, the interleaved layout, partial rotary and positions shifted by a constant all have
-# the property and must be accepted. A layout mix, a sign error that breaks the rotation, an angle
-# that is not proportional to the position, or a change of length must be rejected.
+# the property and must be accepted. "Relative" asks each plane's angle to be an *affine* function of
+# the position, $m\theta_i + c_i$, not a proportional one: shifting every position by 7 adds the
+# constant $c_i = 7\theta_i$ and changes no score. Reject a layout mix, a sign error that breaks the
+# rotation, an angle that is not affine in the position, a no-op, and a change of length.
+#
+# (Chapter 5's YaRN multiplies cos and sin by one constant, its attention factor: a rotation times a
+# global temperature. Every norm is then multiplied by that same constant and scores stay relative,
+# so property 1 holds up to the constant. Plain RoPE has no such factor: here a change of length is a
+# bug.)
 #
 # Practical advice: use a few random $q$, $k$ (in float32 or float64); put the same vector at
 # positions $0, 1, \dots, 255$ so that one call gives every $f(q, m)$; compare every score with the
-# score at the same distance measured from position 0. A correct float32 RoPE agrees with itself to
-# a few $10^{-6}\,\lVert q\rVert\lVert k\rVert$ at these positions, and every broken variant misses
-# by far more than $10^{-3}$: use a relative tolerance between the two. Return a Python `bool`.
+# score at the same distance measured from position 0, and check that some $f(q, m)$ moves away from
+# $f(q, 0)$. A correct float32 RoPE agrees with itself to a few $10^{-6}\,\lVert q\rVert\lVert k\rVert$
+# at these positions, and every broken variant misses by far more than $10^{-3}$: use a relative
+# tolerance between the two. Return a Python `bool`.
 
 # %%
 #| export
 def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rtol=1e-3):
-    """True when rope_fn(x, position_ids) keeps norms and makes <f(q, m), f(k, n)> a function of m - n.
+    """True when rope_fn(x, position_ids) keeps norms, makes <f(q, m), f(k, n)> a function of m - n, and
+    actually changes with the position (a no-op keeps norms and relative scores, and encodes nothing).
 
     The same random q (and k) is placed at positions 0 .. P-1, so one call gives f(q, m) for every m.
     Then every score S[m, n] = <f(q, m), f(k, n)> must equal the score at the same distance measured
@@ -532,9 +583,9 @@ def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rto
     |q| |k|, the largest a score can be.
     """
     ### BEGIN SOLUTION
-    # Hint: x = q.expand(V, 1, P, d) holds q at every position; rope_fn(x, torch.arange(P)) then gives
-    #       f(q, m) for all m at once. Check the norms, build S = f(q) @ f(k)^T of shape (V, P, P), and
-    #       compare it with a tensor of the scores at the same distance from position 0.
+    # Hint: the idea: put the same random q (and k) at every position 0 .. P-1, call rope_fn once, and
+    #       test the three properties of the text on the results.
+    #       Shapes: q expanded to (V, 1, P, d); f(q) (V, 1, P, d); scores S (V, P, P)
     rng = torch.Generator().manual_seed(0)
     q = torch.randn(n_vectors, 1, 1, head_dim, generator=rng)  # (V, 1, 1, d)
     k = torch.randn(n_vectors, 1, 1, head_dim, generator=rng)
@@ -550,6 +601,10 @@ def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rto
         norm = x[:, 0].double().norm(dim=-1)  # (V, 1)
         if ((fx.norm(dim=-1) - norm).abs() > rtol * norm).any():
             return False
+        # 3. f(x, m) moves away from f(x, 0) for some m: the position is used at all
+        moved = (fx - fx[:, :1]).norm(dim=-1).amax(dim=-1, keepdim=True)  # (V, 1)
+        if (moved <= rtol * norm).any():
+            return False
     # 2. S[m, n] = S[m - n, 0] (m >= n) or S[0, n - m] (m < n)
     scores = fq @ fk.transpose(-1, -2)  # (V, P, P)
     delta = positions[None, :] - positions[:, None]  # (P, P): n - m
@@ -563,10 +618,11 @@ def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rto
 check("check_relative_property", check_relative_property)
 
 # %% [markdown]
-# Your test against the suspicious function, a correct RoPE in each layout, and a correct RoPE that
-# turns the other way:
+# Your test against the suspicious function, a correct RoPE in each layout, a correct RoPE that
+# turns the other way, and a no-op:
 
 # %% tags=["demo"]
+@demo
 def run_property_test(head_dim=64):
     def other_way(x, position_ids):  # angle -m θ: rotate_half with its sign flipped
         cos, sin = rope_cos_sin(position_ids, head_dim)
@@ -577,6 +633,7 @@ def run_property_test(head_dim=64):
         "half layout": lambda x, p: apply_rope(x, *rope_cos_sin(p, head_dim)),
         "interleaved layout, base 1e6": lambda x, p: apply_rope_interleaved(x, p, base=1e6),
         "turning the other way": other_way,
+        "a no-op (positions ignored)": lambda x, p: x.clone(),
     }
     for name, fn in candidates.items():
         print(f"{name:<32} {check_relative_property(fn, head_dim)}")
@@ -588,9 +645,9 @@ run_property_test()
 # ## 4.8 RoPE inside attention
 #
 # **Where.** RoPE acts on the query and key *after* their projections, per head, right before the
-# scores. Rotating the token embedding before $W_q$ would not do: $W_q\mathcal R_m x$ puts the
-# projection after the rotation, and the score $x^\top\mathcal R_m^\top W_q^\top W_k\mathcal R_n x'$
-# is relative only if $W_q^\top W_k$ commutes with every rotation, which a learned matrix does not.
+# scores. Rotating the token embedding before $W_Q$ would not do: $W_Q\mathcal R_m x$ puts the
+# projection after the rotation, and the score $x^\top\mathcal R_m^\top W_Q^\top W_K\mathcal R_n x'$
+# is relative only if $W_Q^\top W_K$ commutes with every rotation, which a learned matrix does not.
 #
 # **Only $q$ and $k$.** The design goal concerns the score. Values are not rotated: the output
 # $\sum_n a_{mn} v_n$ would otherwise carry each key's absolute rotation $\mathcal R_n v_n$ into the
@@ -608,7 +665,8 @@ run_property_test()
 # layer that restarts its positions at 0 for every call gives each new token a wrong distance to
 # everything in the cache. With several new tokens and a cache, the queries are aligned to the
 # *end* of the keys (query $i$ sits at position $k_{len} - q_{len} + i$); SDPA's `is_causal=True`
-# aligns them to the start, so that case needs an explicit mask.
+# aligns them to the start, so that case needs an explicit mask, and a boolean one (`True` = may
+# attend): SDPA *adds* a float mask to the scores, so a float tensor of ones and zeros masks nothing.
 #
 # **`position_ids`.** Hugging Face passes positions explicitly, shaped (batch, seq). With left
 # padding (batched generation), it counts them from each row's first real token
@@ -619,6 +677,7 @@ run_property_test()
 # one numbering, and that pads and other documents are masked out. The cell below shows both cases.
 
 # %% tags=["demo"]
+@demo
 def show_padding_and_packing(head_dim=16):
     gen = torch.Generator().manual_seed(1)
     q, k, v = torch.randn(3, 1, 1, 5, head_dim, generator=gen)  # one sequence of 5 tokens
@@ -677,15 +736,16 @@ show_padding_and_packing()
 class RoPEAttention(nn.Module):
     """Multi-head attention with rotary embeddings on q and k (half layout), SDPA and a KV cache.
 
-    scores[m, n] = <R_m W_q x_m, R_n W_k x_n> / sqrt(d_head) depends on m - n only (Su et al., 2021);
+    scores[m, n] = <R_m W_Q x_m, R_n W_K x_n> / sqrt(d_head) depends on m - n only (Su et al., 2021);
     values are not rotated. The cache keeps keys already rotated at their own positions.
     """
 
     def __init__(self, d_model, num_heads, base=10000.0):
         super().__init__()
         ### BEGIN SOLUTION
-        # Hint: check the sizes, keep num_heads, head_dim and base, and create the four Linear layers
-        #       with bias=False.
+        # Hint: the idea: check the sizes, remember them, create the four projections of a Llama attention
+        #       layer.
+        #       Shapes: each weight (d_model, d_model); head_dim = d_model / num_heads, even
         if num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
         if (d_model // num_heads) % 2 != 0:
@@ -699,10 +759,10 @@ class RoPEAttention(nn.Module):
 
     def forward(self, x, position_ids=None, causal=True, kv_cache=None):
         ### BEGIN SOLUTION
-        # Hint: project and split heads, (B, L, d) -> (B, H, L, d_head); positions default to
-        #       torch.arange(past, past + L, device=x.device); rotate q and k (not v); concatenate the
-        #       cache along the sequence axis; for a causal chunk after a cache, pass SDPA a boolean mask
-        #       torch.ones(L, K).tril(K - L) instead of is_causal=True.
+        # Hint: the idea: project, split the heads, rotate q and k at their positions, extend the cache,
+        #       attend, merge the heads, project back.
+        #       Shapes: x (B, L, d); q, k, v (B, H, L, d_head); cache (B, H, past, d_head); keys with the cache
+        #       (B, H, K, d_head), K = past + L; output (B, L, d)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
         batch, seq, _ = x.shape
@@ -743,6 +803,7 @@ check("RoPEAttention", RoPEAttention)
 # positions by 1000 changes nothing but float32 rounding:
 
 # %% tags=["demo"]
+@demo
 def show_decoding(d_model=64, num_heads=4, seq=12, prefix=5):
     attention = RoPEAttention(d_model, num_heads).eval()
     x = torch.randn(2, seq, d_model)
@@ -762,10 +823,11 @@ show_decoding()
 
 # %% [markdown]
 # Finally, a checkpoint trained with Meta's interleaved layout, loaded into the half-layout layer:
-# the rows of $W_q$ and $W_k$ are reordered by $\pi$ in every head, $W_v$ and $W_o$ are copied as
+# the rows of $W_Q$ and $W_K$ are reordered by $\pi$ in every head, $W_V$ and $W_O$ are copied as
 # they are, and the outputs agree.
 
 # %% tags=["demo"]
+@demo
 def show_checkpoint_conversion(d_model=64, num_heads=4, seq=10):
     head_dim = d_model // num_heads
     wq, wk, wv, wo = (torch.randn(d_model, d_model) / d_model**0.5 for _ in range(4))
@@ -821,7 +883,7 @@ show_checkpoint_conversion()
 #   scores then depend on $m - n$ only and norms are kept, for any choice of frequencies.
 # * Half layout: $x\odot C + \operatorname{rotate\_half}(x)\odot S$ with `cat(freqs, freqs)` tables;
 #   interleaved layout: pairs $(2i, 2i+1)$ as complex numbers. The permutation
-#   $[0, 2, \dots, 1, 3, \dots]$ converts, and converted checkpoints permute the rows of $W_q$, $W_k$.
+#   $[0, 2, \dots, 1, 3, \dots]$ converts, and converted checkpoints permute the rows of $W_Q$, $W_K$.
 # * Apply it after the projections, to $q$ and $k$ only; cache rotated keys; continue positions
 #   after the cache; align queries to the end of the keys.
 # * Test RoPE by its properties. They catch the layout mix that shape tests miss, and accept every

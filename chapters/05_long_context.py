@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Chapter 5 — Long context
 #
-# Chapter 4's rotary embedding is a formula, $\theta = m\,\omega_i$, defined for every position $m$.
+# Chapter 4's rotary embedding is a formula, the angle $m\,\theta_i$, defined for every position $m$.
 # It is tempting to conclude, as some tutorials do, that RoPE gives "theoretically unlimited
 # context". It does not. A model trained on sequences of $L_0$ tokens and then run on $4L_0$ tokens
 # sees its perplexity climb, often steeply: the formula extends, but what the model *learned* about
@@ -24,7 +24,7 @@
 #
 # | `rope_type` | idea | source |
 # | --- | --- | --- |
-# | `default` | $\omega_i = \text{base}^{-2i/d}$, no scaling | Su et al. (2021) |
+# | `default` | $\theta_i = \text{base}^{-2i/d}$, no scaling | Su et al. (2021) |
 # | `linear` | divide every frequency by the factor $s$ (position interpolation) | Chen et al. (2023) |
 # | `dynamic` | raise the base, more as the sequence grows (NTK-aware) | bloc97 (2023), emozilla (2023) |
 # | `yarn` | interpolate slow pairs, keep fast ones, ramp in between; sharpen attention | Peng et al. (2023) |
@@ -47,16 +47,21 @@ import matplotlib.pyplot as plt
 
 from posenc_selfcheck import check
 
+# %% tags=["demo"]
+# Demo functions wear @demo: while an exercise they use is unfinished, they print one line instead of
+# failing, and Run All goes on.
+from posenc_selfcheck import demo
+
 # %% [markdown]
 # ## 5.1 Why models degrade past their training length
 #
 # Recall chapter 4. Query and key vectors are split into $d/2$ pairs (head dimension $d$); pair $i$
-# of the token at position $m$ is rotated by the angle $m\,\omega_i$ with
+# of the token at position $m$ is rotated by the angle $m\,\theta_i$ with
 #
-# $$\omega_i = \text{base}^{-2i/d}, \qquad i = 0, \dots, d/2 - 1,$$
+# $$\theta_i = \text{base}^{-2i/d}, \qquad i = 0, \dots, d/2 - 1,$$
 #
 # so the score between a query at $m$ and a key at $n$ depends, pair by pair, on the relative angle
-# $(m-n)\,\omega_i$. Pair $i$ turns a full circle every $\lambda_i = 2\pi/\omega_i$ tokens: its
+# $(m-n)\,\theta_i$. Pair $i$ turns a full circle every $\lambda_i = 2\pi/\theta_i$ tokens: its
 # **wavelength**. With $d = 128$ and base $10^4$ (LLaMA 1 and 2) the wavelengths run from $2\pi
 # \approx 6.3$ tokens (pair 0) to about $54\,000$ tokens (pair 63).
 #
@@ -67,7 +72,7 @@ from posenc_selfcheck import check
 #   on their circle has been seen, many times over; a longer distance produces an angle the model
 #   already knows.
 # * **Slow pairs** ($\lambda_i > L_0$) never complete a turn. They only ever saw the arc
-#   $[0, (L_0-1)\,\omega_i]$. At distances beyond $L_0$ they produce angles *no training example
+#   $[0, (L_0-1)\,\theta_i]$. At distances beyond $L_0$ they produce angles *no training example
 #   contained*: the queries and keys are rotated into directions the attention weights were never
 #   fitted to. For LLaMA 2 ($L_0 = 4096$) this is pairs 46 to 63, 18 of the 64. The slowest turns
 #   by $0.47$ rad ($27°$) over the training length, and by $1.89$ rad ($108°$) at $4L_0$.
@@ -83,7 +88,7 @@ from posenc_selfcheck import check
 
 # %% tags=["demo"]
 def plot_unseen_angles(head_dim=128, base=10000.0, train_len=4096, factor=4):
-    # w_i = base^(-2i/d)
+    # theta_i = base^(-2i/d)
     inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (d/2,)
     wavelength = 2 * math.pi / inv_freq  # tokens per full turn, (d/2,)
     slowest = inv_freq[-1].item()
@@ -97,7 +102,7 @@ def plot_unseen_angles(head_dim=128, base=10000.0, train_len=4096, factor=4):
     ax0.plot(seen.cos(), seen.sin(), lw=5, label=f"distances 0 .. {train_len} (training)")
     ax0.plot(unseen.cos(), unseen.sin(), lw=5, label=f"{train_len} .. {factor * train_len}: never seen")
     ax0.set_aspect("equal")
-    ax0.set_title(f"slowest pair (i = {head_dim // 2 - 1}), angle (m - n)·w")
+    ax0.set_title(f"slowest pair (i = {head_dim // 2 - 1}), angle (m - n)·θ")
     ax0.legend(loc="lower left", fontsize=8)
     ax1.semilogy((train_len / wavelength).numpy(), ".")
     ax1.axhline(1, color="k", lw=0.8)
@@ -124,10 +129,11 @@ plot_unseen_angles()
 # bias, not a rotation: the rotary models that dominate today needed another answer.
 #
 # That answer is to change the frequencies. Every method below keeps chapter 4's rotation and
-# rescales $\omega_i$ so that, at the new length $s L_0$ (the **factor** $s$), the angles stay
+# rescales $\theta_i$ so that, at the new length $s L_0$ (the **factor** $s$), the angles stay
 # within what training showed. They differ in *which* pairs they rescale, and by how much.
 #
-# The base itself is the first knob. A larger base slows every pair down: LLaMA 1 and 2 use
+# The base itself is the first knob. A larger base slows every pair down except the first, which
+# turns at $\theta_0 = \text{base}^0 = 1$ radian per token whatever the base: LLaMA 1 and 2 use
 # $10^4$ (LLaMA 2 did *not* raise it), Code Llama $10^6$, LLaMA 3 $5\cdot10^5$, and Llama 3.1 adds
 # the `llama3` scaling of section 5.5 on top. Changing the base of a trained model, however,
 # moves every angle at once, so the methods below change it with care, or not at all.
@@ -138,12 +144,12 @@ plot_unseen_angles()
 # Chen et al. (2023) proposed the simplest fix (found at about the same time by the Reddit user
 # kaiokendev): to run a model on $s L_0$ tokens, squeeze the positions, $m \mapsto m/s$. Position $s L_0$ then
 # lands where $L_0$ was, and every angle stays inside the trained arc. Since the angle is
-# $m\,\omega_i$, dividing the positions is the same as dividing the frequencies:
+# $m\,\theta_i$, dividing the positions is the same as dividing the frequencies:
 #
-# $$\omega_i' = \omega_i / s \quad\text{for every pair } i.$$
+# $$\theta_i' = \theta_i / s \quad\text{for every pair } i.$$
 #
 # Interpolation trades extrapolation for *resolution*. Neighbouring tokens, one position apart, are
-# now only $\omega_i/s$ apart in angle: the fast pairs, which tell neighbours apart, are compressed by
+# now only $\theta_i/s$ apart in angle: the fast pairs, which tell neighbours apart, are compressed by
 # $s$ too. Chen et al. report that a short fine-tuning (about a thousand steps) at the new length
 # lets LLaMA recover, where fine-tuning without interpolation extends the context poorly.
 #
@@ -189,8 +195,8 @@ plot_unseen_angles()
 # Peng et al. (2023) combine the two previous ideas pair by pair ("NTK-by-parts"), using the count
 # from section 5.1: pair $i$ completes $r_i = L_0/\lambda_i$ turns within the training length.
 #
-# * $r_i > \beta_{fast}$ (default $32$): many turns, fully trained. Keep $\omega_i$ (extrapolate).
-# * $r_i < \beta_{slow}$ (default $1$): not even one turn. Interpolate, $\omega_i / s$.
+# * $r_i > \beta_{fast}$ (default $32$): many turns, fully trained. Keep $\theta_i$ (extrapolate).
+# * $r_i < \beta_{slow}$ (default $1$): not even one turn. Interpolate, $\theta_i / s$.
 # * in between: a linear ramp, in the pair index.
 #
 # Solving $L_0/\lambda_i = r$ for $i$ gives the (fractional) pair index that turns exactly $r$ times:
@@ -206,7 +212,7 @@ plot_unseen_angles()
 # defines the ramp over pairs $j = 0, \dots, d/2 - 1$
 #
 # $$\gamma_j = \operatorname{clamp}\!\Big(\frac{j - \text{low}}{\text{high} - \text{low}}, 0, 1\Big),
-# \qquad \omega_j' = \gamma_j\,\frac{\omega_j}{s} + (1 - \gamma_j)\,\omega_j.$$
+# \qquad \theta_j' = \gamma_j\,\frac{\theta_j}{s} + (1 - \gamma_j)\,\theta_j.$$
 #
 # $\gamma_j = 0$ for the fast pairs (small $j$) and $1$ for the slow ones. Two details are easy to get
 # wrong. The ramp goes *up* with $j$: the *slow* pairs are interpolated; reversing it compresses
@@ -226,7 +232,9 @@ plot_unseen_angles()
 #
 # a fit Peng et al. found to lower perplexity across factors. The implementation does not touch the
 # logits: it multiplies both $\cos$ and $\sin$ by $\sqrt{1/t}$. Queries and keys are each scaled by
-# it, so their dot product is scaled by $1/t$. That is why the returned **attention_factor** is
+# it, so their dot product is scaled by $1/t$. (So YaRN's map is no longer a pure rotation, and
+# chapter 4's "norms are kept" holds up to that one constant: it is a rotation times a global
+# temperature, the same for every position, so scores stay relative.) That is why the returned **attention_factor** is
 # $0.1\ln s + 1$ and not its square. (At $s = 4$ it is $1.139$; at $s = 8$, $1.208$; for $s \le 1$
 # it is $1$.) A config may instead set `attention_factor` explicitly, or give `mscale` and
 # `mscale_all_dim` (DeepSeek's configs do); with both present and non-zero, the factor is
@@ -279,11 +287,12 @@ def yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32.0, 
 
     corr(r) = d ln(L0 / (2 pi r)) / (2 ln base) is the pair that turns r times in L0 tokens;
     low = floor(corr(beta_fast)), high = ceil(corr(beta_slow)), clamped to [0, d - 1];
-    ramp_j = clamp((j - low) / (high - low), 0, 1): 0 keeps w_j, 1 uses w_j / factor.
+    ramp_j = clamp((j - low) / (high - low), 0, 1): 0 keeps theta_j, 1 uses theta_j / factor.
     """
     ### BEGIN SOLUTION
-    # Hint: corr(r) with math.log; floor/ceil only when truncate; max(low, 0), min(high, head_dim - 1);
-    #       when low == high add 0.001 to high; then the clamped ramp over j = 0 .. d/2 - 1 in float32.
+    # Hint: the idea: find the (fractional) pair indices that turn beta_fast and beta_slow times within L0
+    #       tokens, and ramp linearly from 0 to 1 between them.
+    #       Shapes: (head_dim/2,) float32
     if head_dim <= 0 or head_dim % 2 != 0:
         raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
     d, train_len = head_dim, original_max_position_embeddings
@@ -313,11 +322,11 @@ check("yarn_ramp", yarn_ramp)
 # without a temperature. With $L_0$ = `original_max_position_embeddings` and two parameters
 # `low_freq_factor` < `high_freq_factor`:
 #
-# * $\lambda_i < L_0/\text{high\_freq\_factor}$ (high frequency): keep $\omega_i$;
-# * $\lambda_i > L_0/\text{low\_freq\_factor}$ (low frequency): $\omega_i / s$;
+# * $\lambda_i < L_0/\text{high\_freq\_factor}$ (high frequency): keep $\theta_i$;
+# * $\lambda_i > L_0/\text{low\_freq\_factor}$ (low frequency): $\theta_i / s$;
 # * in between: blend, with $\sigma_i = \dfrac{L_0/\lambda_i - \text{low\_freq\_factor}}
 #   {\text{high\_freq\_factor} - \text{low\_freq\_factor}}$ and
-#   $\omega_i' = (1 - \sigma_i)\,\omega_i/s + \sigma_i\,\omega_i$.
+#   $\theta_i' = (1 - \sigma_i)\,\theta_i/s + \sigma_i\,\theta_i$.
 #
 # $L_0/\lambda_i$ is again the number of turns in the training length, so the bands are "fewer than
 # low_freq_factor turns" (interpolate) and "more than high_freq_factor turns" (keep); $\sigma$ runs
@@ -376,9 +385,9 @@ check("yarn_ramp", yarn_ramp)
 # Return `(inv_freq, attention_factor)`: a float32 tensor of shape $(d/2,)$ and a Python float,
 # equal (to float32 rounding) to `transformers` 5.x for the same parameters:
 #
-# * `default`: $\omega_i = \text{base}^{-2i/d}$, computed in float32 as in chapter 4; factor 1.
-# * `linear`: $\omega_i / s$; factor 1.
-# * `dynamic`: $\omega_i$ with $\text{base}' = \text{base}\cdot(sL/L_0 - (s-1))^{d/(d-2)}$,
+# * `default`: $\theta_i = \text{base}^{-2i/d}$, computed in float32 as in chapter 4; factor 1.
+# * `linear`: $\theta_i / s$; factor 1.
+# * `dynamic`: $\theta_i$ with $\text{base}' = \text{base}\cdot(sL/L_0 - (s-1))^{d/(d-2)}$,
 #   $L = \max(\text{seq\_len}, L_0)$ ($L = L_0$ when `seq_len` is `None`); factor 1.
 # * `yarn`: blend with your `yarn_ramp`; the attention factor as in section 5.4.
 # * `llama3`: the bands of section 5.5; factor 1.
@@ -401,16 +410,16 @@ def scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_pos
                          **params):
     """RoPE inverse frequencies with context-length scaling, as transformers 5.x ROPE_INIT_FUNCTIONS.
 
-    default: w_i = base^(-2i/d)            linear: w_i / s               (Chen et al., 2023)
+    default: theta_i = base^(-2i/d)        linear: theta_i / s           (Chen et al., 2023)
     dynamic: base' = base * (s L / L0 - (s - 1))^(d/(d-2)), L = max(seq_len, L0)   (bloc97, emozilla)
-    yarn:    w_i / s * ramp_i + w_i * (1 - ramp_i), attention factor 0.1 ln s + 1  (Peng et al., 2023)
+    yarn:    theta_i / s * ramp_i + theta_i * (1 - ramp_i), attention factor 0.1 ln s + 1  (Peng et al.)
     llama3:  keep wavelengths < L0/high, divide those > L0/low by s, blend between (Llama 3.1)
     Returns (inv_freq (head_dim/2,) float32, attention_factor float); cos and sin are multiplied by the factor.
     """
     ### BEGIN SOLUTION
-    # Hint: validate first (rope_type, head_dim, factor, L0, unknown params). Compute base^(-2i/d) once, with
-    #       the dynamic base when rope_type == "dynamic"; then one branch per type. YaRN blends w / factor and
-    #       w with yarn_ramp; llama3 is two nested torch.where over the wavelength 2*pi / w.
+    # Hint: the idea: validate; compute theta_i = base^(-2i/d) (with a larger base for dynamic); then change
+    #       them as the rope_type says.
+    #       Shapes: inv_freq (head_dim/2,) float32; attention_factor a Python float
     uses = {"default": set(), "linear": set(), "dynamic": set(),
             "yarn": {"attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"},
             "llama3": {"low_freq_factor", "high_freq_factor"}}
@@ -435,7 +444,7 @@ def scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_pos
         length = train_len if seq_len is None else max(int(seq_len), train_len)  # L = max(seq_len, L0)
         # base' = base * (s L / L0 - (s - 1))^(d/(d-2))
         base = base * ((factor * length / train_len) - (factor - 1)) ** (d / (d - 2))
-    # w_i = base^(-2i/d), in float32
+    # theta_i = base^(-2i/d), in float32
     inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float32) / d))  # (d/2,)
 
     if rope_type in ("default", "dynamic"):
@@ -446,7 +455,7 @@ def scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_pos
     if rope_type == "yarn":
         ramp = yarn_ramp(d, base, train_len, params.get("beta_fast") or 32, params.get("beta_slow") or 1,
                          params.get("truncate", True))  # (d/2,) 0 = keep, 1 = interpolate
-        # w'_j = ramp_j w_j / s + (1 - ramp_j) w_j
+        # theta'_j = ramp_j theta_j / s + (1 - ramp_j) theta_j
         inv_freq = inv_freq / factor * ramp + inv_freq * (1 - ramp)  # (d/2,)
 
         # m(s, mu) = 0.1 mu ln s + 1, and 1 for s <= 1
@@ -465,10 +474,10 @@ def scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_pos
         raise ValueError("llama3 needs low_freq_factor < high_freq_factor, got "
                          f"low_freq_factor={low}, high_freq_factor={high}")
     wavelength = 2 * math.pi / inv_freq  # (d/2,)
-    # sigma = (L0 / lambda - low) / (high - low); w' = (1 - sigma) w / s + sigma w
+    # sigma = (L0 / lambda - low) / (high - low); theta' = (1 - sigma) theta / s + sigma theta
     sigma = (train_len / wavelength - low) / (high - low)  # (d/2,)
     blended = (1 - sigma) * inv_freq / factor + sigma * inv_freq  # (d/2,)
-    # lambda > L0 / low: w / s;   lambda < L0 / high: w;   between: blended
+    # lambda > L0 / low: theta / s;   lambda < L0 / high: theta;   between: blended
     inv_freq = torch.where(wavelength > train_len / low, inv_freq / factor,
                            torch.where(wavelength < train_len / high, inv_freq, blended))  # (d/2,)
     return inv_freq, 1.0
@@ -489,6 +498,7 @@ check("scaled_rope_inv_freq", scaled_rope_inv_freq)
 # many turns within $L_0$ is kept, what completes less than one is interpolated.
 
 # %% tags=["demo"]
+@demo
 def plot_scale_factors(head_dim=128, base=500000.0, train_len=8192, factor=8.0):
     plain, _ = scaled_rope_inv_freq(head_dim, base, "default")
     methods = {
@@ -508,9 +518,9 @@ def plot_scale_factors(head_dim=128, base=500000.0, train_len=8192, factor=8.0):
         ax1.semilogx(wavelength.numpy(), ratio, ".-", label=label)
     for ax in (ax0, ax1):
         ax.set_yscale("log", base=2)
-        ax.set_ylabel("scaled w / original w")
+        ax.set_ylabel("scaled θ / original θ")
     ax0.set_xlabel("pair index i")
-    ax1.set_xlabel("wavelength 2π/w (tokens)")
+    ax1.set_xlabel("wavelength 2π/θ (tokens)")
     for x, text in ((train_len, "L0"), (train_len / 4, "L0/4"), (train_len / 32, "L0/32")):
         ax1.axvline(x, color="k", lw=0.6)
         ax1.text(x, 1.05, text, fontsize=8)
@@ -529,6 +539,7 @@ plot_scale_factors()
 # $4L_0$. `dynamic` at $L = 4L_0$ has $\alpha = 4\cdot 4 - 3 = 13$ and slows it further.
 
 # %% tags=["demo"]
+@demo
 def plot_slowest_angle(head_dim=128, base=10000.0, train_len=4096, factor=4.0):
     positions = torch.arange(0, factor * train_len + 1, 64, dtype=torch.float32)  # (P,)
     fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -557,6 +568,7 @@ plot_slowest_angle()
 # grader does the same, on more cases.)
 
 # %% tags=["demo"]
+@demo
 def compare_with_transformers(head_dim=64, base=10000.0, train_len=2048, factor=4.0):
     try:
         with warnings.catch_warnings():

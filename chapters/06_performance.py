@@ -44,13 +44,17 @@ from torch.utils import benchmark
 
 from posenc_selfcheck import check
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)  # the same random numbers on every run
+
+# %% tags=["demo"]
+# Demo functions wear @demo: while an exercise they use is unfinished, they print one line instead of
+# failing, and Run All goes on.
+from posenc_selfcheck import demo
 
 # %% [markdown]
 # ## 6.1 How a timing loop misleads
 #
-# A first tutorial timing loop often looks like this (it is the one in seed tutorial 003, in
-# spirit):
+# A common tutorial timing loop looks like this (rewritten, the same idea):
 #
 # ```python
 # start = time.time(); out = x + sinusoidal_table(L, d);          t_sin = time.time() - start
@@ -210,15 +214,17 @@ timings = compare_schemes()
 # accepts it but must load the bias, and the math fallback materialises the full (B, H, L, L)
 # scores. RoPE changes only $q$ and $k$ *before* the call, so it keeps the flash backend. That is one
 # reason RoPE displaced learned biases in large models. (FlashAttention 2 added ALiBi as a built-in,
-# computed inside the kernel from the slopes instead of read from memory.) You can see which
-# backends are allowed with `torch.nn.attention.sdpa_kernel`; forcing
-# `SDPBackend.FLASH_ATTENTION` with a float mask raises an error instead of silently falling back.
+# computed inside the kernel from the slopes instead of read from memory.) The context manager
+# `torch.nn.attention.sdpa_kernel(backends)` *selects*: inside it, SDPA may use only the backends
+# listed. It does not report which one ran. To find out whether a call can use the flash kernel,
+# allow only `SDPBackend.FLASH_ATTENTION`: with a float mask the call then raises an error instead of
+# silently falling back (and a profiler, `torch.profiler`, names the kernel that did run).
 #
 # ### Shaw et al.: the form matters more than the scheme
 #
 # Chapter 3 measured the two forms of Shaw's relative attention (1 thread, B = 1, H = 8, d = 64):
-# at L = 2048 the direct form needs 11.1 GB and 15.7 s, the efficient form 495 MB and 1.4 s. The
-# same mathematics, 22× the memory and 11× the time — a bigger gap than between any two schemes
+# at L = 2048 the direct form needs 11.1 GB and 15.6 s, the efficient form 495 MB and 0.64 s. The
+# same mathematics, 22× the memory and 24× the time — a bigger gap than between any two schemes
 # above. This notebook does not rerun those sizes; see `benchmarks/bench_relative.py`.
 
 # %% [markdown]
@@ -237,9 +243,12 @@ timings = compare_schemes()
 #   `cat(freqs, freqs)`. Writing `repeat_interleave(2)` gives the interleaved (GPT-J) layout, which
 #   `apply_rope` does not expect.
 # * **The precision.** A model running in float16 wants float16 tables. Compute the angles in
-#   float32 and *cast the result*; computing the angles in float16 loses about three decimal digits
-#   of $p\,\theta_i$ — at $p = 100$, an error of $0.03$ radians. Hugging Face's rotary classes
-#   disable autocast around this computation for the same reason.
+#   float32 and *cast the result*. float16 keeps only about three significant decimal digits (11 bits):
+#   between 64 and 128 its numbers are $1/16$ apart, so an angle $p\,\theta_i$ near $p = 100$ is off
+#   by up to $0.03$ radians. bfloat16 keeps about two (8 bits): integers above 256 are no longer exact
+#   (257 rounds to 256, and above 512 only every fourth integer exists), so positions or angles
+#   computed in bfloat16 are off by whole tokens. Hugging Face's rotary classes disable autocast around
+#   this computation for the same reason.
 # * **Growth.** A position at or past `max_len` must still work: recompute a longer table (on the
 #   device where the buffers are) instead of failing with an index error or, worse, clamping.
 # * **Buffers.** Store the tables with `register_buffer(..., persistent=False)`: they follow
@@ -265,7 +274,8 @@ class RotaryCache(nn.Module):
     def __init__(self, head_dim, base=10000.0, max_len=2048):
         super().__init__()
         ### BEGIN SOLUTION
-        # Hint: validate head_dim and max_len, keep head_dim and base, then call self._build(max_len, None).
+        # Hint: the idea: validate, remember head_dim and base, build the first tables.
+        #       Shapes: cos_cached, sin_cached (max_len, head_dim)
         if head_dim <= 0 or head_dim % 2 != 0:
             raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
         if max_len <= 0:
@@ -277,9 +287,9 @@ class RotaryCache(nn.Module):
     def _build(self, length, device):
         """Register cos_cached / sin_cached of shape (length, head_dim) on `device`; set self.max_len."""
         ### BEGIN SOLUTION
-        # Hint: angles p * theta_i in float32 for p = 0 .. length-1 (torch.outer), half layout
-        #       torch.cat((freqs, freqs), -1), then self.register_buffer(name, table, persistent=False).
-        # theta_i = 1 / base^(2i/d), float32
+        # Hint: the idea: the angles p·theta_i for every position below `length`, in float32 and in the half
+        #       layout, kept as non-persistent buffers on `device`.
+        #       Shapes: positions (length,), angles (length, d/2), tables (length, d)
         inv_freq = 1.0 / (self.base ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32, device=device)
                                         / self.head_dim))  # (d/2,)
         positions = torch.arange(length, dtype=torch.float32, device=device)  # (max_len,)
@@ -292,8 +302,9 @@ class RotaryCache(nn.Module):
 
     def forward(self, position_ids, dtype=None):
         ### BEGIN SOLUTION
-        # Hint: check position_ids, grow the tables (on self.cos_cached.device) when max(position_ids)
-        #       >= max_len, index the tables with position_ids, and cast the rows (not the angles).
+        # Hint: the idea: check the positions, grow the tables when a position reaches max_len, look the rows
+        #       up, cast them.
+        #       Shapes: position_ids any shape; cos, sin position_ids.shape + (head_dim,)
         if position_ids.numel() > 0:
             if int(position_ids.min()) < 0:
                 raise ValueError(f"position_ids must be >= 0, got min(position_ids)={int(position_ids.min())}")
@@ -316,13 +327,15 @@ check("RotaryCache", RotaryCache)
 # decoding step and of a whole prompt, with the same `Timer` discipline as above.
 
 # %% tags=["demo"]
+@demo
 def cache_versus_recompute(head_dim=128, seq=1024, threads=1):
     cache = RotaryCache(head_dim, max_len=seq)
     inv_freq = 1.0 / (10000.0 ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
 
     def recompute(position_ids):
-        freqs = position_ids[..., None].float() * inv_freq
-        table = torch.cat((freqs, freqs), dim=-1)  # what chapter 4's rope_cos_sin does on every call
+        # what chapter 4's rope_cos_sin does on every call: angles p * theta_i, both halves, cos and sin
+        angles = torch.einsum("...l,d->...ld", position_ids.float(), inv_freq)
+        table = torch.cat((angles, angles), dim=-1)
         return table.cos(), table.sin()
 
     for name, positions in (("prompt (1024,)", torch.arange(seq)), ("decode (8, 1)", torch.full((8, 1), seq - 1))):
@@ -350,8 +363,8 @@ cache_versus_recompute()
 #   repeat, report median and spread. `torch.utils.benchmark.Timer` does all of it.
 # * Additive tables cost one addition; RoPE a few elementwise passes on $q$ and $k$; a float
 #   attention bias costs $O(L^2)$ memory traffic and, on a GPU, the flash backend.
-# * The form of a computation can matter more than the scheme: Shaw's direct form is 11–29× slower
-#   than the efficient one (chapter 3).
+# * The form of a computation can matter more than the scheme: Shaw's direct form is over 20× slower
+#   than the efficient one, with 22× the memory (chapter 3).
 # * Cache cos/sin once, in float32, in non-persistent buffers; grow it when needed; cast the rows,
 #   not the angles.
 #

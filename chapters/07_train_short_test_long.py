@@ -119,8 +119,9 @@ class PositionalAttention(nn.Module):
     def __init__(self, d_model, num_heads, scheme):
         super().__init__()
         ### BEGIN SOLUTION
-        # Hint: check d_model against num_heads, keep the sizes and the scheme (self.scheme = scheme registers
-        #       it as a submodule), and create the four Linear layers without bias.
+        # Hint: check d_model against num_heads, keep the sizes and the scheme (an attribute, so that it is
+        #       registered as a submodule), and create the four Linear layers without bias.
+        #       Shapes: each projection's weight (d_model, d_model); head_dim = d_model / num_heads
         if num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
@@ -133,10 +134,11 @@ class PositionalAttention(nn.Module):
 
     def forward(self, x, position_ids=None, causal=True, kv_cache=None):
         ### BEGIN SOLUTION
-        # Hint: past = the cache's length; default positions torch.arange(past, past + L, device=x.device).
-        #       Split heads, rotate q and k (scheme.rotate), concatenate the cache, then ask scheme.bias for
-        #       (L, K) positions. Without a bias, SDPA with is_causal=True (no cache) or a boolean mask
-        #       torch.ones(L, K).tril(K - L); with one, bias.masked_fill(~allowed, float("-inf")) as attn_mask.
+        # Hint: positions first (the new tokens follow the cached ones), then project and split the heads,
+        #       let the scheme rotate q and k, append them to the cache, ask the scheme for a bias over the
+        #       query and key positions, and attend: the bias and the causal mask together form SDPA's mask.
+        #       Shapes: x (B, L, d), q k v (B, H, L, d_head), with the cache k v (B, H, K, d_head),
+        #       bias (H, L, K), output (B, L, d)
         batch, seq, _ = x.shape
         past = 0 if kv_cache is None else kv_cache[0].shape[2]
         if position_ids is None:
@@ -203,9 +205,9 @@ check("PositionalAttention", PositionalAttention)
 # %% [markdown]
 # ### Exercise 7.2 — `TinyDecoder(vocab_size, d_model, num_layers, num_heads, scheme, causal=True)`
 #
-# Write a block `DecoderBlock(d_model, num_heads, scheme)` with the attributes `attn_norm`
-# (`nn.LayerNorm`), `attn` (your `PositionalAttention`), `mlp_norm` (`nn.LayerNorm`) and `mlp` (as above),
-# and the decoder with
+# The block is given below, `DecoderBlock(d_model, num_heads, scheme)`: `attn_norm`, `attn` (your
+# `PositionalAttention`), `mlp_norm` and `mlp`, pre-norm; it passes positions, `causal` and its cache to the
+# attention. Write the decoder around it, with
 #
 # * `embed_tokens = nn.Embedding(vocab_size, d_model)`, `scheme` (the scheme, kept as an attribute),
 #   `layers = nn.ModuleList` of `num_layers` blocks, `norm = nn.LayerNorm(d_model)`, `causal`;
@@ -220,29 +222,22 @@ check("PositionalAttention", PositionalAttention)
 # %%
 #| export
 class DecoderBlock(nn.Module):
-    """Pre-norm block: h + Attn(LN(h)), then h + MLP(LN(h)). Returns (h, (k, v))."""
+    """Pre-norm block: h + Attn(LN(h)), then h + MLP(LN(h)). Returns (h, (k, v)). Given: the positions are
+    the attention's and the decoder's business, not the block's."""
 
     def __init__(self, d_model, num_heads, scheme):
         super().__init__()
-        ### BEGIN SOLUTION
-        # Hint: four attributes, in the order of the forward pass: a LayerNorm, your attention block, a second
-        #       LayerNorm, and the MLP as an nn.Sequential of three layers (widen to 4 d_model, GELU, back to
-        #       d_model), so that its weights are named mlp.0 and mlp.2.
         self.attn_norm = nn.LayerNorm(d_model)
         self.attn = PositionalAttention(d_model, num_heads, scheme)
         self.mlp_norm = nn.LayerNorm(d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
-        ### END SOLUTION
 
     def forward(self, h, position_ids, causal=True, kv_cache=None):
-        ### BEGIN SOLUTION
-        # Hint: normalise, attend (passing positions, causal and the cache on), add to h; then the MLP the same way.
         # h <- h + Attn(LN(h))
         attended, kv_cache = self.attn(self.attn_norm(h), position_ids, causal, kv_cache)
         h = h + attended  # (B, L, d)
         # h <- h + MLP(LN(h))
         return h + self.mlp(self.mlp_norm(h)), kv_cache
-        ### END SOLUTION
 
 
 class TinyDecoder(nn.Module):
@@ -253,7 +248,8 @@ class TinyDecoder(nn.Module):
     def __init__(self, vocab_size, d_model, num_layers, num_heads, scheme, causal=True):
         super().__init__()
         ### BEGIN SOLUTION
-        # Hint: check the sizes; embed_tokens, scheme, layers (nn.ModuleList of DecoderBlock), norm, causal.
+        # Hint: check the sizes, then the five attributes named above (the layers in an nn.ModuleList).
+        #       Shapes: embed_tokens.weight (vocab_size, d_model), one DecoderBlock per layer
         if num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
         self.embed_tokens = nn.Embedding(vocab_size, d_model)  # (V, d), also the output head
@@ -265,9 +261,10 @@ class TinyDecoder(nn.Module):
 
     def forward(self, tokens, kv_caches=None):
         ### BEGIN SOLUTION
-        # Hint: past from the first layer's cached keys; positions on tokens.device; embed once (after the
-        #       sqrt(d) scaling); run the layers, collecting their caches; the tied head is a matmul with
-        #       embed_tokens.weight.T.
+        # Hint: the cached length gives the positions; the scaled token vectors meet the scheme's embed once;
+        #       each layer takes its own cache and returns the new one; the head reuses the token table.
+        #       Shapes: tokens (B, L), h (B, L, d), kv_caches: num_layers pairs of (B, H, K, d_head),
+        #       logits (B, L, vocab_size)
         batch, seq = tokens.shape
         past = 0 if kv_caches is None else kv_caches[0][0].shape[2]
         position_ids = torch.arange(past, past + seq, device=tokens.device)  # (L,)

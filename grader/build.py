@@ -17,23 +17,19 @@ Notebooks are written without outputs or execution counts.
 from __future__ import annotations
 
 import importlib
-import re
 import sys
 from pathlib import Path
 
 import nbformat
 
+from .leaks import BEGIN, END, chapter_sources
+
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = ROOT / "chapters"
 EXPORT = "#| export"
-BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
-END = re.compile(r"^\s*### END SOLUTION\s*$")
 STUB = 'raise NotImplementedError("exercise not finished: replace this line with your code")'
 GENERATED = '"""Generated from chapters/{src} by `python -m grader build`. Do not edit: edit the chapter."""\n'
 
 
-def chapter_sources():
-    return sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
 
 
 def _regions(source, student):
@@ -80,7 +76,9 @@ def _clean(nb):
         cell.metadata.pop("lines_to_next_cell", None)
         cell.metadata.pop("lines_to_end_of_cell_marker", None)
     nb.metadata.pop("jupytext", None)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    # the course's own kernel (scripts/setup.sh registers it inside the course's environment)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (posenc-course)", "language": "python",
+                                 "name": "posenc-course"}
     nb.metadata["language_info"] = {"name": "python"}
     return nb
 
@@ -140,11 +138,9 @@ def planned_files():
 def selfcheck_data():
     """{chapter: results} for public checks, computed from the (freshly imported) reference."""
     from grader import checks as checks_pkg
-    from grader import engine
+    from grader import reference
 
-    engine._reference_ns.cache_clear()
-    engine.reference_result.cache_clear()
-    engine.mistake_results.cache_clear()
+    reference.clear()
     data = {}
     for chapter in checks_pkg.chapter_modules():
         results, index = {}, {}
@@ -152,8 +148,8 @@ def selfcheck_data():
             if not check.public:
                 continue
             spec = check.spec()
-            expected = engine.reference_result(check) if check.needs_reference() else {}
-            mistakes = engine.mistake_results(check)
+            expected = reference.answer(check) if check.needs_reference() else {}
+            mistakes = reference.mistakes(check)
             spec["mistake_messages"] = [m for m, _ in mistakes]
             results[f"{check.key}#spec"] = {k: v for k, v in spec.items() if k != "mistakes"}
             results[f"{check.key}#expected"] = expected
@@ -193,6 +189,12 @@ def build(check=False):
     """Write (or compare) everything; return the list of files that differ."""
     from posenc_selfcheck import store
 
+    from . import authoring
+
+    missing = authoring.problems()
+    if missing:
+        raise SystemExit("exercises incomplete (docs/authoring.md):\n  "
+                         + "\n  ".join(f"{exercise}: {what}" for exercise, what in dict.fromkeys(missing)))
     differ = _lock_ids(check)
     planned = planned_files()  # renders every chapter: once
     for path, text in planned.items():

@@ -24,37 +24,56 @@ autograder's settings. The sandbox's address-space allowance per exercise is --m
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
-import time
 import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from .escape import clean
+from .files import write_json
+from .settings import VISIBILITIES
+
 REPO = Path(__file__).resolve().parent.parent
-VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 PACKAGES = ("grader", "posenc_ref", "posenc_selfcheck")
 REQUIREMENTS = ("numpy", "safetensors", "matplotlib", "pytest")
 TORCH = "2.13.0"
+# Gradescope's base images: Ubuntu 22.04 has Python 3.10, 24.04 has 3.12. Each requirement is pinned to the
+# release the grader was tested with, for the Pythons that release supports; where that release needs a
+# newer Python than OLDEST_PYTHON, the one below is pinned for the older Pythons (with a marker).
+OLDEST_PYTHON = (3, 10)
+FOR_OLDER_PYTHON = {"numpy": "2.2.6", "matplotlib": "3.10.9"}
 
 SETUP_SH = f"""#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder image (Ubuntu base image).
-# torch first (CPU build, pinned), then the rest, into a virtual environment of their own.
+# Gradescope runs this once, as root, when it builds the autograder image (Ubuntu 22.04: Python 3.10;
+# 24.04: Python 3.12). torch first (CPU build, pinned), then the pinned rest, into a virtual environment
+# of their own. AUTOGRADER_ROOT: another tree than /autograder (the tests).
 set -euo pipefail
-cd /autograder/source
-if ! command -v python3 >/dev/null || ! python3 -c 'import venv' 2>/dev/null; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+cd "$ROOT/source"
+export DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1
+if ! command -v python3 >/dev/null; then
+    echo "setup: installing python3"
+    apt-get update -qq && apt-get install -y -qq python3 >/dev/null
 fi
-python3 -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10 or newer is needed"'
-python3 -m venv /autograder/venv
-/autograder/venv/bin/python -m pip install --quiet --no-cache-dir --upgrade pip
-/autograder/venv/bin/python -m pip install --quiet --no-cache-dir "torch=={TORCH}" \\
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {{
+    echo "setup: Python 3.10 or newer is needed"; exit 1; }}
+# Ubuntu ships ensurepip (what `python3 -m venv` needs) in python3.X-venv; `import venv` succeeds without it
+if ! python3 -c 'import ensurepip' 2>/dev/null; then
+    V="$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    echo "setup: installing python$V-venv (ensurepip is missing)"
+    apt-get update -qq && apt-get install -y -qq "python$V-venv" >/dev/null
+fi
+echo "setup: $(python3 -V), a virtualenv in $ROOT/venv"
+python3 -m venv "$ROOT/venv"
+"$ROOT/venv/bin/python" -m pip install --quiet --no-cache-dir --upgrade pip
+echo "setup: torch {TORCH}, CPU build (about 190 MB)"
+"$ROOT/venv/bin/python" -m pip install --quiet --no-cache-dir "torch=={TORCH}" \\
     --index-url https://download.pytorch.org/whl/cpu
-/autograder/venv/bin/python -m pip install --quiet --no-cache-dir -r requirements.txt
-/autograder/venv/bin/python -c "import torch, safetensors, pytest; print('torch', torch.__version__)"
+echo "setup: requirements.txt"
+"$ROOT/venv/bin/python" -m pip install --quiet --no-cache-dir -r requirements.txt
+"$ROOT/venv/bin/python" -c "import torch, safetensors, pytest; print('setup: done, torch', torch.__version__)"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -73,15 +92,34 @@ exit 0
 """
 
 
+def _lowest_python(requires_python):
+    """The oldest Python (major, minor) a Requires-Python specifier admits, from 3.0 on."""
+    from packaging.specifiers import SpecifierSet
+
+    spec = SpecifierSet(requires_python or "")
+    return next((3, minor) for minor in range(0, 100) if spec.contains(f"3.{minor}.0"))
+
+
 def _requirements():
+    """requirements.txt: every REQUIREMENTS entry pinned for every Python from OLDEST_PYTHON on."""
     lines = []
     for name in REQUIREMENTS:
         try:
-            lines.append(f"{name}=={metadata.version(name)}")
+            version = metadata.version(name)
         except metadata.PackageNotFoundError:
             lines.append(name)
-    return "# pinned to the versions the grader was tested with; torch is installed first by setup.sh\n" + \
-        "\n".join(lines) + "\n"
+            continue
+        low = _lowest_python(metadata.metadata(name).get("Requires-Python"))
+        if low <= OLDEST_PYTHON:
+            lines.append(f"{name}=={version}")
+            continue
+        if name not in FOR_OLDER_PYTHON:
+            raise RuntimeError(f"{name} {version} needs Python {low[0]}.{low[1]}: add a release for "
+                               f"Python {OLDEST_PYTHON[0]}.{OLDEST_PYTHON[1]} to FOR_OLDER_PYTHON")
+        lines.append(f'{name}=={version}; python_version >= "{low[0]}.{low[1]}"')
+        lines.append(f'{name}=={FOR_OLDER_PYTHON[name]}; python_version < "{low[0]}.{low[1]}"')
+    return "# pinned to the versions the grader was tested with (older ones where those need a newer Python);\n" \
+        "# torch is installed first by setup.sh\n" + "\n".join(lines) + "\n"
 
 
 def _source_files():
@@ -123,8 +161,9 @@ def _private(*paths):
 
 def results_payload(root):
     """Grade root/submission; Gradescope's results.json as a dict (never raises)."""
-    from .cli import grade
+    from .remote import RemoteGrader
     from .report import gradescope_json
+    from .settings import Settings
     from .submission import SubmissionError
 
     root = Path(root)
@@ -134,31 +173,26 @@ def results_payload(root):
         config.update(json.loads((source / "gradescope.json").read_text()))
     except (OSError, ValueError):
         pass
-    os.environ.setdefault("POSENC_SANDBOX_MEMORY_MB", str(int(config["memory_mb"])))
-    os.environ["POSENC_SANDBOX_PROTECT"] = os.pathsep.join(str(p) for p in (submission, results_dir))
     _private(source, submission, results_dir)
-    start = time.perf_counter()
     try:
-        results, notes = grade(str(submission), wall_seconds=config["wall_seconds"], out=io.StringIO())
+        settings = Settings.from_env(limits={"wall_seconds": config["wall_seconds"], "memory_mb": config["memory_mb"]},
+                                     protect=(str(submission), str(results_dir)),
+                                     hidden_visibility=config["hidden_visibility"])
+        result = RemoteGrader(settings).grade(submission)
     except SubmissionError as exc:
-        return {"score": 0, "output": f"Nothing to grade: {exc}. Upload your notebooks (.ipynb) or .py files.",
+        return {"score": 0, "output": f"Nothing to grade: {clean(exc)}. Upload your notebooks (.ipynb) or .py files.",
                 "visibility": "visible", "tests": []}
     except Exception as exc:  # the grader itself failed: say so, never a silent zero
-        return {"score": 0, "output": f"The autograder failed ({type(exc).__name__}: {str(exc)[:300]}). "
+        return {"score": 0, "output": f"The autograder failed ({type(exc).__name__}: {clean(exc, 300)}). "
                                       "Please tell your instructor.", "visibility": "visible", "tests": []}
-    payload = gradescope_json(results, notes, time.perf_counter() - start)
-    for test, result in zip(payload["tests"], results):
-        test["visibility"] = "visible" if result.check.public else config["hidden_visibility"]
-    return payload
+    return gradescope_json(result, settings.hidden_visibility)
 
 
 def run(root):
-    from .report import write_json
-
     root = Path(root)
     (root / "results").mkdir(parents=True, exist_ok=True)
     payload = results_payload(root)
-    write_json(str(root / "results" / "results.json"), payload)
+    write_json(root / "results" / "results.json", payload)
     return payload
 
 

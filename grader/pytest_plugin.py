@@ -1,10 +1,10 @@
-"""Checks declared as data become pytest items: one item per check, one sandbox per session.
+"""Checks declared as data become pytest items, graded through grader.grading (a thin adapter):
 
     pytest grader/checks --submission examples/complete           grade with plain pytest
     pytest grader/checks --submission examples/complete -m cuda   only the CUDA checks
 
-`python -m grader grade` runs the same collection through pytest.main and turns the items'
-results into a report and a Gradescope results.json.
+The first item that runs grades the submission once, for every check that was collected and
+selected; each item then reports its own verdict.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from .checks import chapter_checks
-from .engine import Engine
-from .sandbox.client import Limits
+from .records import Status
+from .settings import Limits, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER_FILE = re.compile(r"^ch\d\d\.py$")
-ENGINE = pytest.StashKey()
+VERDICTS = pytest.StashKey()
 
 
 def pytest_addoption(parser):
@@ -35,17 +35,19 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: needs a CUDA device; reported as skipped without one")
 
 
-def pytest_unconfigure(config):
-    engine = config.stash.get(ENGINE, None)
-    if engine is not None:
-        engine.close()
+def pytest_collection_modifyitems(session, config, items):
+    config.stash[VERDICTS] = {"checks": [i.check for i in items if isinstance(i, CheckItem)], "done": None}
 
 
-def _engine(config):
-    if ENGINE not in config.stash:
-        limits = Limits(wall_seconds=config.getoption("--wall-seconds"))
-        config.stash[ENGINE] = Engine(config.getoption("--submission"), limits=limits)
-    return config.stash[ENGINE]
+def _verdicts(config):
+    state = config.stash[VERDICTS]
+    if state["done"] is None:
+        from .grading import grade
+
+        settings = Settings.from_env(limits={"wall_seconds": config.getoption("--wall-seconds")})
+        result = grade(config.getoption("--submission"), settings, checks=state["checks"])
+        state["done"] = {v.check.key: v for v in result.verdicts}
+    return state["done"]
 
 
 def pytest_collect_file(file_path, parent):
@@ -71,14 +73,13 @@ class CheckItem(pytest.Item):
     def __init__(self, *, check, **kwargs):
         super().__init__(**kwargs)
         self.check = check
-        self.result = None
 
     def runtest(self):
-        self.result = _engine(self.config).grade(self.check)
-        if self.result.status == "skipped":
-            pytest.skip(self.result.feedback)
-        if self.result.status != "passed":
-            raise CheckFailed(self.result.feedback)
+        verdict = _verdicts(self.config)[self.check.key]
+        if verdict.status == Status.SKIPPED:
+            pytest.skip(verdict.feedback)
+        if verdict.status != Status.PASSED:
+            raise CheckFailed(verdict.feedback)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CheckFailed):

@@ -18,12 +18,12 @@ import re
 import shutil
 from pathlib import Path
 
+from .leaks import code, has_markers, leaked_lines, solution_regions
+
 REPO = Path(__file__).resolve().parent.parent
 MARKER = ".posenc-release"
 FORBIDDEN_PARTS = {"posenc_ref", "grader", "solutions", "chapters", "hidden_probes", ".git", "tests", "mistakes"}
 GRADER_ONLY = {"nbformat", "jupytext", "pytest", "ipykernel"}
-BEGIN, END = re.compile(r"^\s*### BEGIN SOLUTION\s*$"), re.compile(r"^\s*### END SOLUTION\s*$")
-MIN_LINE = 24  # shorter solution lines ("return out", "x = x + pe") are too generic to prove a leak
 
 README = """# Positional encodings in Transformers: the notebooks
 
@@ -56,28 +56,6 @@ assignments) are executed at grading time; plots and loops are not re-run.
 """
 
 
-def _code(line):
-    """A line without its comment, stripped ("" for a comment line)."""
-    return "" if line.strip().startswith("#") else line.split("  #")[0].strip()
-
-
-def solution_regions():
-    """[(chapter, lines)] for every solution region of the chapter sources: its lines long enough to be
-    specific, minus any line the chapters also show outside a solution region (scaffolding, demos)."""
-    regions, shown = [], set()
-    for chapter in sorted((REPO / "chapters").glob("[0-9][0-9]_*.py")):
-        current = None
-        for line in chapter.read_text().splitlines():
-            if BEGIN.match(line):
-                current = []
-            elif END.match(line):
-                regions.append((chapter.name, current or []))
-                current = None
-            elif len(_code(line)) >= MIN_LINE:
-                (shown.add(_code(line)) if current is None else current.append(_code(line)))
-    return [(name, [line for line in lines if line not in shown]) for name, lines in regions]
-
-
 def _texts(folder):
     """(path, text) for every text file; notebooks as the source of their cells."""
     for path in sorted(folder.rglob("*")):
@@ -103,15 +81,14 @@ def scan(folder):
         if parts & FORBIDDEN_PARTS:
             problems.append(f"{path.relative_to(folder)}: instructor-only folder")
     regions = solution_regions()
-    every_line = {line for _, lines in regions for line in lines}
     for path, text in _texts(folder):
         rel = path.relative_to(folder)
-        if "### BEGIN SOLUTION" in text or "### END SOLUTION" in text:
+        if has_markers(text):
             problems.append(f"{rel}: solution markers")
-        lines = {_code(line) for line in text.splitlines()}
         if path.suffix in (".ipynb", ".md"):  # what students read: not one line of a solution
-            problems += [f"{rel}: a solution line: {leak[:80]}" for leak in sorted(every_line & lines)]
+            problems += [f"{rel}: a solution line: {leak[:80]}" for leak in leaked_lines(text, regions)]
             continue
+        lines = {code(line) for line in text.splitlines()}
         for chapter, region in regions:  # the self-check's own code: no solution body (most of a region)
             hits = [line for line in region if line in lines]
             if region and len(hits) >= max(min(2, len(region)), (len(region) + 1) // 2):
@@ -135,10 +112,14 @@ def _requirements():
     return "\n".join(keep + ["jupyterlab>=4"]) + "\n"
 
 
-def build_release(out, check_sync=True):
-    """Write the bundle to `out` (replacing an earlier release there); return its files."""
+def build_release(out, check_sync=True, progress=False):
+    """Write the bundle to `out` (replacing an earlier release there); return its files. With
+    `progress`, each step is said on stderr as it starts."""
+    from .progress import say
+
     out = Path(out).resolve()
     if check_sync:
+        say("[1/3] checking that the generated files are in sync with chapters/ (renders every chapter)…", progress)
         from . import build
 
         if build.main(["--check"]) != 0:
@@ -148,12 +129,14 @@ def build_release(out, check_sync=True):
             raise RuntimeError(f"{out} exists and is not an earlier release: choose an empty folder")
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    say("[2/3] copying the student notebooks and the self-check package…", progress)
     for notebook in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         shutil.copy(notebook, out / notebook.name)
     shutil.copytree(REPO / "posenc_selfcheck", out / "posenc_selfcheck",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     (out / "README.md").write_text(README)
     (out / "requirements.txt").write_text(_requirements())
+    say("[3/3] scanning the bundle for solutions, the reference and hidden checks…", progress)
     problems = scan(out)
     if problems:
         shutil.rmtree(out)

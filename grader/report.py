@@ -1,20 +1,21 @@
-"""Turn check results into what people read: a text report and Gradescope's results.json."""
+"""Turn a Grade into what people read: a text report and Gradescope's results.json.
+
+Every string that may come from a submission (feedback quoting the learner's exceptions, notes,
+file names) goes through grader.escape on its way out, so a report shows text, never runs a
+terminal escape sequence or renders markup.
+"""
 
 from __future__ import annotations
 
-import json
-import os
 from collections import OrderedDict
 from pathlib import Path
 
-from .checks import chapter_checks, chapter_modules
+from .checks import chapter_of
+from .escape import clean, one_line
+from .records import Status
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
-STATUS_MARK = {"passed": "✓", "failed": "✗", "skipped": "-", "not implemented": "…"}
-
-
-def chapter_of():
-    return {c.exercise: chapter for chapter in chapter_modules() for c in chapter_checks(chapter)}
+STATUS_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.MISSING: "…"}
 
 
 def chapter_title(chapter):
@@ -25,78 +26,75 @@ def chapter_title(chapter):
     return f"Chapter {int(number)}" + (f" — {name}" if name else "")
 
 
-def totals(results):
-    return sum(r.score for r in results), sum(r.max_score for r in results)
+def totals(verdicts):
+    return sum(v.score for v in verdicts), sum(v.max_score for v in verdicts)
 
 
-def _missing(rs):
-    return all(r.status in ("not implemented", "skipped") for r in rs)
+def _not_attempted(verdicts):
+    return all(v.status in (Status.MISSING, Status.SKIPPED) for v in verdicts)
 
 
-def text_report(submission, results, notes, seconds):
+def by_chapter(verdicts):
+    """{chapter: {exercise: [verdicts]}} in chapter order."""
     chapters = chapter_of()
-    by_chapter = OrderedDict()
-    for r in results:
-        by_chapter.setdefault(chapters.get(r.check.exercise), OrderedDict()).setdefault(r.check.exercise, []).append(r)
-    lines = [f"Grading {submission}", ""]
-    untouched = []
-    for chapter, exercises in by_chapter.items():
-        if all(_missing(rs) for rs in exercises.values()):
-            untouched.append((chapter, exercises))  # a chapter not attempted: one line, at the end
+    out = OrderedDict()
+    for v in verdicts:
+        out.setdefault(chapters.get(v.check.exercise), OrderedDict()).setdefault(v.check.exercise, []).append(v)
+    return OrderedDict(sorted(out.items(), key=lambda item: item[0] or ""))
+
+
+def text_report(grade):
+    lines = [f"Grading {one_line(grade.submission, 300)}", ""]
+    for chapter, exercises in by_chapter(grade.verdicts).items():
+        every = [v for vs in exercises.values() for v in vs]
+        if all(_not_attempted(vs) for vs in exercises.values()):
+            lines.append(f"{chapter_title(chapter)}: not attempted ({', '.join(exercises)}: 0/{totals(every)[1]:g})")
             continue
         lines.append(chapter_title(chapter))
-        for exercise, rs in exercises.items():
-            score, top = totals(rs)
-            state = "not implemented yet" if _missing(rs) else ""
+        for exercise, vs in exercises.items():
+            score, top = totals(vs)
+            state = "not implemented yet" if _not_attempted(vs) else ""
             lines.append(f"  {exercise:<34} {score:g}/{top:g}  {state}".rstrip())
-            if _missing(rs):
+            if _not_attempted(vs):
                 continue
             said = set()
-            for r in rs:
-                if r.status in ("failed", "not implemented"):
+            for v in vs:
+                if v.status in (Status.FAILED, Status.MISSING):
                     # a named mistake repeats across checks: say it once, then refer back to it
-                    text = "the same mistake as above" if r.diagnosis and r.diagnosis in said else r.feedback
-                    said.add(r.diagnosis)
-                    lines.append(f"    {STATUS_MARK[r.status]} {r.check.name}: {text}")
-            skipped = [r for r in rs if r.status == "skipped"]
-            if skipped:
-                lines.append(f"    - {len(skipped)} check(s) skipped: {skipped[0].feedback}")
-    for chapter, exercises in untouched:
-        top = sum(totals(rs)[1] for rs in exercises.values())
-        lines.append(f"{chapter_title(chapter)}: not attempted ({', '.join(exercises)}: 0/{top:g})")
-    score, top = totals(results)
-    lines += ["", f"Total: {score:g} / {top:g}   ({seconds:.1f} s)"]
-    if notes:
-        lines += ["", "Notes:"] + [f"  - {n}" for n in notes]
+                    text = "the same mistake as above" if v.mistake and v.mistake in said else clean(v.feedback)
+                    said.add(v.mistake)
+                    lines.append(f"    {STATUS_MARK[v.status]} {v.check.name}: {text}")
+        skipped = [v for v in every if v.status == Status.SKIPPED]
+        if skipped:  # once per chapter, not under every exercise
+            lines.append(f"  - {len(skipped)} CUDA check(s) skipped: {clean(skipped[0].feedback)}")
+    score, top = totals(grade.verdicts)
+    lines += ["", f"Total: {score:g} / {top:g}   ({grade.seconds:.1f} s)"]
+    if grade.notes:
+        lines += ["", "Notes:"] + [f"  - {clean(n)}" for n in grade.notes]
     return "\n".join(lines)
 
 
-def gradescope_json(results, notes, seconds):
-    """results.json in Gradescope's format: every test named after its exercise and tagged with it."""
+def gradescope_json(grade, hidden_visibility="after_due_date"):
+    """results.json in Gradescope's format: every test named after its check's stable key (which starts
+    with the exercise's name) and tagged with the exercise. Checks that are not public get
+    `hidden_visibility`, so what they ask stays out of sight until then."""
     tests = []
-    for n, r in enumerate(results, start=1):
+    for n, v in enumerate(grade.verdicts, start=1):
         test = {
-            "name": f"{r.check.exercise}: {r.check.name}",
+            "name": f"{v.check.key}: {v.check.name}",
             "number": str(n),
-            "score": r.score,
-            "max_score": r.max_score,
-            "output": r.feedback if r.status != "passed" else "",
-            "tags": [r.check.exercise],
-            "visibility": "visible" if r.check.public else "after_due_date",
+            "score": v.score,
+            "max_score": v.max_score,
+            "output": clean(v.feedback) if v.status != Status.PASSED else "",
+            "output_format": "text",
+            "tags": [v.check.exercise],
+            "visibility": "visible" if v.check.public else hidden_visibility,
         }
-        if r.status != "skipped":
-            test["status"] = "passed" if r.status == "passed" else "failed"
+        if v.status != Status.SKIPPED:
+            test["status"] = "passed" if v.status == Status.PASSED else "failed"
         else:
-            test["output"] = f"skipped: {r.feedback}"
+            test["output"] = f"skipped: {clean(v.feedback)}"
         tests.append(test)
-    score, _ = totals(results)
-    return {"score": score, "execution_time": round(seconds, 2), "output": "\n".join(notes),
+    return {"score": totals(grade.verdicts)[0], "execution_time": round(grade.seconds, 2),
+            "output": "\n".join(clean(n) for n in grade.notes), "output_format": "text",
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
-
-
-def write_json(path, payload):
-    """Atomic: a reader never sees half a file."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(payload, f, indent=1)
-    os.replace(tmp, path)

@@ -30,6 +30,9 @@ class Check:
     hint: str | None = None  # said when the check fails
     mistakes: tuple = ()  # names in posenc_ref.mistakes recognised in a wrong answer
     cuda: bool = False  # runs only where a GPU is present
+    # one of the exercise's main inputs: its other checks count once one of these is answered with the
+    # reference's answer or a named mistake's (grading.gate); public, and compared with the reference
+    main: bool = False
     # readable, unique within the exercise, and never changed once released: gradebooks, feedback,
     # self-check data and Gradescope key on `key` (grader/checks/ids.lock.json guards it)
     id: str = field(default="", kw_only=True)

@@ -1,134 +1,180 @@
-"""Read a submission (a notebook, a .py file, or a folder of them) into top-level statements.
+"""Read a submission (a notebook, a .py file, or a folder of them) as untrusted data.
 
-Nothing here executes learner code: files are parsed, never imported. From each file we keep the
-statements that define things (imports, functions, classes, assignments, `if`/`try` blocks) and
-drop the ones that only do things (bare expressions such as plots and self-check calls, `for` and
-`while` loops such as training, `with` blocks). A cell with a syntax error is dropped on its own,
-so the rest of the notebook is still graded. Cells tagged `demo` or `selfcheck` are not run.
+Nothing here executes learner code, and nothing trusts the file system a submission brings:
+- only regular files count: every entry is looked at with lstat, files are opened with O_NOFOLLOW
+  and checked again after opening, so symbolic links (to the reference, to a classmate's file, to
+  /proc/self/mem), devices, FIFOs and sockets are refused, each with a note;
+- names, depth, the number of files and their sizes are capped before anything is parsed;
+- parsing (JSON, then Python's ast) happens in a child process with bounded memory and time
+  (grader/parse.py), so a hostile file costs only itself.
+Every refusal is a note in the learner's report; only a path that holds nothing gradable at all
+raises SubmissionError (and the batch turns that into a zero with its reason).
 """
 
 from __future__ import annotations
 
-import ast
-import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAX_FILE_BYTES = 50 << 20
-KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
-        ast.AnnAssign, ast.AugAssign, ast.If, ast.Try)
-SKIP_TAGS = {"demo", "selfcheck"}
+from .escape import one_line
+from .parse import parse_limited
+from .records import Statement
+
+SUFFIXES = (".ipynb", ".py")
+MAX_FILE_BYTES = 50 << 20  # one file
+MAX_TOTAL_BYTES = 100 << 20  # all graded files of one submission
+MAX_FILES = 64  # .py and .ipynb files graded per submission
+MAX_ENTRIES = 2000  # directory entries looked at per submission
+MAX_DEPTH = 6  # folder levels below the submission's root
+MAX_NAME = 150  # characters of one file or folder name
+# the public self-check package, which nbgrader copies beside each submitted notebook (and a learner may
+# hand in with the release folder): the course's code, not the learner's
+# posenc_mine/: the learner's exported copies of their notebooks' exercises (the notebooks are the source)
+SKIP_FOLDERS = {"posenc_selfcheck", "posenc_mine"}
 
 
 class SubmissionError(ValueError):
-    """The submission path itself is unusable (missing, or holds no notebook or .py file)."""
+    """The submission path itself is unusable (missing, a link, or holding no notebook or .py file)."""
 
 
 @dataclass
 class SourceFile:
-    name: str
-    statements: list = field(default_factory=list)  # [(label, source)]
+    name: str  # its path inside the submission, printable
+    statements: list = field(default_factory=list)  # [Statement]
     defines: set = field(default_factory=set)
     notes: list = field(default_factory=list)  # what was dropped, and why
+    flags: list = field(default_factory=list)  # grader.parse.FLAGS found in its code
 
 
-def _names(node):
-    """Names a top-level statement binds (looking one level into if/try blocks)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names}
-    if isinstance(node, (ast.If, ast.Try)):
-        handlers = [s for h in getattr(node, "handlers", []) for s in h.body]
-        body = list(node.body) + list(getattr(node, "orelse", [])) + handlers
-        return set().union(*[_names(s) for s in body]) if body else set()
-    return set()
+@dataclass
+class Listing:
+    files: list = field(default_factory=list)  # [(printable relative name, Path)]
+    notes: list = field(default_factory=list)
 
 
-def _strip_magics(source):
-    """IPython magics and shell escapes are not Python: blank them (keeping line numbers)."""
-    lines = source.splitlines()
-    if lines and lines[0].lstrip().startswith("%%"):
-        return None  # a cell magic: the whole cell is not Python
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+def _kind(mode):
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISREG(mode):
+        return "a file"
+    return "a device, FIFO or socket"
 
 
-def _add_cell(sf, source, where):
-    source = _strip_magics(source)
-    if source is None or not source.strip():
-        return
+def list_files(root) -> Listing:
+    """The gradable files below `root` (or `root` itself), without following any link."""
+    root = Path(root)
     try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        sf.notes.append(f"{where}: syntax error on line {exc.lineno} ({exc.msg}); this cell was not run")
-        return
-    lines = source.splitlines()
-    for node in tree.body:
-        if not isinstance(node, KEEP):
-            continue
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        segment = "\n".join(lines[first - 1:node.end_lineno])
-        # pad with blank lines so tracebacks show the learner's own line numbers
-        sf.statements.append((f"{where}", "\n" * (first - 1) + segment))
-        sf.defines |= _names(node)
-
-
-def _read_notebook(path, sf):
-    try:
-        nb = json.loads(path.read_text(encoding="utf-8"))
-        cells = nb["cells"]
-        if not isinstance(cells, list):
-            raise TypeError("cells is not a list")
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        sf.notes.append(f"{path.name} is not a readable notebook ({type(exc).__name__}: {str(exc)[:120]}); "
-                        "nothing in it was graded")
-        return
-    for n, cell in enumerate(cells, start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        tags = set((cell.get("metadata") or {}).get("tags") or [])
-        if tags & SKIP_TAGS:
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        _add_cell(sf, source, f"{path.name}, cell {n}")
-
-
-def read_file(path: Path) -> SourceFile:
-    sf = SourceFile(path.name)
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        sf.notes.append(f"{path.name} is {size / 2**20:.0f} MB, over the {MAX_FILE_BYTES >> 20} MB limit; "
-                        "not graded (clear the outputs and submit again)")
-        return sf
-    if path.suffix == ".ipynb":
-        _read_notebook(path, sf)
-    else:
+        info = os.lstat(root)
+    except OSError:
+        raise SubmissionError(f"submission {one_line(root)!r} does not exist") from None
+    listing = Listing()
+    if stat.S_ISLNK(info.st_mode):
+        raise SubmissionError(f"submission {one_line(root.name)!r} is a symbolic link; submit the file itself")
+    if not stat.S_ISDIR(info.st_mode):
+        if not stat.S_ISREG(info.st_mode):
+            raise SubmissionError(f"submission {one_line(root.name)!r} is {_kind(info.st_mode)}, not a file")
+        if root.suffix not in SUFFIXES:
+            raise SubmissionError(f"submission {one_line(root.name)!r} is neither a notebook (.ipynb) nor a .py file")
+        listing.files.append((one_line(root.name, MAX_NAME), root))
+        return listing
+    seen = 0
+    todo = [(root, "", 0)]
+    while todo:
+        folder, prefix, depth = todo.pop()
         try:
-            _add_cell(sf, path.read_text(encoding="utf-8"), path.name)
-        except UnicodeDecodeError:
-            sf.notes.append(f"{path.name} is not UTF-8 text; not graded")
-    return sf
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            listing.notes.append(f"{one_line(prefix or '.')}: could not be listed ({exc.strerror}); not graded")
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_ENTRIES:
+                listing.notes.append(f"the submission holds more than {MAX_ENTRIES} entries: "
+                                     "the rest was not looked at")
+                todo.clear()
+                break
+            name = prefix + entry.name
+            if entry.name.startswith((".", "__pycache__")) or entry.name in SKIP_FOLDERS:
+                continue
+            shown = one_line(name, MAX_NAME)
+            if len(entry.name) > MAX_NAME:
+                listing.notes.append(f"{shown}: a name longer than {MAX_NAME} characters; not graded")
+                continue
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                if depth + 1 > MAX_DEPTH:
+                    listing.notes.append(f"{shown}: folders nested deeper than {MAX_DEPTH} levels; not graded")
+                else:
+                    todo.append((Path(entry.path), name + "/", depth + 1))
+                continue
+            if not entry.name.endswith(SUFFIXES):
+                continue
+            if not stat.S_ISREG(mode):
+                listing.notes.append(f"{shown} is {_kind(mode)}, not a regular file; not graded")
+                continue
+            listing.files.append((shown, Path(entry.path)))
+    listing.files.sort()
+    if len(listing.files) > MAX_FILES:
+        listing.notes.append(f"only the first {MAX_FILES} of {len(listing.files)} .py/.ipynb files were graded")
+        listing.files = listing.files[:MAX_FILES]
+    if not listing.files:
+        raise SubmissionError(f"folder {one_line(root.name)!r} holds no .ipynb or .py file")
+    return listing
+
+
+def read_bytes(path, limit):
+    """The bytes of a regular file, opened without following links; None when it is anything else or
+    larger than `limit` (raises OSError when it cannot be read)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks, left = [], info.st_size
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 22))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def read_submission(path) -> list[SourceFile]:
-    path = Path(path)
-    if not path.exists():
-        raise SubmissionError(f"submission {str(path)!r} does not exist")
-    if path.is_file():
-        if path.suffix not in (".ipynb", ".py"):
-            raise SubmissionError(f"submission {path.name!r} is neither a notebook (.ipynb) nor a .py file")
-        return [read_file(path)]
-    # posenc_mine/ holds the learner's exported copies of their notebooks' exercises: the notebooks are the source
-    files = sorted(p for p in path.rglob("*") if p.suffix in (".ipynb", ".py") and p.is_file()
-                   and not any(part.startswith((".", "__pycache__")) or part == "posenc_mine"
-                               for part in p.relative_to(path).parts))
-    if not files:
-        raise SubmissionError(f"folder {str(path)!r} holds no .ipynb or .py file")
-    return [read_file(p) for p in files]
+    listing = list_files(path)
+    out, budget = [], MAX_TOTAL_BYTES
+    for name, file in listing.files:
+        sf = SourceFile(name)
+        out.append(sf)
+        try:
+            size = os.lstat(file).st_size
+            data = read_bytes(file, min(MAX_FILE_BYTES, budget)) if size <= MAX_FILE_BYTES else None
+        except OSError as exc:
+            sf.notes.append(f"{name} could not be read ({one_line(exc.strerror or exc)}); not graded")
+            continue
+        if data is None:
+            limit = "the 50 MB limit" if size > MAX_FILE_BYTES else "what is left of the 100 MB per submission"
+            sf.notes.append(f"{name} is {size / 2**20:.0f} MB, over {limit}, or not a regular file; not graded "
+                            "(clear the outputs and submit again)")
+            continue
+        budget -= len(data)
+        parsed = parse_limited(name, data)
+        sf.statements = [Statement(label, source) for label, source in parsed["statements"]]
+        sf.defines = set(parsed["defines"])
+        sf.notes += parsed["notes"]
+        sf.flags = parsed["flags"]
+    if out:
+        out[0].notes[:0] = listing.notes
+    return out
 
 
 def defining_file(files, name):

@@ -13,10 +13,10 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     mask: None, bool (True = may attend) or float (added to the scores), broadcastable to (..., Lq, Lk).
     A query whose keys are all masked gets zeros, as torch's SDPA returns.
     """
-    # Hint: validate the shapes and the mask's dtype first. Then: scores from q and k transposed
-    #       on their last two dims, scaled; a bool mask becomes -inf where it is False
-    #       (masked_fill), a float mask is added; softmax over the keys (the last dim); rows with
-    #       every key masked become 0; weights @ v. Work in float32 or wider, return q's dtype.
+    # Hint: the idea: one score per (query, key) pair, the mask applied to the scores, a softmax over the
+    #       keys of each query, then a weighted average of the values. Check the inputs before computing.
+    #       Shapes: q (..., Lq, d) and k (..., Lk, d) give scores (..., Lq, Lk); the weights (..., Lq, Lk)
+    #       times v (..., Lk, dv) give the output (..., Lq, dv).
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same head_dim, got head_dim={q.shape[-1]} for q "
                          f"and head_dim={k.shape[-1]} for k")

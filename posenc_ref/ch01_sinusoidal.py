@@ -6,8 +6,9 @@ from torch import nn
 
 def sinusoidal_table(seq_len, d_model, base=10000.0, device=None):
     """PE[p, 2i] = sin(p * w_i), PE[p, 2i+1] = cos(p * w_i), w_i = base^(-2i/d). Returns (seq_len, d_model)."""
-    # Hint: build w (d/2,) and positions (seq_len,), take their outer product, then fill the even
-    #       columns with sin and the odd columns with cos (pe[:, 0::2] = ...). Check the sizes first.
+    # Hint: the idea: one angle p·w_i per position p and pair i; its sine goes in column 2i, its cosine in
+    #       column 2i+1. Check the arguments first.
+    #       Shapes: w (d/2,), positions (L,), angles (L, d/2), table (L, d)
     if d_model <= 0 or d_model % 2 != 0:
         raise ValueError(f"d_model must be a positive even number, got d_model={d_model}")
     if seq_len <= 0:
@@ -25,8 +26,9 @@ def sinusoidal_table(seq_len, d_model, base=10000.0, device=None):
 
 def shift_matrix(k, d_model, base=10000.0):
     """M_k = diag(R_0(k), ..., R_{d/2-1}(k)), R_i(k) = [[cos kw_i, sin kw_i], [-sin kw_i, cos kw_i]]. (d, d)."""
-    # Hint: compute the d/2 angles k * w_i, then write cos/sin into the 2x2 diagonal blocks
-    #       m[2i, 2i], m[2i, 2i+1], m[2i+1, 2i], m[2i+1, 2i+1] (strided slices do it without a loop).
+    # Hint: the idea: M_k is block-diagonal, one 2x2 rotation R_i(k) per pair (2i, 2i+1), with the angle
+    #       k·w_i and the sine in the upper right (section 1.3).
+    #       Shapes: angles (d/2,), M_k (d, d)
     if d_model <= 0 or d_model % 2 != 0:
         raise ValueError(f"d_model must be a positive even number, got d_model={d_model}")
     # w_i = base^(-2i/d)
@@ -48,8 +50,8 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, d_model, max_len=5000, base=10000.0, dropout=0.0):
         super().__init__()
-        # Hint: validate the sizes, keep d_model and base, then register the (max_len, d_model)
-        #       table as a buffer (persistent=False keeps it out of checkpoints).
+        # Hint: the idea: compute the table once and keep it in the module, moved by .to() but never trained.
+        #       Shapes: the table (max_len, d_model)
         if max_len <= 0:
             raise ValueError(f"max_len must be positive, got max_len={max_len}")
         self.d_model, self.base = d_model, base
@@ -57,8 +59,9 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoidal_table(max_len, d_model, base), persistent=False)  # (max_len, d)
 
     def forward(self, x, offset=0):
-        # Hint: rows offset .. offset + seq - 1 of the buffer; when they run past its end, compute
-        #       them with sinusoidal_table(..., device=x.device). Cast to x.dtype before adding.
+        # Hint: the idea: add rows offset .. offset + seq - 1 of the table to x; rows past max_len are computed,
+        #       not sliced from a table that does not have them.
+        #       Shapes: x (B, L, d), the rows (L, d), the output (B, L, d)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
         if offset < 0:

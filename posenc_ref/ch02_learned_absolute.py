@@ -13,8 +13,9 @@ class LearnablePositionalEncoding(nn.Module):
 
     def __init__(self, d_model, max_len, dropout=0.0):
         super().__init__()
-        # Hint: validate the sizes, keep them, then build nn.Embedding(max_len, d_model) and
-        #       re-initialise its .weight with nn.init.trunc_normal_(..., std=0.02).
+        # Hint: the idea: one learned vector per position, i.e. an embedding layer with max_len rows, started
+        #       at scale 0.02 instead of torch's default N(0, 1).
+        #       Shapes: the weight (max_len, d_model)
         if d_model <= 0:
             raise ValueError(f"d_model must be positive, got d_model={d_model}")
         if max_len <= 0:
@@ -26,8 +27,8 @@ class LearnablePositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x, position_ids=None):
-        # Hint: default positions are torch.arange(seq_len, device=x.device); check seq_len (or the
-        #       given ids) against max_len before the lookup, then add self.position_embeddings(ids).
+        # Hint: the idea: look up one row per position and add it to x; refuse positions the table lacks.
+        #       Shapes: x (B, L, d); position_ids (L,) or (B, L); the rows (L, d) or (B, L, d)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
         seq_len = x.shape[-2]
@@ -56,9 +57,9 @@ def resize_position_table(table, new_len):
     Linear interpolation along the positions of a (L, d) table, as
     F.interpolate(table.T[None], size=new_len, mode="linear", align_corners=False)[0].T. Returns (new_len, d).
     """
-    # Hint: check table.dim() and new_len. Then either call F.interpolate on a (1, d, L) view, or
-    #       compute the source coordinates x_j (on table.device), their floor i0, i1 = min(i0 + 1, L - 1)
-    #       and the weights w, and blend the rows table[i0] and table[i1].
+    # Hint: the idea: new row j sits at x_j = (j + 1/2)·L/L' - 1/2 in units of old rows (align_corners=False),
+    #       clamped to [0, L - 1]; it is a linear blend of the two old rows around x_j.
+    #       Shapes: table (L, d), x (L',), the output (L', d)
     if table.dim() != 2:
         raise ValueError(f"table must be 2-D (positions, d), got shape {tuple(table.shape)}")
     if new_len <= 0:

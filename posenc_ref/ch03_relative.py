@@ -9,8 +9,9 @@ from torch import nn
 def relative_positions(q_len, k_len, device=None):
     """R[i, j] = j - (k_len - q_len + i): key position minus query position, queries aligned to the end.
     Returns a (q_len, k_len) int64 tensor."""
-    # Hint: query positions are k_len - q_len, ..., k_len - 1; key positions 0, ..., k_len - 1.
-    #       Build both with torch.arange(..., device=device) and subtract with broadcasting.
+    # Hint: the idea: key position minus query position, the queries being the last q_len of the k_len
+    #       positions.
+    #       Shapes: query positions (Lq,), key positions (Lk,), the result (Lq, Lk) int64
     if q_len <= 0:
         raise ValueError(f"q_len must be positive, got q_len={q_len}")
     if k_len <= 0:
@@ -35,9 +36,9 @@ def check_shaw_inputs(q, rel_k, rel_v, max_distance):
 def shaw_attention_direct(q, k, v, rel_k, rel_v, max_distance, causal=False):
     """Shaw et al. (2018), written directly: materialises (B, H, Lq, Lk, d) for both relative terms.
     e_ij = q_i·(k_j + a^K_ij)/sqrt(d), z_i = sum_j alpha_ij (v_j + a^V_ij), a_ij = w[clip(j-i, -K, K) + K]."""
-    # Hint: idx = clip(relative_positions(Lq, Lk, device=q.device), -K, K) + K, then a_k = rel_k[idx]
-    #       (Lq, Lk, d). Relative logits: (q.unsqueeze(-2) * a_k).sum(-1); relative output:
-    #       (attn.unsqueeze(-1) * a_v).sum(-2). Mask with -inf before the softmax when causal.
+    # Hint: the idea: gather one table row per (query, key) pair from the clipped distance; add q·a^K to
+    #       the logits and attn·a^V to the output.
+    #       Shapes: index (Lq, Lk); a^K, a^V (Lq, Lk, d); scores, attn (B, H, Lq, Lk); output (B, H, Lq, d)
     check_shaw_inputs(q, rel_k, rel_v, max_distance)
     rel = relative_positions(q.shape[-2], k.shape[-2], device=q.device)  # (Lq, Lk)
     idx = rel.clamp(-max_distance, max_distance) + max_distance  # (Lq, Lk) rows of the tables
@@ -57,8 +58,10 @@ def shaw_attention(q, k, v, rel_k, rel_v, max_distance, causal=False):
 
     q·a^K_ij = (q @ rel_k^T)[..., i, c_ij]  (gather from (B, H, Lq, 2K+1));
     sum_j alpha_ij a^V_ij = S @ rel_v with S[..., i, r] = sum over {j: c_ij = r} of alpha_ij  (scatter_add)."""
-    # Hint: the same idx as before, expanded to (B, H, Lq, Lk). Keys: (q @ rel_k.T).gather(-1, idx).
-    #       Values: attn.new_zeros(B, H, Lq, 2K+1).scatter_add_(-1, idx, attn), then @ rel_v.
+    # Hint: the idea: only 2K + 1 table rows exist. Score every query against the rows once and pick;
+    #       sum the attention weights per row before multiplying by the value table.
+    #       Shapes: q against the rows (B, H, Lq, 2K+1); index (B, H, Lq, Lk); weights per row
+    #       (B, H, Lq, 2K+1). Never (B, H, Lq, Lk, d)
     check_shaw_inputs(q, rel_k, rel_v, max_distance)
     batch, heads, q_len, head_dim = q.shape
     k_len = k.shape[-2]
@@ -80,8 +83,9 @@ class RelativePositionBias(nn.Module):
 
     def __init__(self, num_heads, max_distance):
         super().__init__()
-        # Hint: validate, keep max_distance, create self.bias = nn.Embedding(2 * max_distance + 1, num_heads)
-        #       and initialise its weight with nn.init.trunc_normal_(..., std=0.02).
+        # Hint: the idea: one learned scalar per head and clipped distance: an embedding table with 2K + 1 rows
+        #       and num_heads columns.
+        #       Shapes: bias.weight (2K+1, H)
         if num_heads <= 0:
             raise ValueError(f"num_heads must be positive, got num_heads={num_heads}")
         if max_distance < 0:
@@ -91,8 +95,8 @@ class RelativePositionBias(nn.Module):
         nn.init.trunc_normal_(self.bias.weight, std=0.02)
 
     def forward(self, q_len, k_len):
-        # Hint: relative_positions on self.bias.weight.device, clip and shift by K, look up (Lq, Lk, H),
-        #       then permute to (H, Lq, Lk) and add the leading batch dimension.
+        # Hint: the idea: look up the row of every (query, key) pair's clipped distance, then put heads first.
+        #       Shapes: index (Lq, Lk), looked-up rows (Lq, Lk, H), output (1, H, Lq, Lk)
         K = self.max_distance
         rel = relative_positions(q_len, k_len, device=self.bias.weight.device)  # (Lq, Lk)
         values = self.bias(rel.clamp(-K, K) + K)  # (Lq, Lk, H)
@@ -102,9 +106,9 @@ class RelativePositionBias(nn.Module):
 def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
     """T5's bucket of each relative position r = j - i: exact below num_buckets/2 (per direction),
     log-spaced up to max_distance, one bucket beyond. Returns int64, same shape as the input."""
-    # Hint: first the direction: bidirectional -> half the buckets, offset for r > 0, n = |r|;
-    #       causal -> n = max(-r, 0). Then n < max_exact keeps n; otherwise the float32 log formula,
-    #       truncated with .long() and capped at num_buckets - 1.
+    # Hint: the idea: reduce r = j - i to a non-negative distance n (and an offset for the direction), keep
+    #       small n exact, and put larger n into log-spaced buckets up to max_distance.
+    #       Shapes: the input's shape, int64 throughout
     r = relative_position
     if bidirectional:
         num_buckets //= 2
@@ -123,8 +127,9 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
 def alibi_slopes(num_heads, device=None):
     """Press et al. (2022): c = 2^floor(log2 n) heads get 2^(-8h/c), h = 1..c; the other n - c heads get
     the odd powers of 2^(-8/(2c)), i.e. slopes(2c)[0::2][:n - c]. float32, shape (num_heads,)."""
-    # Hint: write geometric(c, powers) = start ** powers with start = 2^(-8/c) as a float32 tensor;
-    #       c = 2 ** (num_heads.bit_length() - 1). Concatenate the extra heads when c < num_heads.
+    # Hint: the idea: a geometric sequence for a power-of-two head count; for other counts, the slopes of
+    #       the largest smaller power of two plus in-between slopes of the next one (section 3.6).
+    #       Shapes: (num_heads,) float32
     if num_heads <= 0:
         raise ValueError(f"num_heads must be positive, got num_heads={num_heads}")
 
@@ -144,7 +149,8 @@ def alibi_slopes(num_heads, device=None):
 
 def alibi_bias(num_heads, q_len, k_len, device=None):
     """b[0, h, i, j] = -m_h * |j - i|, queries aligned to the end. Shape (1, H, q_len, k_len), float32."""
-    # Hint: slopes (H,) and |relative_positions| (Lq, Lk), both on `device`; multiply with broadcasting.
+    # Hint: the idea: each head's slope times the distance |j - i|, negated.
+    #       Shapes: slopes (H,), distances (Lq, Lk), bias (1, H, Lq, Lk)
     slopes = alibi_slopes(num_heads, device=device)  # (H,)
     distance = relative_positions(q_len, k_len, device=device).abs()  # (Lq, Lk)
     # b_ij = -m_h |j - i|

@@ -7,7 +7,8 @@ from torch import nn
 
 def rope_inv_freq(head_dim, base=10000.0, device=None):
     """theta_i = 1 / base^(2i/d), i = 0 .. d/2 - 1, float32. Returns (head_dim/2,)."""
-    # Hint: the exponents 2i/d come from torch.arange(0, head_dim, 2) / head_dim, in float32.
+    # Hint: the idea: d/2 frequencies on a geometric ladder from 1 down towards 1/base.
+    #       Shapes: (head_dim/2,) float32
     if head_dim <= 0 or head_dim % 2 != 0:
         raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
     # theta_i = 1 / base^(2i/d)
@@ -17,8 +18,9 @@ def rope_inv_freq(head_dim, base=10000.0, device=None):
 
 def rope_cos_sin(position_ids, head_dim, base=10000.0):
     """cos/sin of the angles p * theta_i in the half layout cat(freqs, freqs). Each position_ids.shape + (head_dim,)."""
-    # Hint: angles = positions (as float32) times rope_inv_freq, an outer product over the last
-    #       dimension; repeat them end to end with torch.cat; build everything on position_ids.device.
+    # Hint: the idea: one angle p·theta_i per position and plane, written twice, once for each half of
+    #       the head (half layout); then its cosine and sine.
+    #       Shapes: position_ids (L,) or (B, L); angles (..., L, d/2); cos, sin (..., L, d)
     inv_freq = rope_inv_freq(head_dim, base, device=position_ids.device)  # (d/2,)
     # angle[..., p, i] = p * theta_i, in float32
     freqs = position_ids[..., None].float() * inv_freq  # (..., L, d/2)
@@ -29,7 +31,8 @@ def rope_cos_sin(position_ids, head_dim, base=10000.0):
 
 def rotate_half(x):
     """rotate_half(x) = cat(-x2, x1), where x1, x2 are the first and second halves of the last dimension."""
-    # Hint: split the last dimension in two halves and concatenate them in the other order, one negated.
+    # Hint: the idea: split the last axis into halves x1, x2 and return (-x2, x1).
+    #       Shapes: (..., d) in and out; d must be even
     if x.shape[-1] % 2 != 0:
         raise ValueError(f"the last dimension must be even to split in halves, got size {x.shape[-1]}")
     half = x.shape[-1] // 2
@@ -42,9 +45,9 @@ def apply_rope(x, cos, sin):
 
     x: (B, H, L, D); cos, sin: (L, R) or (B, L, R), R <= D even. Coordinates R .. D-1 pass through.
     """
-    # Hint: make cos/sin broadcast over heads (a (B, L, R) table needs the head axis inserted), cast
-    #       them to x.dtype, rotate x[..., :R] with x * cos + rotate_half(x) * sin, and concatenate
-    #       x[..., R:] back unchanged.
+    # Hint: the idea: rotate the first R = cos.shape[-1] coordinates of every head with the tables (the
+    #       formula of section 4.4) and pass the other D - R through.
+    #       Shapes: x (B, H, L, D); cos, sin (L, R) or (B, L, R), shared by the heads; output (B, H, L, D)
     rot = cos.shape[-1]
     if rot % 2 != 0 or rot > x.shape[-1]:
         raise ValueError(f"cos/sin width R={rot} must be even and at most head_dim={x.shape[-1]}")
@@ -65,9 +68,9 @@ def apply_rope(x, cos, sin):
 
 def apply_rope_interleaved(x, position_ids, base=10000.0):
     """Interleaved (Meta / GPT-J) RoPE: (x_2i + i x_2i+1) * e^(i p theta_i). x: (B, H, L, D) -> (B, H, L, D)."""
-    # Hint: reshape the last dimension to (d/2, 2) and call torch.view_as_complex on float32 values;
-    #       multiply by torch.polar(ones, angles) with angles shaped to broadcast over heads;
-    #       torch.view_as_real(...).flatten(-2) brings the pairs back. Cast to x.dtype at the end.
+    # Hint: the idea: read each neighbouring pair (x_2i, x_2i+1) as one complex number, multiply it by
+    #       e^(i·p·theta_i) in float32, and read the pairs back.
+    #       Shapes: x (B, H, L, D); pairs (B, H, L, D/2) complex; angles (L, D/2) or (B, 1, L, D/2)
     head_dim = x.shape[-1]
     inv_freq = rope_inv_freq(head_dim, base, device=x.device)  # (d/2,)
     angles = position_ids[..., None].float() * inv_freq  # (L, d/2) or (B, L, d/2)
@@ -81,23 +84,25 @@ def apply_rope_interleaved(x, position_ids, base=10000.0):
 
 def interleaved_to_half_perm(head_dim):
     """perm = [0, 2, ..., d-2, 1, 3, ..., d-1]: x[..., perm] moves plane (2i, 2i+1) to (i, i + d/2)."""
-    # Hint: the even indices, then the odd ones.
+    # Hint: the idea: x[..., perm] must put x_2i at position i and x_2i+1 at position i + d/2.
+    #       Shapes: perm (head_dim,) int64
     if head_dim <= 0 or head_dim % 2 != 0:
         raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
     return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))  # (d,)
 
 
 def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rtol=1e-3):
-    """True when rope_fn(x, position_ids) keeps norms and makes <f(q, m), f(k, n)> a function of m - n.
+    """True when rope_fn(x, position_ids) keeps norms, makes <f(q, m), f(k, n)> a function of m - n, and
+    actually changes with the position (a no-op keeps norms and relative scores, and encodes nothing).
 
     The same random q (and k) is placed at positions 0 .. P-1, so one call gives f(q, m) for every m.
     Then every score S[m, n] = <f(q, m), f(k, n)> must equal the score at the same distance measured
     from position 0: S[m - n, 0] when m >= n, S[0, n - m] otherwise. Errors are measured relative to
     |q| |k|, the largest a score can be.
     """
-    # Hint: x = q.expand(V, 1, P, d) holds q at every position; rope_fn(x, torch.arange(P)) then gives
-    #       f(q, m) for all m at once. Check the norms, build S = f(q) @ f(k)^T of shape (V, P, P), and
-    #       compare it with a tensor of the scores at the same distance from position 0.
+    # Hint: the idea: put the same random q (and k) at every position 0 .. P-1, call rope_fn once, and
+    #       test the three properties of the text on the results.
+    #       Shapes: q expanded to (V, 1, P, d); f(q) (V, 1, P, d); scores S (V, P, P)
     rng = torch.Generator().manual_seed(0)
     q = torch.randn(n_vectors, 1, 1, head_dim, generator=rng)  # (V, 1, 1, d)
     k = torch.randn(n_vectors, 1, 1, head_dim, generator=rng)
@@ -113,6 +118,10 @@ def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rto
         norm = x[:, 0].double().norm(dim=-1)  # (V, 1)
         if ((fx.norm(dim=-1) - norm).abs() > rtol * norm).any():
             return False
+        # 3. f(x, m) moves away from f(x, 0) for some m: the position is used at all
+        moved = (fx - fx[:, :1]).norm(dim=-1).amax(dim=-1, keepdim=True)  # (V, 1)
+        if (moved <= rtol * norm).any():
+            return False
     # 2. S[m, n] = S[m - n, 0] (m >= n) or S[0, n - m] (m < n)
     scores = fq @ fk.transpose(-1, -2)  # (V, P, P)
     delta = positions[None, :] - positions[:, None]  # (P, P): n - m
@@ -124,14 +133,15 @@ def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rto
 class RoPEAttention(nn.Module):
     """Multi-head attention with rotary embeddings on q and k (half layout), SDPA and a KV cache.
 
-    scores[m, n] = <R_m W_q x_m, R_n W_k x_n> / sqrt(d_head) depends on m - n only (Su et al., 2021);
+    scores[m, n] = <R_m W_Q x_m, R_n W_K x_n> / sqrt(d_head) depends on m - n only (Su et al., 2021);
     values are not rotated. The cache keeps keys already rotated at their own positions.
     """
 
     def __init__(self, d_model, num_heads, base=10000.0):
         super().__init__()
-        # Hint: check the sizes, keep num_heads, head_dim and base, and create the four Linear layers
-        #       with bias=False.
+        # Hint: the idea: check the sizes, remember them, create the four projections of a Llama attention
+        #       layer.
+        #       Shapes: each weight (d_model, d_model); head_dim = d_model / num_heads, even
         if num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
         if (d_model // num_heads) % 2 != 0:
@@ -143,10 +153,10 @@ class RoPEAttention(nn.Module):
         self.o_proj = nn.Linear(d_model, d_model, bias=False)
 
     def forward(self, x, position_ids=None, causal=True, kv_cache=None):
-        # Hint: project and split heads, (B, L, d) -> (B, H, L, d_head); positions default to
-        #       torch.arange(past, past + L, device=x.device); rotate q and k (not v); concatenate the
-        #       cache along the sequence axis; for a causal chunk after a cache, pass SDPA a boolean mask
-        #       torch.ones(L, K).tril(K - L) instead of is_causal=True.
+        # Hint: the idea: project, split the heads, rotate q and k at their positions, extend the cache,
+        #       attend, merge the heads, project back.
+        #       Shapes: x (B, L, d); q, k, v (B, H, L, d_head); cache (B, H, past, d_head); keys with the cache
+        #       (B, H, K, d_head), K = past + L; output (B, L, d)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
         batch, seq, _ = x.shape

@@ -10,10 +10,11 @@ def yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32.0, 
 
     corr(r) = d ln(L0 / (2 pi r)) / (2 ln base) is the pair that turns r times in L0 tokens;
     low = floor(corr(beta_fast)), high = ceil(corr(beta_slow)), clamped to [0, d - 1];
-    ramp_j = clamp((j - low) / (high - low), 0, 1): 0 keeps w_j, 1 uses w_j / factor.
+    ramp_j = clamp((j - low) / (high - low), 0, 1): 0 keeps theta_j, 1 uses theta_j / factor.
     """
-    # Hint: corr(r) with math.log; floor/ceil only when truncate; max(low, 0), min(high, head_dim - 1);
-    #       when low == high add 0.001 to high; then the clamped ramp over j = 0 .. d/2 - 1 in float32.
+    # Hint: the idea: find the (fractional) pair indices that turn beta_fast and beta_slow times within L0
+    #       tokens, and ramp linearly from 0 to 1 between them.
+    #       Shapes: (head_dim/2,) float32
     if head_dim <= 0 or head_dim % 2 != 0:
         raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
     d, train_len = head_dim, original_max_position_embeddings
@@ -36,15 +37,15 @@ def scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_pos
                          **params):
     """RoPE inverse frequencies with context-length scaling, as transformers 5.x ROPE_INIT_FUNCTIONS.
 
-    default: w_i = base^(-2i/d)            linear: w_i / s               (Chen et al., 2023)
+    default: theta_i = base^(-2i/d)        linear: theta_i / s           (Chen et al., 2023)
     dynamic: base' = base * (s L / L0 - (s - 1))^(d/(d-2)), L = max(seq_len, L0)   (bloc97, emozilla)
-    yarn:    w_i / s * ramp_i + w_i * (1 - ramp_i), attention factor 0.1 ln s + 1  (Peng et al., 2023)
+    yarn:    theta_i / s * ramp_i + theta_i * (1 - ramp_i), attention factor 0.1 ln s + 1  (Peng et al.)
     llama3:  keep wavelengths < L0/high, divide those > L0/low by s, blend between (Llama 3.1)
     Returns (inv_freq (head_dim/2,) float32, attention_factor float); cos and sin are multiplied by the factor.
     """
-    # Hint: validate first (rope_type, head_dim, factor, L0, unknown params). Compute base^(-2i/d) once, with
-    #       the dynamic base when rope_type == "dynamic"; then one branch per type. YaRN blends w / factor and
-    #       w with yarn_ramp; llama3 is two nested torch.where over the wavelength 2*pi / w.
+    # Hint: the idea: validate; compute theta_i = base^(-2i/d) (with a larger base for dynamic); then change
+    #       them as the rope_type says.
+    #       Shapes: inv_freq (head_dim/2,) float32; attention_factor a Python float
     uses = {"default": set(), "linear": set(), "dynamic": set(),
             "yarn": {"attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"},
             "llama3": {"low_freq_factor", "high_freq_factor"}}
@@ -69,7 +70,7 @@ def scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_pos
         length = train_len if seq_len is None else max(int(seq_len), train_len)  # L = max(seq_len, L0)
         # base' = base * (s L / L0 - (s - 1))^(d/(d-2))
         base = base * ((factor * length / train_len) - (factor - 1)) ** (d / (d - 2))
-    # w_i = base^(-2i/d), in float32
+    # theta_i = base^(-2i/d), in float32
     inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float32) / d))  # (d/2,)
 
     if rope_type in ("default", "dynamic"):
@@ -80,7 +81,7 @@ def scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_pos
     if rope_type == "yarn":
         ramp = yarn_ramp(d, base, train_len, params.get("beta_fast") or 32, params.get("beta_slow") or 1,
                          params.get("truncate", True))  # (d/2,) 0 = keep, 1 = interpolate
-        # w'_j = ramp_j w_j / s + (1 - ramp_j) w_j
+        # theta'_j = ramp_j theta_j / s + (1 - ramp_j) theta_j
         inv_freq = inv_freq / factor * ramp + inv_freq * (1 - ramp)  # (d/2,)
 
         # m(s, mu) = 0.1 mu ln s + 1, and 1 for s <= 1
@@ -99,10 +100,10 @@ def scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_pos
         raise ValueError("llama3 needs low_freq_factor < high_freq_factor, got "
                          f"low_freq_factor={low}, high_freq_factor={high}")
     wavelength = 2 * math.pi / inv_freq  # (d/2,)
-    # sigma = (L0 / lambda - low) / (high - low); w' = (1 - sigma) w / s + sigma w
+    # sigma = (L0 / lambda - low) / (high - low); theta' = (1 - sigma) theta / s + sigma theta
     sigma = (train_len / wavelength - low) / (high - low)  # (d/2,)
     blended = (1 - sigma) * inv_freq / factor + sigma * inv_freq  # (d/2,)
-    # lambda > L0 / low: w / s;   lambda < L0 / high: w;   between: blended
+    # lambda > L0 / low: theta / s;   lambda < L0 / high: theta;   between: blended
     inv_freq = torch.where(wavelength > train_len / low, inv_freq / factor,
                            torch.where(wavelength < train_len / high, inv_freq, blended))  # (d/2,)
     return inv_freq, 1.0

@@ -10,7 +10,8 @@ class RotaryCache(nn.Module):
 
     def __init__(self, head_dim, base=10000.0, max_len=2048):
         super().__init__()
-        # Hint: validate head_dim and max_len, keep head_dim and base, then call self._build(max_len, None).
+        # Hint: the idea: validate, remember head_dim and base, build the first tables.
+        #       Shapes: cos_cached, sin_cached (max_len, head_dim)
         if head_dim <= 0 or head_dim % 2 != 0:
             raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
         if max_len <= 0:
@@ -20,9 +21,9 @@ class RotaryCache(nn.Module):
 
     def _build(self, length, device):
         """Register cos_cached / sin_cached of shape (length, head_dim) on `device`; set self.max_len."""
-        # Hint: angles p * theta_i in float32 for p = 0 .. length-1 (torch.outer), half layout
-        #       torch.cat((freqs, freqs), -1), then self.register_buffer(name, table, persistent=False).
-        # theta_i = 1 / base^(2i/d), float32
+        # Hint: the idea: the angles p·theta_i for every position below `length`, in float32 and in the half
+        #       layout, kept as non-persistent buffers on `device`.
+        #       Shapes: positions (length,), angles (length, d/2), tables (length, d)
         inv_freq = 1.0 / (self.base ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32, device=device)
                                         / self.head_dim))  # (d/2,)
         positions = torch.arange(length, dtype=torch.float32, device=device)  # (max_len,)
@@ -33,8 +34,9 @@ class RotaryCache(nn.Module):
         self.max_len = length
 
     def forward(self, position_ids, dtype=None):
-        # Hint: check position_ids, grow the tables (on self.cos_cached.device) when max(position_ids)
-        #       >= max_len, index the tables with position_ids, and cast the rows (not the angles).
+        # Hint: the idea: check the positions, grow the tables when a position reaches max_len, look the rows
+        #       up, cast them.
+        #       Shapes: position_ids any shape; cos, sin position_ids.shape + (head_dim,)
         if position_ids.numel() > 0:
             if int(position_ids.min()) < 0:
                 raise ValueError(f"position_ids must be >= 0, got min(position_ids)={int(position_ids.min())}")

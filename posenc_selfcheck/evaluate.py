@@ -8,7 +8,8 @@ A check is plain data (a dict), the same in the grader and in the learner's self
     fields                                 for "fields": {key: value, {"range": [low, high]}, {"exact": value},
                                            or [low, high] (two numbers: a range)}
     property                               for "property": a name in properties.PROPERTIES
-    hint                                   said when the check fails
+    hint                                   said when the check fails (a diagnosis of this check; the
+                                           exercise's progressive hints live in hints.py)
     mistakes                               names of known mistakes to recognise in a wrong answer
 """
 
@@ -70,8 +71,11 @@ def same_answer(check, got, other):
     return True
 
 
-def evaluate(check, got, expected=None, mistakes=()):
-    """Return (status, feedback). `mistakes` is a list of (message, result of that mistake)."""
+def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
+    """Return (status, feedback). `mistakes` is a list of (message, result of that mistake).
+    `with_hint=False` leaves the check's hint out (the self-check gives it for the first failure only)."""
+    if not with_hint:
+        check = {**check, "hint": None}
     if "skipped" in got:
         return SKIPPED, got["skipped"]
     expect = check["expect"]
@@ -127,6 +131,10 @@ def evaluate(check, got, expected=None, mistakes=()):
         hint = check.get("hint")
         return FAILED, f"{got.get('problem') or 'failed'}" + (f". Hint: {hint}" if hint else "")
     if expect == "property":
+        # a property compares errors with a tolerance, and NaN > tol is False: never let NaN pass
+        nan = [k for k, v in got.items() if isinstance(v, torch.Tensor) and v.is_floating_point() and v.isnan().any()]
+        if nan:
+            return FAILED, f"{'output' if nan[0] == 'out' else nan[0]} holds NaN"
         ok, message = PROPERTIES[check["property"]](got, **check.get("property_params", {}))
         if ok:
             return PASSED, ""

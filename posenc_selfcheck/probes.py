@@ -5,8 +5,9 @@ learner's code inside their own kernel (self-checks), and on the reference in th
 process. The results are compared elsewhere (`evaluate.py`), never here, so nothing a
 submission does to torch can change a verdict.
 
-Chapters add probes in `probes_chNN.py` beside this file, each with a registry of its own; the
-catalog at the end of this module lists them explicitly (inside the package and in the sandbox,
+Chapters add probes in `probes_chNN.py` beside this file, and the device probes (the meta device
+standing in for a GPU) live in `probes_meta.py`, each with a registry of its own; the catalog at the
+end of this module lists them explicitly (inside the package and in the sandbox,
 where these files sit flat in a folder of their own). The grader's hidden probe modules are added
 with `catalog(*modules)`.
 
@@ -223,66 +224,6 @@ def module_info(ns, exercise, ctor_args=(), ctor_kwargs=None, attr=None):
     return info
 
 
-class _OneDevicePerOp(torch.utils._python_dispatch.TorchDispatchMode):
-    """Raise when an op gets non-scalar tensors on more than one device (meta included).
-
-    A meta tensor has a shape but no values, so code that validates its input by reading values
-    (`if position_ids.max() >= max_len: raise ...`, correct on a GPU) would fail here for no fault
-    of its own: such reads answer 0 (False for bool) instead."""
-
-    ALLOWED = {"aten::copy_", "aten::_to_copy", "aten::lift_fresh", "aten::lift_fresh_copy"}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func._schema.name == "aten::_local_scalar_dense" and args and isinstance(args[0], torch.Tensor) \
-                and args[0].device.type == "meta":
-            dtype = args[0].dtype
-            return False if dtype == torch.bool else 0.0 if (dtype.is_floating_point or dtype.is_complex) else 0
-        devices = set()
-
-        def visit(a):
-            if isinstance(a, torch.Tensor) and a.dim() > 0:
-                devices.add(a.device.type)
-            elif isinstance(a, (list, tuple)):
-                for b in a:
-                    visit(b)
-
-        for a in list(args) + list(kwargs.values()):
-            visit(a)
-        if len(devices) > 1 and func._schema.name not in self.ALLOWED:
-            raise RuntimeError(f"{func._schema.name} mixes tensors on {sorted(devices)}")
-        return func(*args, **kwargs)
-
-
-def _on_meta(run):
-    """run() on the meta device under the one-device guard: {"ok", "problem"}."""
-    try:
-        with _OneDevicePerOp():
-            out = run()
-    except NotImplementedError:
-        raise
-    except Exception as exc:
-        return {"ok": False, "problem": f"{type(exc).__name__}: {exc}"[:400]}
-    out = out[0] if isinstance(out, (tuple, list)) else out
-    device = out.device.type if isinstance(out, torch.Tensor) else type(out).__name__
-    return {"ok": device == "meta", "problem": "" if device == "meta" else f"output on {device}, not meta"}
-
-
-@probe
-def meta_forward(ns, exercise, ctor_args=(), ctor_kwargs=None, forward_args=(), forward_kwargs=None):
-    """Move the module to the `meta` device and run it on meta inputs: code that builds a tensor on
-    a fixed device (the CPU) fails here exactly as it would on a GPU."""
-    module = _module(ns, exercise, ctor_args, ctor_kwargs or {}).to("meta")
-    return _on_meta(lambda: module(*build(list(forward_args), "meta"), **build(forward_kwargs or {}, "meta")))
-
-
-@probe
-def meta_call(ns, exercise, args=(), kwargs=None):
-    """Call a function with its tensor inputs on the `meta` device."""
-    fn = _get(ns, exercise)
-    return _on_meta(lambda: fn(*build(list(args), "meta"), **build(kwargs or {}, "meta")))
-
-
 @probe
 def permute_tokens(ns, exercise, batch=2, seq=6, dim=8, seed=0):
     """Self-attention of x and of x with its tokens permuted; the property is checked elsewhere."""
@@ -300,10 +241,22 @@ def permute_tokens(ns, exercise, batch=2, seq=6, dim=8, seed=0):
 
 def _raised_inside_torch(exc):
     """True when the innermost frame of the traceback is torch's own code."""
+    return unfinished_function(exc) is None
+
+
+def unfinished_function(exc):
+    """The exercise whose unfinished body raised `exc` (a NotImplementedError): the function, or the class
+    of the method, of the innermost frame; None when torch itself raised it (an unsupported operation)."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return tb is not None and f"{os.sep}torch{os.sep}" in tb.tb_frame.f_code.co_filename
+    if tb is None:
+        return None
+    code = tb.tb_frame.f_code
+    if f"{os.sep}torch{os.sep}" in code.co_filename:
+        return None
+    qualname = getattr(code, "co_qualname", code.co_name)  # RoPEAttention.forward, f.<locals>.g
+    return qualname.split("<locals>.")[-1].split(".")[0]  # -> RoPEAttention, g
 
 
 def run(ns, probe_name, params, exercise, table=None):
@@ -314,9 +267,11 @@ def run(ns, probe_name, params, exercise, table=None):
     except NotImplementedYet as exc:
         return {"error": f"{exc} is not defined", "error_type": "NotImplementedYet"}
     except NotImplementedError as exc:
-        if _raised_inside_torch(exc):  # a real error (an op torch does not support), not a stub
+        where = unfinished_function(exc)
+        if where is None:  # a real error (an op torch does not support), not a stub
             return {"error": f"NotImplementedError: {exc}"[:1000], "error_type": "TorchNotImplementedError"}
-        return {"error": str(exc) or "raised NotImplementedError", "error_type": "NotImplementedError"}
+        return {"error": str(exc) or "raised NotImplementedError", "error_type": "NotImplementedError",
+                "unfinished": where}
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
 
@@ -325,14 +280,17 @@ def run(ns, probe_name, params, exercise, table=None):
 # the catalog: this module's probes and every chapter's, listed explicitly
 # ----------------------------------------------------------------------------------------------
 try:  # (at the end: the chapter modules use the helpers above)
-    from . import probes_ch04, probes_ch05, probes_ch06, probes_ch07
+    from . import probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_meta
 except ImportError:  # flat in the sandbox
+    import probes_ch03
     import probes_ch04
     import probes_ch05
     import probes_ch06
     import probes_ch07
+    import probes_meta
 
-CHAPTER_MODULES = (probes_ch04, probes_ch05, probes_ch06, probes_ch07)
+# every probe module beside this one (the sandbox copies each of these files)
+CHAPTER_MODULES = (probes_meta, probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07)
 
 
 def catalog(*extra_modules):
@@ -349,10 +307,8 @@ def catalog(*extra_modules):
 CATALOG = catalog()
 
 
-def _warm_up():
-    """torch loads its meta-device kernels on first use (about a second); pay it at import, once,
-    so no self-check cell and no forked sandbox child pays it again."""
+def warm_up():
+    """torch loads its meta-device kernels (and torch._dynamo with them) on first use, about a second.
+    The sandbox's zygote pays it once before forking; a learner's kernel pays it when it imports the
+    self-check; the grader's own process never needs the meta device and never pays it."""
     torch.empty(1, device="meta") + 1
-
-
-_warm_up()

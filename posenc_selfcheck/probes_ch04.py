@@ -2,8 +2,10 @@
 RoPEAttention loaded from a seeded state_dict (full forward, and decoding with its KV cache).
 
 Candidates are the rope functions a learner's `check_relative_property(rope_fn, head_dim)` is asked
-to judge. Two live here and ship with the course; the grader adds more of its own (hidden probes)
-into the same `CANDIDATES` registry. Each takes x (..., seq, head_dim) and position_ids (seq,) or
+to judge. Those here ship with the course and feed the self-check: one of each kind of mistake a
+property test makes (too strict; too lax: norms only, too few positions, no check that the position
+is used at all, a loose tolerance). The grader adds others of the same kinds (hidden probes) into the
+same `CANDIDATES` registry. Each takes x (..., seq, head_dim) and position_ids (seq,) or
 (batch, seq) and returns a tensor shaped like x.
 """
 
@@ -55,6 +57,15 @@ def rope_other_frequencies(x, position_ids):
 
 
 @candidate
+def rope_reversed_shifted_partial(x, position_ids):
+    """Correct: turns the other way (angle -(m + 3) theta), counts positions from 3, and leaves the last
+    quarter of the head unrotated (frequencies over the rotated width R)."""
+    rotary = (x.shape[-1] - x.shape[-1] // 4) // 2 * 2
+    theta = 1.0 / 10000.0 ** (torch.arange(0, rotary, 2, dtype=torch.float32) / rotary)
+    return rotate_neighbours(x, -plane_angles(x, position_ids + 3, theta))
+
+
+@candidate
 def rope_layout_mix(x, position_ids):
     """Broken: half-layout rotate_half with tables repeated for the interleaved layout."""
     d = x.shape[-1]
@@ -62,6 +73,37 @@ def rope_layout_mix(x, position_ids):
     cos = angles.cos().repeat_interleave(2, dim=-1).to(x.dtype)
     sin = angles.sin().repeat_interleave(2, dim=-1).to(x.dtype)
     return x * cos + torch.cat((-x[..., d // 2:], x[..., :d // 2]), dim=-1) * sin
+
+
+def _ladder(x):
+    return 1.0 / 10000.0 ** (torch.arange(0, x.shape[-1], 2, dtype=torch.float32) / x.shape[-1])
+
+
+@candidate
+def rope_angle_not_affine(x, position_ids):
+    """Broken: the angle grows like (m + m^2/500) theta. Every vector keeps its length, yet scores
+    depend on where the two tokens are, not only on their distance."""
+    m = position_ids.float()
+    return rotate_neighbours(x, plane_angles(x, m + m * m / 500, _ladder(x)))
+
+
+@candidate
+def rope_clipped_at_160(x, position_ids):
+    """Broken: positions clipped at 160 (a table of 160 rows): relative below 160 only."""
+    return rotate_neighbours(x, plane_angles(x, position_ids.clamp(max=160), _ladder(x)))
+
+
+@candidate
+def rope_same_rotation_everywhere(x, position_ids):
+    """Broken, a no-op in disguise: every token is rotated as if it sat at position 11. Lengths are kept
+    and every score is the same at every distance, because the position is never used."""
+    return rotate_neighbours(x, plane_angles(x, torch.full_like(position_ids, 11), _ladder(x)))
+
+
+@candidate
+def rope_shrinks_by_0_9(x, position_ids):
+    """Broken: cos and sin multiplied by 0.9: scores stay relative but every vector shrinks by 10%."""
+    return 0.9 * rotate_neighbours(x, plane_angles(x, position_ids, _ladder(x)))
 
 
 def _verdict(value):

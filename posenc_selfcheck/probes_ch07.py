@@ -21,11 +21,13 @@ import torch.nn.functional as F
 from torch import nn
 
 try:
-    from .probes import _dtype, _get, _on_meta, _pack, _skip_without, build, registry
+    from .probes import _dtype, _get, _pack, _skip_without, build, registry
     from .probes_ch04 import _forward
+    from .probes_meta import on_meta
 except ImportError:  # flat in the sandbox
-    from probes import _dtype, _get, _on_meta, _pack, _skip_without, build, registry
+    from probes import _dtype, _get, _pack, _skip_without, build, registry
     from probes_ch04 import _forward
+    from probes_meta import on_meta
 
 PROBES, probe = registry()
 
@@ -330,19 +332,24 @@ def decoder_trains(ns, exercise, vocab_size, d_model, num_layers, num_heads, tok
 # the meta device: every tensor built on the input's device
 # ----------------------------------------------------------------------------------------------
 @probe
-def scheme_meta(ns, exercise, model, ctor_args, scheme, seq, cached=0, vocab_size=None):
+def scheme_meta(ns, exercise, model, ctor_args, scheme, seq, cached=0):
     """Build the module with `scheme` on the CPU, move everything to `meta`, and run a forward pass on meta
     inputs (after `cached` tokens in a meta KV cache when cached > 0)."""
     if model == "attention":
         d_model, num_heads = ctor_args
+        num_layers = 1
     else:
         _, d_model, num_layers, num_heads = ctor_args
-    module = _get(ns, exercise)(*ctor_args, make_scheme(scheme, d_model, num_heads)).to("meta")
+    module = _get(ns, exercise)(*ctor_args, make_scheme(scheme, d_model, num_heads))
     head_dim = d_model // num_heads
-    if model == "attention":
-        x = torch.empty(1, seq, d_model, device="meta")
-        cache = (torch.empty(1, num_heads, cached, head_dim, device="meta"),) * 2
-        return _on_meta(lambda: module(x, kv_cache=cache) if cached else module(x))
-    tokens = torch.zeros(1, seq, dtype=torch.long, device="meta")
-    caches = [(torch.empty(1, num_heads, cached, head_dim, device="meta"),) * 2 for _ in range(num_layers)]
-    return _on_meta(lambda: module(tokens, kv_caches=caches) if cached else module(tokens))
+
+    def run():
+        moved = module.to("meta")  # inside the mode: the tables keep their values as shadows
+        caches = [(torch.zeros(1, num_heads, cached, head_dim, device="meta"),) * 2 for _ in range(num_layers)]
+        if model == "attention":
+            x = torch.zeros(1, seq, d_model, device="meta")
+            return moved(x, kv_cache=caches[0]) if cached else moved(x)
+        tokens = torch.zeros(1, seq, dtype=torch.long, device="meta")
+        return moved(tokens, kv_caches=caches) if cached else moved(tokens)
+
+    return on_meta(run)[0]

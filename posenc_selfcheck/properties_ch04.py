@@ -37,9 +37,11 @@ def verdicts(got, expected, about):
             anchor = "" if n == 0 else " (every check also asks about this one)"
             if want:
                 return False, (f"returned False for {what}, which has the property{anchor}: scores depend only "
-                               "on m - n and norms are kept. Test the property, not one implementation's numbers, "
-                               "and allow for float32 rounding (a few 1e-6 of |q| |k| at positions in the hundreds)")
+                               "on m - n, norms are kept, and the rotation changes with the position. Test the "
+                               "property, not one implementation's numbers, and allow for float32 rounding (a few "
+                               "1e-6 of |q| |k| at positions in the hundreds)")
             return False, (f"returned True for {what}, which does not have the property{anchor}. Check that "
-                           "|f(x, m)| = |x| and that every score f(q, m)·f(k, n) equals the score at the same "
-                           "distance from position 0, over positions spread across a few hundred")
+                           "|f(x, m)| = |x|, that every score f(q, m)·f(k, n) equals the score at the same "
+                           "distance from position 0, over positions spread across a few hundred, and that "
+                           "f(q, m) changes with m at all")
     return True, ""

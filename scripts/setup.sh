@@ -1,22 +1,126 @@
 #!/usr/bin/env bash
-# Install what the course, the grader and the tests need into the current Python.
-# torch goes first, and only where none is installed: 2.13.0 (a CPU build on the course machines);
-# an existing torch inside pyproject's range is kept.
+# Install what the course, the grader and the tests need, into one Python environment (scripts/env.sh):
+# the active virtualenv or conda env, otherwise the project's own .venv, created here. Nothing else on
+# the machine is changed: not the system's Python (fine on Debian's and Ubuntu's externally managed
+# one), not the user's Jupyter kernels.
+#
+#   bash scripts/setup.sh [EXTRA...]     extras of pyproject.toml; default: test notebook
+#
+# Steps: 1. the environment; 2. torch (kept if already there); 3. the dependencies in pyproject.toml;
+# 4. the Jupyter kernel "posenc-course" inside the environment (the notebooks ask for it).
+#
+# Which torch, where none is installed (POSENC_TORCH_INDEX, default auto):
+#   auto  a torch 2.13.0 wheel pip already has on this machine (its --find-links): used, no download;
+#         else, with an NVIDIA GPU: PyPI's build (CUDA, about 3 GB to download);
+#         else PyTorch's CPU index (about 190 MB), when it answers within 5 s; else PyPI, with a warning.
+#   cpu   PyTorch's CPU index, https://download.pytorch.org/whl/cpu
+#   pypi  whatever pip is configured with (on Linux x86-64 PyPI's torch is the CUDA build)
+#   URL   that index, e.g. https://download.pytorch.org/whl/cu128
+# PYTHON: the interpreter that creates .venv (default python3; 3.10 or newer).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-PY="${PYTHON:-python3}"
-if ! "$PY" -c "import torch" 2>/dev/null; then
-    "$PY" -m pip install --quiet "torch==2.13.0"
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+TORCH_VERSION="2.13.0"
+CPU_INDEX="https://download.pytorch.org/whl/cpu"
+EXTRAS=("$@")
+[ ${#EXTRAS[@]} -gt 0 ] || EXTRAS=(test notebook)
+START=$SECONDS
+
+# pip's lines as they come, without the ones that say nothing happened and without the "(from ...)" chains;
+# pip's exit status is kept (pipefail)
+pip_install() {
+    "$PY" -m pip install "$@" 2>&1 |
+        { grep --line-buffered -v -E "^Requirement already satisfied|is ignored: it is neither" || true; } |
+        sed -u -E 's/ \(from [^ ]+->.*$//; s/ \(from [^ )]+\)$//'
+}
+
+# torch is one large download: on a terminal, pip's own output with its progress bar
+pip_install_torch() {
+    if [ -t 1 ]; then "$PY" -m pip install "$@"; else pip_install "$@"; fi
+}
+
+python_ok='import sys; sys.exit(sys.version_info < (3, 10))'
+
+# ---- 1. the environment
+if [ ! -x "$PY" ]; then
+    BASE="${PYTHON:-python3}"
+    command -v "$BASE" >/dev/null || die "no $BASE found: install Python $MIN_PYTHON or newer (or set PYTHON=/path/to/python3)"
+    "$BASE" -c "$python_ok" || die "$("$BASE" -V 2>&1) is too old: Python $MIN_PYTHON or newer is needed (set PYTHON=/path/to/python3.X)"
+    if ! "$BASE" -c "import ensurepip, venv" 2>/dev/null; then
+        V="$("$BASE" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+        die "$BASE cannot create virtualenvs (no ensurepip). On Debian or Ubuntu: sudo apt-get install python$V-venv  then run this again."
+    fi
+    say "[1/4] creating $ENV_KIND .venv with $("$BASE" -V 2>&1) ($(command -v "$BASE"))"
+    if ! "$BASE" -m venv "$ENV_DIR"; then
+        rm -rf "$ENV_DIR"
+        die "$BASE -m venv $ENV_DIR failed (see above)"
+    fi
+else
+    say "[1/4] using $ENV_KIND at $ENV_DIR"
 fi
+"$PY" -c "$python_ok" || die "$("$PY" -V 2>&1) in $ENV_DIR is too old: Python $MIN_PYTHON or newer is needed"
+"$PY" -m pip --version >/dev/null 2>&1 || die "$ENV_DIR has no pip: run  $PY -m ensurepip  (or delete .venv) and run this again"
+say "      $("$PY" -V 2>&1), $("$PY" -m pip --version | cut -d' ' -f1-2)"
+
+# ---- 2. torch
+has_nvidia_gpu() {
+    { command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; } ||
+        [ -n "$(ls /proc/driver/nvidia/gpus 2>/dev/null)" ]
+}
+answers() {  # does this index answer within 5 s? (pip would retry an unreachable one for minutes)
+    "$PY" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)" "$1/torch/" 2>/dev/null
+}
+TORCH_NOW="$("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
+if [ -n "$TORCH_NOW" ] && "$PY" -c "import sys, torch; sys.exit(tuple(map(int, torch.__version__.split('.')[:2])) < (2, 4))"; then
+    say "[2/4] torch $TORCH_NOW is installed: kept"
+else
+    [ -z "$TORCH_NOW" ] || say "      torch $TORCH_NOW is older than 2.4: replacing it"
+    SOURCE="${POSENC_TORCH_INDEX:-auto}"
+    if [ "$SOURCE" = auto ]; then
+        if "$PY" -m pip install --quiet --no-index --no-deps "torch==$TORCH_VERSION" >/dev/null 2>&1; then
+            say "[2/4] torch $TORCH_VERSION: from a wheel already on this machine (pip's find-links), no download"
+            SOURCE=done
+        elif has_nvidia_gpu; then
+            SOURCE=pypi
+            say "[2/4] torch $TORCH_VERSION, CUDA build from PyPI (an NVIDIA GPU is present): about 3 GB to download, 4.6 GB installed"
+        elif answers "$CPU_INDEX"; then
+            SOURCE=cpu
+        else
+            SOURCE=pypi
+            say "[2/4] torch $TORCH_VERSION: PyTorch's CPU index ($CPU_INDEX) did not answer within 5 s;"
+            say "      falling back to pip's own index, whose Linux build is the CUDA one: about 3 GB to download."
+            say "      Stop now (Ctrl-C) and set POSENC_TORCH_INDEX to an index you can reach to choose otherwise."
+        fi
+    fi
+    case "$SOURCE" in
+        done) pip_install "torch==$TORCH_VERSION" ;;  # its dependencies (filelock, sympy, ...)
+        cpu)
+            say "[2/4] torch $TORCH_VERSION, CPU build from $CPU_INDEX: about 190 MB to download, 0.9 GB installed"
+            pip_install_torch "torch==$TORCH_VERSION" --index-url "$CPU_INDEX" ;;
+        pypi)
+            [ "${POSENC_TORCH_INDEX:-auto}" = auto ] || say "[2/4] torch $TORCH_VERSION from pip's configured index (POSENC_TORCH_INDEX=pypi)"
+            pip_install_torch "torch==$TORCH_VERSION" ;;
+        http://*|https://*|file://*)
+            say "[2/4] torch $TORCH_VERSION from $SOURCE (POSENC_TORCH_INDEX)"
+            pip_install_torch "torch==$TORCH_VERSION" --index-url "$SOURCE" ;;
+        *) die "POSENC_TORCH_INDEX=$SOURCE: expected auto, cpu, pypi or an index URL" ;;
+    esac
+    TORCH_NOW="$("$PY" -c 'import torch; print(torch.__version__)')" || die "torch did not install (see above)"
+fi
+
+# ---- 3. everything else pyproject.toml lists
 REQ="$(mktemp)"
-"$PY" - "$@" > "$REQ" <<'PYEOF'
-import sys, tomllib
-project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-deps = list(project["dependencies"])
-for extra in sys.argv[1:] or ["test"]:
-    deps += project["optional-dependencies"][extra]
-print("\n".join(deps))
-PYEOF
-"$PY" -m pip install --quiet -r "$REQ"
-rm -f "$REQ"
-"$PY" -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
+trap 'rm -f "$REQ"' EXIT
+"$PY" scripts/requirements.py --without-torch "${EXTRAS[@]}" > "$REQ"
+say "[3/4] dependencies of pyproject.toml (${EXTRAS[*]}): $(sed 's/[<>=!~; ].*//' "$REQ" | tr '\n' ' ')"
+say "      about 650 MB installed in a fresh environment (JupyterLab, transformers, matplotlib, numpy)"
+pip_install -r "$REQ"
+
+# ---- 4. the course's own Jupyter kernel, inside the environment (never the user-wide "python3")
+"$PY" -m ipykernel install --sys-prefix --name "$KERNEL_NAME" --display-name "Python 3 ($KERNEL_NAME)" >/dev/null
+say "[4/4] Jupyter kernel \"$KERNEL_NAME\" registered in $ENV_DIR/share/jupyter/kernels"
+
+SIZE="$(du -sh "$ENV_DIR" 2>/dev/null | cut -f1)"
+say "done in $((SECONDS - START)) s: torch $TORCH_NOW in $ENV_DIR ($SIZE)"
+say "open the course: bash scripts/lab.sh; the grader: $PY -m grader --help"

@@ -1,6 +1,11 @@
-"""Shared fixtures. Test data under tests/submissions and tests/hostile is learner code: never collected."""
+"""Shared fixtures. Test data under tests/submissions and tests/hostile is learner code: never collected.
+
+Grading goes through grader.grading with one zygote for the whole test session (each submission still
+gets a fresh session of its own): the sandbox's torch import is paid once, not once per test.
+"""
 
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -9,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-collect_ignore_glob = ["submissions/*", "hostile/*", "fixtures/*"]
+collect_ignore_glob = ["submissions/*", "hostile/*", "fixtures/*", "snapshots/*"]
 
 
 @pytest.fixture(scope="session")
@@ -17,10 +22,37 @@ def root():
     return ROOT
 
 
-def grade_with(submission, checks, **limits):
-    """Grade `checks` of one submission with the real engine; {check name: CheckResult}."""
-    from grader.engine import Engine
-    from grader.sandbox.client import Limits
+@lru_cache(maxsize=None)
+def settings(**limits):
+    from grader.settings import Settings
 
-    with Engine(str(submission), limits=Limits(**limits) if limits else None, checks=tuple(checks)) as engine:
-        return {c.name: engine.grade(c) for c in checks}
+    return Settings.from_env(limits=limits)
+
+
+@lru_cache(maxsize=None)
+def graded(submission):
+    """A Grade of a bundled submission (examples/, tests/submissions/, solutions/, notebooks/) for every
+    check, with the default settings; graded once per test session, shared by every test that reads it."""
+    from grader.grading import Grader
+
+    return Grader(settings()).grade(submission)
+
+
+def grade(submission, checks=None, settings_=None, **limits):
+    """A Grade of `submission` (only `checks`, when given) with the real grading path. Bundled
+    submissions under the default settings come from `graded` (the verdicts of `checks` picked out)."""
+    from dataclasses import replace
+
+    from grader.grading import Grader
+
+    path = Path(submission).resolve()
+    if settings_ is None and not limits and path.is_relative_to(ROOT) and not path.is_relative_to(ROOT / ".venv"):
+        full = graded(str(path))
+        keys = None if checks is None else {c.key for c in checks}
+        return replace(full, verdicts=[v for v in full.verdicts if keys is None or v.check.key in keys])
+    return Grader(settings_ or settings(**limits), checks).grade(submission)
+
+
+def grade_with(submission, checks, **limits):
+    """Grade `checks` of one submission; {check name: Verdict}."""
+    return {v.check.name: v for v in grade(submission, checks, **limits).verdicts}

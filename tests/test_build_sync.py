@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from grader import build
+from grader import build, leaks
+from grader.files import notebook_text
 from tests.conftest import ROOT
 
 SOURCES = build.chapter_sources()
@@ -24,37 +25,15 @@ def test_every_chapter_has_a_student_and_a_solution_notebook_and_a_reference_mod
         assert (ROOT / "posenc_ref" / f"{build.reference_module_name(src)}.py").exists()
 
 
-def _solution_lines(src):
-    """Code lines inside solution regions, hints excluded, and not also given outside a region
-    (a provided helper's call, say, may legitimately appear in both)."""
-    lines, public, inside = [], [], False
-    for line in src.read_text().splitlines():
-        if build.BEGIN.match(line):
-            inside = True
-        elif build.END.match(line):
-            inside = False
-        elif inside and line.strip() and not line.strip().startswith("#"):
-            lines.append(line.strip())
-        elif not inside:
-            public.append(line)
-    public_text = "\n".join(public)
-    return [line for line in lines if line not in public_text]
-
-
 @pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
 def test_no_solution_code_reaches_any_student_notebook(src):
     """Neither in its own chapter's notebook nor in another chapter's (code or Markdown)."""
-    solution_lines = _solution_lines(src)
-    assert solution_lines, f"{src.name} has no solution regions"
-    assert "BEGIN SOLUTION" in src.read_text()
+    regions = leaks.solution_regions([src])
+    assert regions and any(lines for _, lines in regions), f"{src.name} has no distinctive solution lines"
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        student = json.loads(notebook.read_text())
-        text = "\n".join("".join(c["source"]) for c in student["cells"])
-        # a line of solution code may legitimately recur outside a region (e.g. `return pe`):
-        # only distinctive lines count
-        leaked = [line for line in solution_lines if len(line) > 25 and line in text]
-        assert leaked == [], f"{src.name}'s solution appears in {notebook.name}"
-        assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+        text = notebook_text(notebook)
+        assert leaks.leaked_lines(text, regions) == [], f"{src.name}'s solution appears in {notebook.name}"
+        assert not leaks.has_markers(text)
 
 
 @pytest.mark.parametrize("folder", ["notebooks", "solutions"])
@@ -77,7 +56,7 @@ def test_student_stubs_raise_not_implemented_with_the_hint_kept():
     student, solution, module = build.render(src)
     student, solution = ("\n".join("".join(c["source"]) for c in json.loads(nb)["cells"]) for nb in (student, solution))
     assert build.STUB in student and build.STUB not in solution and build.STUB not in module
-    assert "# Hint: build w (d/2,)" in student
+    assert "# Hint: the idea: one angle p·w_i per position p" in student and "#       Shapes: w (d/2,)" in student
     assert re.search(r"def sinusoidal_table\(seq_len, d_model, base=10000.0, device=None\)", module)
 
 

@@ -25,6 +25,7 @@ def _randn(*shape, seed=0, dtype=torch.float64):
 @pytest.mark.parametrize("max_distance", [128, 256])
 @pytest.mark.parametrize("bidirectional", [True, False])
 def test_t5_bucket_equals_transformers_for_every_distance(num_buckets, max_distance, bidirectional):
+    pytest.importorskip("transformers")  # the oracle; transformers 5.23 needs Python 3.11+
     from transformers.models.t5.modeling_t5 import T5Attention
 
     r = torch.arange(-2000, 2001)
@@ -35,6 +36,7 @@ def test_t5_bucket_equals_transformers_for_every_distance(num_buckets, max_dista
 
 
 def test_t5_bucket_on_a_decoding_matrix_equals_t5_compute_bias_positions():
+    pytest.importorskip("transformers")  # the oracle; transformers 5.23 needs Python 3.11+
     from transformers.models.t5.modeling_t5 import T5Attention
 
     # T5's compute_bias: memory_position - (arange(q) + past), past = k_len - q_len when decoding
@@ -59,6 +61,7 @@ def test_t5_buckets_grow_with_distance_and_split_by_direction():
 
 # ---- ALiBi: BLOOM's slopes and BLOOM's attention ----------------------------------------------------
 def test_alibi_slopes_equal_bloom_to_float32_precision():
+    pytest.importorskip("transformers")  # the oracle; transformers 5.23 needs Python 3.11+
     from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
 
     for n in [*range(1, 65), 80, 96, 112, 128]:
@@ -78,6 +81,7 @@ def test_alibi_slopes_by_the_formula():
 @pytest.mark.parametrize("num_heads", [8, 12, 24, 112])
 @pytest.mark.parametrize("q_len,k_len", [(10, 10), (3, 10), (1, 17)])
 def test_alibi_attention_equals_bloom_after_softmax(num_heads, q_len, k_len):
+    pytest.importorskip("transformers")  # the oracle; transformers 5.23 needs Python 3.11+
     from transformers.models.bloom.modeling_bloom import build_alibi_tensor
 
     batch, head_dim = 2, 8
@@ -251,7 +255,7 @@ def _mistake_input(exercise):
 def test_every_known_mistake_really_is_wrong():
     """A mistake that equals the reference would make its diagnosis fire on correct code."""
     ch03 = {name: m for name, m in MISTAKES.items() if m.impl.__module__ == "posenc_ref.mistakes.ch03"}
-    assert len(ch03) == 18
+    assert len(ch03) == 20
     for name, mistake in ch03.items():
         if mistake.exercise == "RelativePositionBias":
             torch.manual_seed(0)
@@ -267,7 +271,9 @@ def test_every_known_mistake_really_is_wrong():
 
 
 def test_memory_capped_call_reports_time_and_memory_failures_in_words():
-    from grader.hidden_probes import CATALOG
+    from grader.hidden_probes import catalog
+
+    CATALOG = catalog()
 
     def sleepy(x):
         time.sleep(5)

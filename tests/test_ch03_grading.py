@@ -6,9 +6,9 @@ from functools import lru_cache
 import pytest
 
 from grader.checks import chapter_checks
-from grader.engine import Engine
 from posenc_ref.mistakes import MISTAKES
 from tests.conftest import ROOT
+from tests.conftest import grade as grade_submission
 
 CHECKS = chapter_checks("ch03")
 SUBMISSIONS = ROOT / "tests" / "submissions"
@@ -19,11 +19,10 @@ SCALE = next(c for c in CHECKS if c.probe == "memory_capped_call")
 
 @lru_cache(maxsize=None)
 def grade(path, scale=False, only=None):
-    """{check id: CheckResult} of one submission, graded once: every chapter-3 check but the scale check
+    """{check key: Verdict} of one submission, graded once: every chapter-3 check but the scale check
     (the slowest, a second per run) unless `scale`, or only the checks of exercise `only`."""
     checks = tuple(c for c in CHECKS if (scale or c is not SCALE) and only in (None, c.exercise))
-    with Engine(str(path), checks=checks) as engine:
-        return {c.key: engine.grade(c) for c in checks}
+    return {v.check.key: v for v in grade_submission(path, checks).verdicts}
 
 
 def _check(exercise, name_start):
@@ -79,7 +78,9 @@ def test_repeating_the_table_passes_small_inputs_and_fails_the_scale_check_sayin
     results = grade(SUBMISSIONS / "ch03_repeat_table.py", scale=True, only="shaw_attention")
     shaw = [r for r in results.values() if r.check.exercise == "shaw_attention" and not r.check.cuda]
     scale = next(r for r in shaw if r.check.probe == "memory_capped_call")
-    assert all(r.status == "passed" for r in shaw if r is not scale)
+    on_meta = next(r for r in shaw if r.check.probe == "meta_largest_buffer")  # the self-check's counterpart
+    assert all(r.status == "passed" for r in shaw if r not in (scale, on_meta))
+    assert on_meta.status == "failed" and "one buffer is 8.6 GB" in on_meta.feedback
     assert scale.status == "failed"
     assert "over the memory limit" in scale.feedback
     assert "tried to allocate 8.6 GB" in scale.feedback and "(1, 8, 2048, 2048, 64)" in scale.feedback

@@ -96,6 +96,11 @@ def test_partial_rotary_matches_gpt_neox(hidden, heads, pct):
     cos, sin = neox.GPTNeoXRotaryEmbedding(config)(torch.zeros(1), position_ids)
     rotary = int(hidden // heads * pct)
     assert cos.shape[-1] == rotary < hidden // heads
+    # the frequency ladder runs over the rotated width R: base^(-2i/R), not the first R/2 of a d-wide ladder
+    head_ladder = ref.rope_inv_freq(hidden // heads)[: rotary // 2]
+    neox_ladder = neox.GPTNeoXRotaryEmbedding(config).inv_freq
+    torch.testing.assert_close(neox_ladder, ref.rope_inv_freq(rotary), **F32)
+    assert not torch.allclose(neox_ladder, head_ladder)
     mine_cos, mine_sin = ref.rope_cos_sin(position_ids, rotary)
     torch.testing.assert_close(mine_cos, cos, **F32)
     torch.testing.assert_close(mine_sin, sin, **F32)

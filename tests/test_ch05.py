@@ -7,7 +7,8 @@ import torch
 
 import posenc_ref
 from grader.checks import chapter_checks
-from grader.engine import mistake_results, reference_result
+from grader.reference import answer as reference_result
+from grader.reference import mistakes as mistake_results
 from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from posenc_selfcheck.evaluate import same_answer

@@ -5,10 +5,12 @@ import pytest
 
 import posenc_ref
 from grader.checks import chapter_checks
-from grader.engine import Engine, judge, mistake_results
+from grader.grading import judge
+from grader.reference import mistakes as mistake_results
 from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from tests.conftest import ROOT
+from tests.conftest import grade as grade_submission
 
 CHECKS = chapter_checks("ch07")
 SUBMISSIONS = ("ch07_bias_after_softmax", "ch07_no_decode_offset", "ch07_alibi_no_causal")
@@ -16,13 +18,11 @@ SUBMISSIONS = ("ch07_bias_after_softmax", "ch07_no_decode_offset", "ch07_alibi_n
 
 @pytest.fixture(scope="module")
 def graded():
-    """{submission: {check key: CheckResult}}: the three submissions through one shared fork server."""
+    """{submission: {check key: Verdict}} for the three submissions (each graded once per test session)."""
     out = {}
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("POSENC_SANDBOX_SHARED", "1")
-        for name in SUBMISSIONS:
-            with Engine(str(ROOT / "tests" / "submissions" / f"{name}.py"), checks=CHECKS) as engine:
-                out[name] = {c.key: engine.grade(c) for c in CHECKS if not c.cuda}
+    for name in SUBMISSIONS:
+        result = grade_submission(ROOT / "tests" / "submissions" / f"{name}.py", CHECKS)
+        out[name] = {v.check.key: v for v in result.verdicts if not v.check.cuda}
     return out
 
 

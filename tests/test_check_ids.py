@@ -58,3 +58,13 @@ def test_a_check_without_an_id_is_refused(monkeypatch):
             chapter_checks("ch99")
     finally:
         chapter_checks.cache_clear()
+
+
+def test_the_build_knows_what_every_exercise_must_have(tmp_path):
+    from grader import authoring
+
+    assert authoring.problems() == []
+    chapter = tmp_path / "09_new.py"
+    chapter.write_text('# %%\ndef brand_new(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n')
+    missing = {what.split(" ")[1] for exercise, what in authoring.problems([chapter]) if exercise == "brand_new"}
+    assert missing == {"checks", "self-check", "implementation"}

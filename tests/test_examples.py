@@ -1,14 +1,12 @@
 """The bundled examples that scripts/example.sh grades: what the README promises about them."""
 
-import io
-
-from grader.cli import grade
-from tests.conftest import ROOT
+from grader.report import text_report
+from tests.conftest import ROOT, grade
 
 
-def test_the_complete_example_written_independently_scores_full_marks_on_every_chapter(tmp_path):
-    out = io.StringIO()
-    results, notes = grade(ROOT / "examples" / "complete", json_path=tmp_path / "r.json", out=out)
+def test_the_complete_example_written_independently_scores_full_marks_on_every_chapter():
+    result = grade(ROOT / "examples" / "complete")
+    results, notes = result.verdicts, result.notes
     chapters = {r.check.exercise for r in results}
     assert len(chapters) >= 20  # every exercise of every chapter is defined
     wrong = [(r.check.key, r.feedback) for r in results if r.status not in ("passed", "skipped")]
@@ -17,9 +15,8 @@ def test_the_complete_example_written_independently_scores_full_marks_on_every_c
 
 
 def test_the_typical_mistakes_example_names_each_mistake_and_survives_its_broken_cells():
-    out = io.StringIO()
-    results, notes = grade(ROOT / "examples" / "typical_mistakes", out=out)
-    report = out.getvalue()
+    result = grade(ROOT / "examples" / "typical_mistakes")
+    results, notes, report = result.verdicts, result.notes, text_report(result)
     assert "the exponent is i/d" in report
     assert "register_buffer" in report
     assert "past max_len compute the missing rows" in report
@@ -27,3 +24,17 @@ def test_the_typical_mistakes_example_names_each_mistake_and_survives_its_broken
     assert any("NameError" in n and "sinusoidal_tabel" in n for n in notes)  # the scratch cell, reported
     assert not any("timed out" in n for n in notes)  # the hour-long loop was not run
     assert 0 < sum(r.score for r in results) < sum(r.max_score for r in results)
+
+
+def test_the_report_lists_chapters_in_order_and_says_cuda_checks_were_skipped_once_per_chapter():
+    import torch
+
+    from grader.checks import CHAPTERS
+    from grader.report import chapter_title
+
+    report = text_report(grade(ROOT / "examples" / "complete"))
+    positions = [report.index(chapter_title(chapter)) for chapter in CHAPTERS]
+    assert positions == sorted(positions)
+    with_cuda = [chapter for chapter, checks in CHAPTERS.items() if any(c.cuda for c in checks)]
+    skipped_lines = [line for line in report.splitlines() if "CUDA check(s) skipped" in line]
+    assert len(skipped_lines) == (0 if torch.cuda.is_available() else len(with_cuda))

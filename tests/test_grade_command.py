@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+from grader import check_ids
 from tests.conftest import ROOT
 
 SUB = ROOT / "tests" / "submissions" / "ch01_swapped.py"
@@ -21,9 +22,11 @@ def test_grade_writes_a_report_and_gradescope_json(tmp_path):
     results = json.loads((tmp_path / "results.json").read_text())
     tests = results["tests"]
     assert tests and abs(results["score"] - sum(t["score"] for t in tests)) < 1e-9
+    locked = check_ids.load()
     for t in tests:
         exercise = t["tags"][0]
-        assert t["name"].startswith(exercise + ": ")
+        key = t["name"].split(": ", 1)[0]  # the check's stable key names the test, and starts with its exercise
+        assert key.startswith(exercise + ".") and key in locked
         assert t["visibility"] in VISIBILITY
         assert 0 <= t["score"] <= t["max_score"] or (t["max_score"] == 0 and t["output"].startswith("skipped"))
         assert t.get("status", "passed") in ("passed", "failed")
@@ -45,3 +48,20 @@ def test_plain_pytest_collects_the_checks_and_cuda_marker_selects_only_cuda_chec
     cuda = run("-m", "pytest", "grader/checks/ch01.py", "--submission", str(SUB), "-m", "cuda", "-q", "-rs")
     assert cuda.returncode == 0, cuda.stdout
     assert "skipped" in cuda.stdout and " passed" not in cuda.stdout and "failed" not in cuda.stdout
+
+
+def test_every_subcommand_describes_each_argument_and_shows_an_example():
+    import argparse
+
+    from grader.cli import parser
+
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == {"grade", "build", "batch", "gradescope", "release", "nbgrader"}
+    for name, command in sub.choices.items():
+        assert "example:\n  python -m grader " + name in command.epilog
+        for action in command._actions:
+            assert action.help, (name, action.dest)
+        text = command.format_help()
+        defaults = [a for a in command._actions if a.option_strings and a.default not in (None, False, "==SUPPRESS==")]
+        assert all("default" in command._get_formatter()._get_help_string(a) for a in defaults), name
+        assert "(default: None)" not in text

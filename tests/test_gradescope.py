@@ -81,15 +81,15 @@ def test_run_autograder_writes_gradescope_results_with_hidden_checks_marked(auto
     by_exercise = {}
     for t in tests:
         exercise = t["tags"][0]
-        assert t["name"].startswith(exercise + ": ") and t["visibility"] in VISIBILITY
+        assert t["name"].startswith(exercise + ".") and t["visibility"] in VISIBILITY
         assert t.get("status", "passed") in ("passed", "failed")
         by_exercise.setdefault(exercise, []).append(t)
     ch01 = {ex: sum(t["score"] for t in by_exercise[ex]) for ex in
             ("sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding")}
-    assert ch01 == {"sinusoidal_table": 9, "shift_matrix": 0, "SinusoidalPositionalEncoding": 12}
+    assert ch01 == {"sinusoidal_table": 9, "shift_matrix": 0, "SinusoidalPositionalEncoding": 13}
     from grader.checks import all_checks
 
-    public = {f"{c.exercise}: {c.name}": c.public for c in all_checks()}
+    public = {f"{c.key}: {c.name}": c.public for c in all_checks()}
     for t in tests:
         assert t["visibility"] == ("visible" if public[t["name"]] else "after_due_date")
 

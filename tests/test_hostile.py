@@ -6,24 +6,28 @@ Each hostile file is appended to the honest chapter-1 solution; see tests/hostil
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
+import socket
 import time
 from dataclasses import dataclass, field
 
 import pytest
 
 from grader.checks import chapter_checks
-from grader.engine import Engine
+from grader.grading import Grader
+from grader.records import ProbeRequest, Statement
 from grader.sandbox import procs
-from grader.sandbox.client import Limits, Sandbox
-from tests.conftest import ROOT
+from grader.sandbox.results import collect
+from grader.sandbox.zygote import Zygote
+from tests.conftest import ROOT, settings
 
 HOSTILE = ROOT / "tests" / "hostile"
 CH01 = chapter_checks("ch01")
 EXERCISES = ("sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding")
-LIMITS = dict(wall_seconds=5, stmt_seconds=2, memory_bytes=768 << 20, cpu_seconds=20)
+LIMITS = dict(wall_seconds=5, stmt_seconds=2, memory_mb=768, cpu_seconds=20)
 # files a submission must not be able to change
 GUARDED = [ROOT / "posenc_ref" / "ch01_sinusoidal.py", ROOT / "grader" / "checks" / "ch01.py",
            ROOT / "solutions" / "01_sinusoidal.ipynb"]
@@ -80,7 +84,72 @@ CASES = {
     "wrong_dtype": Case(zero=S, zero_if=match, feedback="expected dtype float32, got float64"),
     "lying_metadata": Case(zero=S, zero_if=returns_a_tensor, feedback="said to be float32 but holds torch.float64"),
     "kill_the_grader": Case(bystander=True),
+    # what Landlock alone misses (the weaker modes' holes), stopped here end to end; tests/test_sandbox_mechanisms.py
+    # proves each one in every mode at the mechanism level
+    "chmod_home": Case(zero=S, feedback="BLOCKED", never=("CHANGED",)),
+    "udp_exfiltrate": Case(zero=S, feedback="BLOCKED", never=("SENT",)),
+    "tcp_connect": Case(zero=S, feedback="BLOCKED", never=("SENT",)),
+    "unix_socket": Case(zero=S, feedback="BLOCKED", never=("CONNECTED",)),
+    "sysv_shm_hoard": Case(zero=S, feedback="BLOCKED", never=("HOARDED",)),
+    "memfd_bomb": Case(zero=S, feedback="BLOCKED", never=("FILLED",)),
+    "mmap_bomb": Case(zero=S, feedback="STOPPED after", never=("FILLED",)),
+    "dev_shm_hoard": Case(zero=S),  # judged by its effects: nothing left on the host (below)
+    "read_shadow": Case(zero=S, feedback="BLOCKED as uid", never=("LEAKED",)),
+    "read_other_students": Case(zero=S, feedback="BLOCKED", never=("SECRET",)),
+    "read_instructor_files": Case(zero=S, feedback="BLOCKED", never=("SECRET",)),
+    "write_outside": Case(zero=S),  # judged by its effects: the marker, .bashrc, the host's /tmp
+    "fork_flood": Case(zero=S, feedback="STOPPED after", never=("STARTED",), seconds=40),
 }
+
+
+class Listeners:
+    """A TCP, a UDP and a Unix socket (by path and abstract) on this machine that record what reaches them."""
+
+    def __init__(self, folder):
+        self.received = []
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.port = self.tcp.getsockname()[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.port))
+        self.path = str(folder / "grader.sock")
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.unix.bind(self.path)
+        self.unix.listen()
+        os.chmod(self.path, 0o777)
+        self.abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.abstract.bind("\0" + self.path)
+        self.abstract.listen()
+        for s in (self.tcp, self.udp, self.unix, self.abstract):
+            s.setblocking(False)
+
+    def drain(self):
+        for s in (self.tcp, self.unix, self.abstract):
+            try:
+                conn, _ = s.accept()
+                self.received.append(conn.recv(1000) or b"(connected)")
+                conn.close()
+            except (BlockingIOError, OSError):
+                pass
+        try:
+            self.received.append(self.udp.recv(1000))
+        except (BlockingIOError, OSError):
+            pass
+        return self.received
+
+    def close(self):
+        for s in (self.tcp, self.udp, self.unix, self.abstract):
+            s.close()
+
+
+def host_leftovers():
+    """Files the attacks try to leave in the host's shared folders."""
+    return sorted(glob.glob("/dev/shm/posenc-hoard-*") + glob.glob("/tmp/posenc-hoard-*")
+                  + glob.glob("/tmp/posenc-planted-*") + glob.glob("/dev/shm/posenc-planted-*"))
+
+
+def home_state(home):
+    info = os.stat(home)
+    return info.st_mode, info.st_uid, info.st_mtime_ns, (home / ".bashrc").read_bytes()
 
 
 def sandbox_processes(root, uid):
@@ -102,13 +171,13 @@ def digest(paths):
 
 
 def grade(submission, limits):
-    """(results, notes, seconds, processes of the submission still alive afterwards)."""
+    """(verdicts, notes, seconds, processes of the submission still alive afterwards)."""
     start = time.monotonic()
-    with Engine(str(submission), limits=Limits(**limits), checks=CH01) as engine:
-        results = engine.grade_all()
-        notes = engine.notes()
-        sandbox = engine.sandbox
-    return results, notes, time.monotonic() - start, sandbox_processes(sandbox.root, sandbox.uid)
+    grader = Grader(settings(**limits), CH01)
+    result = grader.grade(submission)
+    session = grader.last_session
+    left = sandbox_processes(session.root, session.uid) if session else []
+    return result.verdicts, result.notes, time.monotonic() - start, left
 
 
 def by_exercise(results):
@@ -125,40 +194,54 @@ def full_marks(rs):
 
 @pytest.fixture(scope="module")
 def caps():
-    with Sandbox(Limits()) as sandbox:
-        sandbox._start()
-        return sandbox.caps
+    return Zygote.start(settings()).ready()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_hostile_submission(name, tmp_path, caps):
     case = CASES[name]
-    if case.root_only and not caps["drop"]:
+    if case.root_only and not (caps["root"] and (caps["jail"] or caps["python_readable"])):
         pytest.skip("needs the sandbox's own uid (grader running as root)")
-    if name == "kill_the_grader" and not (caps["drop"] or caps["landlock"] >= 6):
+    if name == "kill_the_grader" and not (caps["root"] or caps["seccomp"] or caps["landlock"] >= 6):
         pytest.skip("without a uid of its own or Landlock signal scoping, a child can signal the grader")
-    marker, target = tmp_path / "marker", tmp_path / "results"
-    target.mkdir()
+    marker, target, home, others = tmp_path / "marker", tmp_path / "results", tmp_path / "home", tmp_path / "class"
+    for folder in (target, home, others):
+        folder.mkdir()
+        os.chmod(folder, 0o777)  # writable by anyone: only the sandbox can keep a submission out
     os.chmod(tmp_path, 0o777)
-    os.chmod(target, 0o777)  # writable by anyone: only the sandbox can keep a submission out
+    (home / ".bashrc").write_text("# SECRET shell start-up\n")
+    (home / "id_ed25519").write_text("SECRET key\n")
+    (others / "alice.py").write_text("SECRET = 'a classmate's answer'\n")
+    listeners = Listeners(tmp_path)
+    home_before, leftovers_before = home_state(home), host_leftovers()
     attack = (HOSTILE / f"{name}.py").read_text()
-    for key, value in (("__REPO__", str(ROOT)), ("__MARKER__", str(marker)), ("__TARGET__", str(target))):
+    for key, value in (("__REPO__", str(ROOT)), ("__MARKER__", str(marker)), ("__TARGET__", str(target)),
+                       ("__HOME__", str(home)), ("__OTHERS__", str(others)), ("__PORT__", str(listeners.port)),
+                       ("__SOCKET__", listeners.path)):
         attack = attack.replace(key, value)
     submission = tmp_path / "submission.py"
     submission.write_text(honest_source() + "\n\n" + attack)
     before = digest(GUARDED)
-    bystander = Sandbox(Limits(**LIMITS)) if case.bystander else None
+    bystander = Zygote.start(settings(**LIMITS)).session(settings(**LIMITS)) if case.bystander else None
     try:
         if bystander:
-            bystander._start()
+            bystander._open()
         results, notes, seconds, left = grade(submission, {**LIMITS, **case.limits})
-        if bystander:  # the other submission's fork server survived and still grades
+        if bystander:  # the other submission's session survived and still grades
             check = next(c for c in CH01 if c.exercise == "sinusoidal_table" and c.expect == "match")
-            other = bystander.run([("cell", honest_source())], [(check.key, check.probe, check.params, check.exercise)])
-            assert other.ended == "ok" and "error" not in other.results[check.key]
+            request = ProbeRequest("p0", check.probe, check.params, check.exercise)
+            other = bystander.run([Statement("cell", honest_source())], [request],
+                                  lambda outdir, reqs, ended: collect(outdir, reqs, ended, 1 << 28))
+            assert other.ended == "ok" and "error" not in other.results["p0"]
     finally:
         if bystander:
             bystander.close()
+        received = listeners.drain()
+        listeners.close()
+
+    assert received == [], received  # nothing reached a socket on this machine
+    assert home_state(home) == home_before  # the grading user's home: mode, owner, times, .bashrc
+    assert host_leftovers() == leftovers_before
 
     assert seconds < case.seconds, f"grading took {seconds:.1f} s"
     assert digest(GUARDED) == before
@@ -177,7 +260,8 @@ def test_hostile_submission(name, tmp_path, caps):
             continue
         attacked = [r for r in rs if case.zero_if is None or case.zero_if(r.check)]
         assert attacked and all(r.score == 0 for r in attacked), [(r.check.name, r.status) for r in attacked]
-        assert all(r.status == "passed" for r in rs if r not in attacked)
+        # the rest passed; or, when no reference check of the exercise passed, earn nothing (grading.gate)
+        assert all(r.status == "passed" or "counts once" in r.feedback for r in rs if r not in attacked)
         if case.feedback:
             assert any(case.feedback in r.feedback for r in attacked), [r.feedback for r in attacked]
 

@@ -1,6 +1,6 @@
 """Every chapter: its solution notebook scores full marks and its untouched student notebook zero.
 
-One engine per notebook, all of the chapter's checks, through the same code path as
+One grading per notebook, all of the chapter's checks, through the same code path as
 `python -m grader grade`.
 """
 
@@ -9,15 +9,14 @@ import torch
 
 from grader import build
 from grader.checks import chapter_checks
-from grader.engine import Engine
-from tests.conftest import ROOT
+from tests.conftest import ROOT, grade
 
 CHAPTERS = [(src.stem, f"ch{src.stem[:2]}") for src in build.chapter_sources()]
 
 
 def _grade(path, chapter):
-    with Engine(str(path), checks=chapter_checks(chapter)) as engine:
-        return engine.grade_all(), engine.notes()
+    result = grade(path, chapter_checks(chapter))
+    return result.verdicts, result.notes
 
 
 @pytest.mark.parametrize("stem,chapter", CHAPTERS, ids=[c for _, c in CHAPTERS])

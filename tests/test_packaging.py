@@ -1,8 +1,14 @@
 """Set-up files agree with each other and with the README."""
 
 import re
-import tomllib
+import subprocess
+import sys
 from pathlib import Path
+
+try:
+    import tomllib  # Python 3.11+
+except ImportError:  # Python 3.10
+    from pip._vendor import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,11 +38,36 @@ def test_pyproject_accepts_a_range_of_torch_releases_including_2_13():
     assert tuple(map(int, low.split("."))) <= (2, 13)
 
 
-def test_setup_installs_torch_2_13_only_where_none_is_installed():
-    setup = (ROOT / "scripts" / "setup.sh").read_text()
-    guard = setup.index('if ! "$PY" -c "import torch"')
-    assert setup.index("torch==2.13.0") > guard
-    assert setup.index("torch==2.13.0") < setup.index("-r \"$REQ\"")
+def test_setup_installs_what_pyproject_lists():
+    """scripts/requirements.py (what setup.sh installs) against pyproject.toml read here on its own."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    out = subprocess.run([sys.executable, "scripts/requirements.py", "--without-torch", "test", "notebook"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    expected = project["dependencies"] + project["optional-dependencies"]["test"] + \
+        project["optional-dependencies"]["notebook"]
+    assert out == [d for d in expected if not d.startswith("torch")]
+    bad = subprocess.run([sys.executable, "scripts/requirements.py", "tset"], cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode != 0 and "unknown extra tset" in bad.stderr
+
+
+def test_one_python_version_is_stated_everywhere():
+    statement = "Python 3.10 or newer"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["requires-python"] == ">=3.10"
+    assert project["tool"]["ruff"]["target-version"] == "py310"
+    assert "- python>=3.10" in [line.strip() for line in (ROOT / "environment.yml").read_text().splitlines()]
+    from grader.release import README
+
+    texts = {doc: (ROOT / doc).read_text() for doc in ("README.md", "docs/instructor.md", "docs/authoring.md",
+                                                      "docs/conventions.md")}
+    texts["the release's README"] = README
+    for doc, text in texts.items():  # any other version named is a fact about Gradescope's Ubuntu images
+        for paragraph in text.split("\n\n"):
+            for m in re.finditer(r"Python (?:≥ ?)?3\.\d+", paragraph):
+                assert paragraph[m.start():].startswith(statement) or "Ubuntu" in paragraph, (doc, paragraph)
+    for doc in ("README.md", "docs/instructor.md", "the release's README"):
+        assert statement in texts[doc], doc
+    assert 'MIN_PYTHON="3.10"' in (ROOT / "scripts" / "env.sh").read_text()
 
 
 def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one():
@@ -51,10 +82,16 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one():
     assert test in ci
 
 
-def test_ruff_passes_on_code_and_notebooks():
-    import subprocess
-    import sys
+def test_readme_opens_the_course_with_one_command():
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## Open the course.*?\n(.*?)\n## ", readme, re.S).group(1)
+    commands = [c.strip() for cmd in re.findall(r"```(?:bash|sh)\n(.*?)```", block, re.S)
+                for c in cmd.strip().splitlines() if c.strip()]
+    assert commands == ["bash scripts/lab.sh"]
+    assert (ROOT / "scripts" / "lab.sh").exists()
 
+
+def test_ruff_passes_on_code_and_notebooks():
     out = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stdout[-3000:]

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import site
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -101,8 +103,13 @@ print(json.dumps(report))
 
 def test_the_selfchecks_run_from_the_bundle_in_a_fresh_venv_without_the_reference(bundle, tmp_path):
     venv = tmp_path / "venv"
-    # --system-site-packages reuses the installed torch; the repository is not on its path
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    # a fresh venv that reuses the running interpreter's packages (torch) through a .pth file: this works
+    # whether the tests run from a venv or from a base interpreter (--system-site-packages would see the
+    # base interpreter's packages only); the repository is not on its path
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    venv_site = subprocess.run([str(venv / "bin" / "python"), "-c", "import site; print(site.getsitepackages()[0])"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    (Path(venv_site) / "running_interpreter.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     honest, swapped = tmp_path / "honest.py", tmp_path / "swapped.py"
     honest.write_text(honest_source().replace("from posenc_selfcheck import check", ""))
     swapped.write_text((ROOT / "tests" / "submissions" / "ch01_swapped.py").read_text())

@@ -9,11 +9,14 @@ import os
 import pytest
 import torch
 
-from grader.sandbox import client
-from grader.sandbox.client import BadResult, Limits, Sandbox, load_result, validated
+from grader.records import ProbeRequest, Statement
+from grader.sandbox import zygote
+from grader.sandbox.results import BadResult, collect, load_result, validated
+from grader.sandbox.zygote import Zygote
+from grader.settings import Settings
 from tests.conftest import ROOT
 
-PROBE = [("sinusoidal_table.0", "call", {"args": []}, "sinusoidal_table")]
+PROBE = [ProbeRequest("p0", "call", {"args": []}, "sinusoidal_table")]
 # Learner code that reports what it can do (as the message of an exception, the one channel it has).
 INSPECT = r'''
 import json, os, socket, signal
@@ -45,61 +48,74 @@ def sinusoidal_table():
 '''.replace("__REPO__", str(ROOT))
 
 
-def inspect(mode, monkeypatch):
-    monkeypatch.setenv("POSENC_SANDBOX_MODE", mode)
-    with Sandbox(Limits(wall_seconds=20)) as sandbox:
-        run = sandbox.run([("cell 1", INSPECT)], PROBE)
+def read(outdir, requests, ended):
+    return collect(outdir, requests, ended, 1 << 28)
+
+
+def inspect(mode):
+    settings = Settings.from_env(sandbox_mode=mode, limits={"wall_seconds": 20})
+    with Zygote.start(settings).session(settings) as session:
+        run = session.run([Statement("cell 1", INSPECT)], PROBE, read)
         assert run.ended == "ok", run.ended
-        error = run.results["sinusoidal_table.0"]["error"]
-        return sandbox.caps, sandbox.uid, json.loads(error.split(": ", 1)[1]), run.exec_log
+        error = run.results["p0"]["error"]
+        return session, json.loads(error.split(": ", 1)[1]), run.log
 
 
 @pytest.mark.parametrize("mode", ["auto", "nojail", "user"])
-def test_a_child_cannot_reach_the_grader_in_any_mode(mode, monkeypatch):
-    caps, uid, seen, log = inspect(mode, monkeypatch)
-    hides = caps["jail"] or caps["landlock"] or (caps["drop"] and not caps["root"])
-    if not hides and not caps["drop"]:
-        pytest.skip(f"mode {mode}: nothing on this machine can hide the grader's files from learner code")
+def test_a_child_cannot_reach_the_grader_in_any_mode(mode):
+    """Each mode this machine offers (grader/sandbox/policy.py), or a refusal that says what to do."""
+    try:
+        session, seen, log = inspect(mode)
+    except zygote.SandboxError as exc:  # root without a jail and a Python other users cannot read
+        assert mode == "nojail" and "It will not" in str(exc) and "POSENC_SANDBOX_MODE=user" in str(exc)
+        caps = Zygote.start(Settings.from_env(sandbox_mode=mode)).ready()
+        assert caps["root"] and not caps["python_readable"]
+        return
+    caps = session.caps
+    if session.mode == "none":
+        pytest.skip("nothing on this machine can hide the grader's files from learner code")
     for what in ("read reference", "read checks", "list repository", "write outside", "import reference"):
         assert str(seen[what]).startswith("refused"), (what, seen[what])
     assert seen["read hidden probes"] == [] or seen["read hidden probes"].startswith("refused")
     assert not (ROOT / "pwned").exists()
     assert seen["import numpy"] == "numpy" and seen["write home"] == 1  # its own working folder is fine
     if caps["landlock"]:
-        assert seen["exec"] == "refused: PermissionError" and seen["connect"] == "refused: PermissionError"
-    if caps["drop"] or caps["landlock"] >= 6:
-        assert seen["signal parent"].startswith("refused")  # not the fork server, nor the grader
-    if caps["drop"]:
-        assert seen["uid"] == uid and uid != 0 and uid != os.getuid()
-    notes = [e["error"] for e in log if e["where"] == "sandbox"]
-    assert bool(notes) == (not caps["jail"])  # weaker isolation is said in the report, full isolation is not
+        assert seen["exec"] == "refused: PermissionError"
+    if caps["seccomp"] or caps["landlock"] >= 4:
+        assert seen["connect"] == "refused: PermissionError"
+    assert seen["signal parent"].startswith("refused")  # not the fork server, nor the grader
+    if session.uid is not None:
+        assert seen["uid"] == session.uid and session.uid != 0 and session.uid != os.getuid()
+    notes = [what for where, what in log if where == "sandbox"]
+    # weaker isolation is said in the report, full isolation is not
+    assert bool(notes) == (session.mode != "root-jail" or not caps["seccomp"] or not caps["cgroup"])
 
 
-def test_when_not_root_the_report_says_so(monkeypatch, tmp_path):
+def test_root_without_its_own_uid_says_so_in_the_report(tmp_path):
     from grader.checks import chapter_checks
-    from grader.engine import Engine
+    from grader.grading import grade
 
-    monkeypatch.setenv("POSENC_SANDBOX_MODE", "user")
     sub = tmp_path / "s.py"
     sub.write_text("def sinusoidal_table(seq_len, d_model, base=10000.0):\n    return None\n")
     checks = [c for c in chapter_checks("ch01") if c.exercise == "sinusoidal_table"][:1]
-    with Engine(str(sub), checks=checks) as engine:
-        engine.grade_all()
-        notes = engine.notes()
-    assert any(n.startswith("sandbox: the grader is not running as root") for n in notes), notes
+    caps = Zygote.start(Settings.from_env(sandbox_mode="user")).ready()
+    if not caps["root"] or not caps["landlock"]:
+        pytest.skip("needs a grader running as root, with Landlock")
+    notes = grade(sub, Settings.from_env(sandbox_mode="user"), checks).notes
+    assert any(n.startswith("sandbox: POSENC_SANDBOX_MODE=user: learner code ran as root (uid 0) without "
+                            "capabilities") for n in notes), notes
 
 
-def test_each_sandbox_has_a_user_id_of_its_own():
-    with Sandbox() as one, Sandbox() as two:
-        one._start()
-        two._start()
-        if not one.caps["drop"]:
+def test_each_session_has_a_user_id_of_its_own():
+    settings = Settings.from_env()
+    with Zygote.start(settings).session(settings) as one, Zygote.start(settings).session(settings) as two:
+        if one.uid is None:
             pytest.skip("the grader is not running as root")
         assert one.uid != two.uid and min(one.uid, two.uid) >= 1000
     import fcntl
 
     for uid in (one.uid, two.uid):  # released on close
-        fd = os.open(client._slots_dir() / f"{uid - client._env_int('POSENC_SANDBOX_UID_BASE', 61000)}.lock", os.O_RDWR)
+        fd = os.open(zygote._slots_dir() / f"{uid - settings.uid_base}.lock", os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         finally:
@@ -125,26 +141,54 @@ def test_results_must_be_plain_data():
 def test_result_files_are_read_without_following_links(tmp_path):
     from posenc_selfcheck import store
 
-    store.save(str(tmp_path / "c.0"), {"r": {"out": torch.ones(3), "out:dtype": "float32"}})
-    assert torch.equal(load_result(tmp_path, "c.0", 1 << 20)["out"], torch.ones(3))
-    (tmp_path / "c.1.json").symlink_to(tmp_path / "c.0.json")
-    (tmp_path / "c.1.safetensors").symlink_to(tmp_path / "c.0.safetensors")
+    store.save(str(tmp_path / "p0"), {"r": {"out": torch.ones(3), "out:dtype": "float32"}})
+    assert torch.equal(load_result(tmp_path, "p0", 1 << 20)["out"], torch.ones(3))
+    (tmp_path / "p1.json").symlink_to(tmp_path / "p0.json")
+    (tmp_path / "p1.safetensors").symlink_to(tmp_path / "p0.safetensors")
     with pytest.raises(OSError):
-        load_result(tmp_path, "c.1", 1 << 20)
+        load_result(tmp_path, "p1", 1 << 20)
     with pytest.raises(BadResult):  # larger than allowed
-        load_result(tmp_path, "c.0", 8)
+        load_result(tmp_path, "p0", 8)
 
 
-def test_limits_follow_the_environment(monkeypatch):
-    monkeypatch.setenv("POSENC_SANDBOX_MEMORY_MB", "300")
-    monkeypatch.setenv("POSENC_SANDBOX_CPU_SECONDS", "7")
-    assert Limits().memory_bytes == 300 << 20 and Limits().cpu_seconds == 7
-    assert Limits.wall_seconds == 30.0  # the class default pytest_plugin shows in --help
+def test_settings_come_from_defaults_then_the_environment_then_options():
+    env = {"POSENC_SANDBOX_MEMORY_MB": "300", "POSENC_SANDBOX_CPU_SECONDS": "7", "POSENC_SANDBOX_MODE": "user",
+           "POSENC_SANDBOX_PROTECT": os.pathsep.join(["/a", "/b"])}
+    settings = Settings.from_env(env)
+    assert settings.limits.memory_bytes == 300 << 20 and settings.limits.cpu_seconds == 7
+    assert settings.limits.wall_seconds == 30.0 and settings.sandbox_mode == "user" and settings.protect == ("/a", "/b")
+    assert Settings.from_env(env, limits={"memory_mb": 100, "wall_seconds": None}).limits.memory_mb == 100
+    assert Settings.from_json(settings.to_json()) == settings
+    assert Settings.from_env({}) == Settings()
+    with pytest.raises(ValueError, match="sandbox mode"):
+        Settings.from_env({"POSENC_SANDBOX_MODE": "nonsense"})
 
 
 def test_the_chmod_fallback_takes_away_other_users_access(tmp_path):
     folder = tmp_path / "reference"
     folder.mkdir(mode=0o755)
-    assert client._protect_by_chmod([str(folder)]) == [str(folder)]
+    assert zygote._protect_by_chmod([str(folder)]) == [str(folder)]
     assert folder.stat().st_mode & 0o777 == 0o750
-    assert client._protect_by_chmod([str(folder)]) == []  # once per process
+    assert zygote._protect_by_chmod([str(folder)]) == []  # once per process
+
+
+def test_two_graders_never_borrow_the_same_user_id(tmp_path):
+    """Two batch workers each have a zygote and a grading process forked from it; their sessions take user
+    ids from one machine-wide set of locks (a per-zygote folder once let both take 61000, and one worker's
+    clean-up killed the other's child)."""
+    from grader.checks import chapter_checks
+    from grader.remote import RemoteGrader
+
+    settings = Settings.from_env()
+    if not Zygote.start(settings).ready()["root"]:
+        pytest.skip("the grader is not running as root")
+    sub = tmp_path / "uid.py"
+    sub.write_text("import os\n\ndef sinusoidal_table(*args, **kwargs):\n    raise ValueError(f'UID {os.getuid()}')\n")
+    second = Zygote(settings.sandbox_mode, settings.uid_base)  # a second worker's zygote
+    try:
+        with Zygote.start(settings).session(settings) as mine:
+            grader = RemoteGrader(settings, chapter_checks("ch01")[:1], zygote=second)
+            feedback = grader.grade(sub).verdicts[0].feedback
+            assert "UID " in feedback and f"UID {mine.uid}" not in feedback, (mine.uid, feedback)
+    finally:
+        second.close()

@@ -63,6 +63,8 @@ def test_self_checks_run_from_a_copy_without_the_reference(tmp_path):
         def sinusoidal_table(seq_len, d_model, base=10000.0):
             if d_model % 2 or d_model <= 0:
                 raise ValueError(f"d_model={{d_model}} must be even")
+            if seq_len <= 0:
+                raise ValueError(f"seq_len={{seq_len}} must be positive")
             w = base ** (-torch.arange(0, d_model, 2) / d_model)
             a = torch.arange(seq_len)[:, None] * w
             return torch.stack([a.sin(), a.cos()], dim=-1).reshape(seq_len, d_model)

@@ -26,7 +26,7 @@ def test_definitions_are_kept_and_demos_loops_and_calls_dropped(tmp_path):
         ("@staticmethod\ndef decorated():\n    pass", []),
     ])
     (sf,) = read_submission(path)
-    kept = "\n".join(src for _, src in sf.statements)
+    kept = "\n".join(s.source for s in sf.statements)
     assert {"torch", "N", "f", "decorated"} <= sf.defines
     assert "g" not in sf.defines and "h" not in sf.defines and "broken" not in sf.defines
     assert "range(10**9)" not in kept and "f(2)" not in kept and "pip" not in kept
@@ -37,7 +37,7 @@ def test_definitions_are_kept_and_demos_loops_and_calls_dropped(tmp_path):
 def test_line_numbers_match_the_learners_cell(tmp_path):
     path = notebook(tmp_path, "a.ipynb", [("x = 1\n\n\ndef f():\n    return 1", [])])
     (sf,) = read_submission(path)
-    label, source = sf.statements[1]
+    label, source = sf.statements[1].label, sf.statements[1].source
     assert source.splitlines()[3] == "def f():"  # padded so tracebacks show line 4
     assert "cell 1" in label
 

@@ -1,6 +1,7 @@
 """Learner-style submission, correct and written independently of the reference: angles in float64
 (more accurate than float32), real arithmetic for the interleaved layout, a property test that
-samples random position pairs and shifts, an attention layer with explicit softmax."""
+samples random position pairs and shifts (and rejects a rotation that ignores the position), an attention
+layer with explicit softmax."""
 import math
 
 import torch
@@ -75,6 +76,8 @@ def check_relative_property(rope_fn, head_dim):
     if ((fq.norm(dim=-1) - q.norm()).abs() > 1e-3 * q.norm()).any():
         return False
     if ((fk.norm(dim=-1) - k.norm()).abs() > 1e-3 * k.norm()).any():
+        return False
+    if (fq - fq[0]).norm(dim=-1).max() < 1e-3 * q.norm():  # the same vector everywhere: no position at all
         return False
     m = torch.randint(0, 200, (300,), generator=g)
     n = torch.randint(0, 200, (300,), generator=g)

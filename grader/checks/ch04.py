@@ -29,16 +29,35 @@ def pos_tol(max_position, per_position=6e-8):
 INV_FREQ_MISTAKES = ("inv_freq_i_over_d", "inv_freq_not_inverted")
 COS_SIN_MISTAKES = ("cos_sin_interleaved", "cos_sin_i_over_d")
 ROTATE_MISTAKES = ("rotate_half_sign", "rotate_half_no_minus", "rotate_half_neighbours")
+APPLY_MISTAKES = ("apply_sign", "apply_rotate_half_no_minus", "apply_rotate_half_neighbours")
 INTERLEAVED_MISTAKES = ("interleaved_half_layout", "interleaved_layout_mix", "interleaved_conjugate",
                         "interleaved_i_over_d")
-ATTN_MISTAKES = ("attn_layout_mix", "attn_sign", "attn_i_over_d", "attn_rotates_v", "attn_k_not_rotated")
-DECODE_MISTAKES = ATTN_MISTAKES + ("attn_no_decode_offset", "attn_top_left_causal")
+ATTN_MISTAKES = ("attn_layout_mix", "attn_sign", "attn_i_over_d", "attn_rotates_v", "attn_k_not_rotated",
+                 "attn_causal_flipped")
+DECODE_MISTAKES = ATTN_MISTAKES + ("attn_no_decode_offset", "attn_top_left_causal", "attn_float_mask")
+HALF_MISTAKES = ("attn_angles_in_input_dtype", "attn_inv_freq_cast_by_to")
 PARTIAL_HINT = "rotate x[..., :R] with R = cos.shape[-1] and concatenate x[..., R:] unchanged"
 DEVICE_HINT = ("build positions, frequencies and tables on the device of the input (device=x.device or "
                "position_ids.device), never on the default CPU")
+MASK_HINT = ("with a cache the queries are the last L of K positions: query i may see keys j <= K - L + i. "
+             "is_causal=True aligns them to the start instead; pass an explicit boolean mask "
+             "(True = may attend), e.g. torch.ones(L, K, dtype=torch.bool).tril(K - L): a float mask is added "
+             "to the scores and masks nothing")
 
 # ---- check_relative_property: candidates and what a correct test answers ------------------------
 GOOD, BAD = "rope_other_frequencies", "rope_layout_mix"  # public anchors, asked about in every check
+# public candidates: the self-check's counterparts of the hidden ones, one per kind of test mistake
+PUBLIC_ACCEPT = {
+    "rope_reversed_shifted_partial": "a correct RoPE that turns the other way, counts positions from 3 and leaves "
+                                     "the last quarter of the head unrotated",
+}
+PUBLIC_REJECT = {
+    "rope_angle_not_affine": "an absolute-position leak that keeps every length: angles grow like (m + m²/500)·theta",
+    "rope_clipped_at_160": "positions clipped at 160 (relative only below 160)",
+    "rope_same_rotation_everywhere": "a no-op in disguise: every token rotated as if at position 11 (lengths kept, "
+                                     "scores the same at every distance)",
+    "rope_shrinks_by_0_9": "a length change: every vector shrinks by 10% (scores stay relative)",
+}
 ACCEPT = {
     "rope_half_10000": "a correct RoPE in the half layout (Hugging Face), base 10000",
     "rope_interleaved_10000": "a correct RoPE in the interleaved layout (Meta, GPT-J), base 10000",
@@ -57,9 +76,13 @@ REJECT = {
     "rope_clipped_positions": "an absolute-position leak: positions clipped at 64 (relative only below 64)",
     "rope_scaled": "a length change: cos and sin multiplied by 1.1 (scores stay relative)",
     "rope_sin_angle_off": "sin taken at 1.1 times the angle of cos (not a rotation)",
+    "rope_identity": "a no-op: x returned unchanged (the position is never used)",
+    "rope_constant_rotation": "a no-op in disguise: positions ignored, every token rotated as if at position 5",
+    "rope_last_row_for_all": "a no-op in disguise: the tables of the last position rotate every token",
 }
 ABOUT = {GOOD: "a correct RoPE with its own frequency ladder (neighbouring planes, theta_i = 2^-i)",
-         BAD: "the layout mix of section 4.7 (rotate_half with repeat_interleave tables)", **ACCEPT, **REJECT}
+         BAD: "the layout mix of section 4.7 (rotate_half with repeat_interleave tables)", **PUBLIC_ACCEPT,
+         **PUBLIC_REJECT, **ACCEPT, **REJECT}
 
 
 def verdict_check(name, want, head_dim=64, points=1.0, public=False):
@@ -86,97 +109,113 @@ def attention(x, **kw):
 CHECKS = [
     # ---- rope_inv_freq ----------------------------------------------------------------------------
     Check("rope_inv_freq", "matches the reference for head_dim=8", "call", call(8), public=True,
-          mistakes=INV_FREQ_MISTAKES, id="matches_reference_head_dim_8"),
+          mistakes=INV_FREQ_MISTAKES, id="matches_reference_head_dim_8", main=True),
     Check("rope_inv_freq", "odd head_dim raises ValueError naming it", "raises", call(7), expect="raises",
           mentions=("head_dim", "7"), public=True, hint="pairs of coordinates need an even head_dim: check it first",
           id="odd_head_dim_raises_valueerror_naming"),
     Check("rope_inv_freq", "head_dim=128 with LLaMA 3's base 500000", "call", call(128, base=500000.0), points=2,
           mistakes=INV_FREQ_MISTAKES, hint="use the base argument, not the constant 10000",
-          id="head_dim_128_llama_3_s_base_500000"),
+          public=True, id="head_dim_128_llama_3_s_base_500000"),
     Check("rope_inv_freq", "head_dim=2 has the single frequency 1", "call", call(2),
-          id="head_dim_2_has_single_frequency_1"),
+          public=True, id="head_dim_2_has_single_frequency_1"),
     Check("rope_inv_freq", "head_dim=0 raises ValueError naming it", "raises", call(0), expect="raises",
-          mentions=("head_dim",), id="head_dim_0_raises_valueerror_naming"),
+          mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming"),
     # ---- rope_cos_sin -----------------------------------------------------------------------------
     Check("rope_cos_sin", "position_ids (6,), head_dim=8: tables (6, 8)", "call", call(arange(6), 8), public=True,
-          mistakes=COS_SIN_MISTAKES, tol=pos_tol(6), id="position_ids_6_head_dim_8_tables_6_8"),
+          mistakes=COS_SIN_MISTAKES, tol=pos_tol(6), id="position_ids_6_head_dim_8_tables_6_8", main=True),
     Check("rope_cos_sin", "built on the device of position_ids (checked on the meta device)", "meta_call",
           call(arange(5), 8), expect="ok", public=True, hint=DEVICE_HINT, id="built_device_position_ids_checked_meta"),
     Check("rope_cos_sin", "position_ids (batch, seq) = (2, 5), head_dim=16, base 500000", "call",
           call(randint(100, 2, 5), 16, base=500000.0), points=2, mistakes=COS_SIN_MISTAKES, tol=pos_tol(100),
           hint="index the angles with position_ids[..., None] so any leading shape works",
-          id="position_ids_batch_seq_2_5_head_dim_16"),
+          public=True, id="position_ids_batch_seq_2_5_head_dim_16"),
     Check("rope_cos_sin", "positions 4000..4096 stay accurate to float32 rounding", "call",
           call(arange(4097, start=4000), 64), mistakes=COS_SIN_MISTAKES, tol=pos_tol(4097),
-          id="positions_4000_4096_stay_accurate"),
+          public=True, id="positions_4000_4096_stay_accurate"),
     Check("rope_cos_sin", "odd head_dim raises ValueError naming it", "raises", call(arange(3), 5), expect="raises",
-          mentions=("head_dim",), id="odd_head_dim_raises_valueerror_naming"),
+          mentions=("head_dim",), public=True, id="odd_head_dim_raises_valueerror_naming"),
     Check("rope_cos_sin", "on CUDA: tables on the GPU, float32", "call", {**call(arange(9), 16), "device": "cuda"},
           cuda=True, hint=DEVICE_HINT, id="cuda_tables_gpu_float32"),
     # ---- rotate_half ------------------------------------------------------------------------------
     Check("rotate_half", "x of shape (2, 3, 4, 8)", "call", call(randn(2, 3, 4, 8)), public=True,
-          mistakes=ROTATE_MISTAKES, id="x_shape_2_3_4_8"),
+          mistakes=ROTATE_MISTAKES, id="x_shape_2_3_4_8", main=True),
     Check("rotate_half", "a single pair: (a, b) -> (-b, a)", "call", call(randn(2, seed=1)), mistakes=ROTATE_MISTAKES,
-          id="single_pair_b_b"),
+          public=True, id="single_pair_b_b"),
     Check("rotate_half", "a float16 input keeps float16", "call", {**call(randn(3, 16, seed=2)), "dtype": "float16"},
-          mistakes=ROTATE_MISTAKES, id="float16_input_float16"),
+          mistakes=ROTATE_MISTAKES, public=True, id="float16_input_float16"),
     Check("rotate_half", "an odd last dimension raises ValueError naming its size", "raises", call(randn(2, 5)),
-          expect="raises", mentions=("5",), id="odd_last_dimension_raises_valueerror"),
+          expect="raises", mentions=("5",), public=True, id="odd_last_dimension_raises_valueerror"),
     # ---- apply_rope -------------------------------------------------------------------------------
     Check("apply_rope", "tables (seq, head_dim) for x of shape (2, 3, 5, 8)", "rope_apply",
           {"x": randn(2, 3, 5, 8), "angles": randn(5, 4, seed=1, scale=3.0)}, public=True,
-          mistakes=("apply_sign",), id="tables_seq_head_dim_x_shape_2_3_5_8"),
+          mistakes=APPLY_MISTAKES, id="tables_seq_head_dim_x_shape_2_3_5_8", main=True),
     Check("apply_rope", "tables (batch, seq, head_dim), shared by the heads", "rope_apply",
           {"x": randn(2, 4, 6, 16), "angles": randn(2, 6, 8, seed=1, scale=3.0)}, public=True, points=2,
-          mistakes=("apply_sign",), hint="insert the head axis into (B, L, R) tables: cos[:, None] is (B, 1, L, R)",
-          id="tables_batch_seq_head_dim_shared_heads"),
+          mistakes=APPLY_MISTAKES, hint="insert the head axis into (B, L, R) tables: cos[:, None] is (B, 1, L, R)",
+          id="tables_batch_seq_head_dim_shared_heads", main=True),
     Check("apply_rope", "partial rotary: the first 4 of 16 coordinates (GPT-NeoX)", "rope_apply",
           {"x": randn(2, 2, 5, 16), "angles": randn(5, 2, seed=1, scale=3.0)}, public=True, points=2,
-          mistakes=("apply_sign",), hint=PARTIAL_HINT, id="partial_rotary_first_4_16_coordinates"),
+          mistakes=APPLY_MISTAKES, hint=PARTIAL_HINT, id="partial_rotary_first_4_16_coordinates", main=True),
     Check("apply_rope", "partial rotary: 32 of 80 coordinates (Phi-2's factor 0.4), batched tables", "rope_apply",
-          {"x": randn(2, 2, 4, 80), "angles": randn(2, 4, 16, seed=1, scale=3.0)}, mistakes=("apply_sign",),
-          hint=PARTIAL_HINT, id="partial_rotary_32_80_coordinates_phi_2_s"),
+          {"x": randn(2, 2, 4, 80), "angles": randn(2, 4, 16, seed=1, scale=3.0)}, mistakes=APPLY_MISTAKES,
+          hint=PARTIAL_HINT, public=True, id="partial_rotary_32_80_coordinates_phi_2_s"),
     Check("apply_rope", "bfloat16 input with float32 tables: the output stays bfloat16", "rope_apply",
           {"x": randn(2, 3, 5, 8), "angles": randn(5, 4, seed=1, scale=3.0), "dtype": "bfloat16"}, points=2,
-          mistakes=("apply_no_cast", "apply_sign"), hint="cast cos and sin to x.dtype before multiplying",
-          id="bfloat16_input_float32_tables_output"),
+          mistakes=("apply_no_cast",) + APPLY_MISTAKES,
+          hint="cos and sin arrive in float32: bring them to x.dtype before multiplying (type promotion would "
+               "otherwise turn the result into float32)",
+          public=True, id="bfloat16_input_float32_tables_output"),
+    Check("apply_rope", "float16 input with float32 tables (the CUDA check's dtype, on the CPU)", "rope_apply",
+          {"x": randn(2, 4, 6, 16), "angles": randn(6, 8, seed=1, scale=3.0), "dtype": "float16"},
+          mistakes=("apply_no_cast",) + APPLY_MISTAKES,
+          hint="cos and sin arrive in float32: bring them to x.dtype before multiplying (type promotion would "
+               "otherwise turn the result into float32)", public=True, id="float16_input_float32_tables_cpu"),
     Check("apply_rope", "tables wider than the head raise ValueError", "raises",
           call(randn(1, 1, 2, 4), randn(2, 8), randn(2, 8)), expect="raises", mentions=("8",),
-          id="tables_wider_than_head_raise_valueerror"),
+          public=True, id="tables_wider_than_head_raise_valueerror"),
     Check("apply_rope", "on CUDA in float16", "rope_apply",
           {"x": randn(2, 4, 16, 64), "angles": randn(16, 32, seed=1, scale=3.0), "device": "cuda",
            "dtype": "float16"}, cuda=True, id="cuda_float16"),
     # ---- apply_rope_interleaved -------------------------------------------------------------------
     Check("apply_rope_interleaved", "x (2, 3, 5, 8) at positions 0..4", "call", call(randn(2, 3, 5, 8), arange(5)),
-          public=True, mistakes=INTERLEAVED_MISTAKES, id="x_2_3_5_8_positions_0_4"),
+          public=True, mistakes=INTERLEAVED_MISTAKES, id="x_2_3_5_8_positions_0_4", main=True),
     Check("apply_rope_interleaved", "runs on the device of its input (checked on the meta device)", "meta_call",
           call(randn(1, 2, 3, 8), arange(3)), expect="ok", public=True, hint=DEVICE_HINT,
           id="runs_device_input_checked_meta_device"),
     Check("apply_rope_interleaved", "position_ids (batch, seq) and Code Llama's base 1e6", "call",
           call(randn(2, 2, 4, 16), randint(1000, 2, 4), base=1e6), points=2, mistakes=INTERLEAVED_MISTAKES,
           tol=pos_tol(1000, 3e-7), hint="(B, L) positions give (B, L, d/2) angles: insert the head axis",
-          id="position_ids_batch_seq_code_llama_s_base"),
+          public=True, id="position_ids_batch_seq_code_llama_s_base"),
     Check("apply_rope_interleaved", "positions 4000..4096 stay accurate to float32 rounding", "call",
           call(randn(1, 2, 97, 32), arange(4097, start=4000)), mistakes=INTERLEAVED_MISTAKES, tol=pos_tol(4097, 3e-7),
-          id="positions_4000_4096_stay_accurate"),
+          public=True, id="positions_4000_4096_stay_accurate"),
     Check("apply_rope_interleaved", "a bfloat16 input gives a bfloat16 output", "call",
           {**call(randn(2, 2, 6, 16), arange(6)), "dtype": "bfloat16"},
-          hint="rotate in float32 and cast the result back to x.dtype", id="bfloat16_input_bfloat16_output"),
+          hint="rotate in float32 and cast the result back to x.dtype",
+          public=True, id="bfloat16_input_bfloat16_output"),
+    Check("apply_rope_interleaved", "a float16 input gives a float16 output", "call",
+          {**call(randn(2, 2, 6, 16, seed=3), arange(6)), "dtype": "float16"},
+          hint="rotate in float32 and cast the result back to x.dtype", public=True, id="float16_input_float16_output"),
     Check("apply_rope_interleaved", "odd head_dim raises ValueError naming it", "raises",
           call(randn(1, 1, 2, 5), arange(2)), expect="raises", mentions=("head_dim",),
-          id="odd_head_dim_raises_valueerror_naming"),
+          public=True, id="odd_head_dim_raises_valueerror_naming"),
     Check("apply_rope_interleaved", "on CUDA in bfloat16", "call",
           {**call(randn(2, 4, 16, 64), arange(16)), "device": "cuda", "dtype": "bfloat16"}, cuda=True,
           id="cuda_bfloat16"),
     # ---- interleaved_to_half_perm -----------------------------------------------------------------
     Check("interleaved_to_half_perm", "head_dim=8", "call", call(8), public=True, mistakes=("perm_inverse",),
-          id="head_dim_8"),
-    Check("interleaved_to_half_perm", "head_dim=128", "call", call(128), mistakes=("perm_inverse",), id="head_dim_128"),
+          id="head_dim_8", main=True),
+    Check("interleaved_to_half_perm", "head_dim=128", "call", call(128), mistakes=("perm_inverse",),
+          public=True, id="head_dim_128"),
     Check("interleaved_to_half_perm", "odd head_dim raises ValueError naming it", "raises", call(9), expect="raises",
-          mentions=("head_dim",), id="odd_head_dim_raises_valueerror_naming"),
+          mentions=("head_dim",), public=True, id="odd_head_dim_raises_valueerror_naming"),
     # ---- check_relative_property (graded by mutation) ---------------------------------------------
     verdict_check(GOOD, True, public=True),
     verdict_check(BAD, False, public=True, points=2),
+    *[verdict_check(name, True, public=True) for name in PUBLIC_ACCEPT],
+    *[verdict_check(name, False, public=True) for name in PUBLIC_REJECT],
+    verdict_check("rope_reversed_shifted_partial", True, head_dim=16, public=True),
+    verdict_check("rope_same_rotation_everywhere", False, head_dim=16, public=True),
     *[verdict_check(name, True, points=2 if name == "rope_half_reversed" else 1) for name in ACCEPT],
     *[verdict_check(name, False) for name in REJECT],
     verdict_check("rope_half_10000", True, head_dim=16),
@@ -184,12 +223,16 @@ CHECKS = [
     # ---- RoPEAttention ----------------------------------------------------------------------------
     Check(MODULE, "causal forward of a batch (2, 7, 32) with 4 heads: output and returned (k, v)", "rope_attention",
           attention(randn(2, 7, 32)), public=True, points=2, mistakes=ATTN_MISTAKES,
-          id="causal_forward_batch_2_7_32_4_heads"),
+          id="causal_forward_batch_2_7_32_4_heads", main=True),
+    # what the text asks: nothing trainable beyond four bias-free (d, d) Linear layers (a frozen tensor of
+    # frequencies, a buffer or a Parameter with requires_grad=False, is allowed; the names are checked by
+    # every forward check, which loads q_proj ... o_proj by name)
     Check(MODULE, "four Linear layers without bias, nothing else trainable", "module_info",
-          {"ctor_args": [32, 4], "ctor_kwargs": {}}, expect="fields",
-          fields={"n_trainable": 4 * 32 * 32, "n_params": 4 * 32 * 32}, public=True,
-          hint="q_proj, k_proj, v_proj, o_proj = nn.Linear(d_model, d_model, bias=False); RoPE has no parameters",
-          id="four_linear_layers_without_bias_nothing"),
+          {"ctor_args": [32, 4], "ctor_kwargs": {}}, expect="fields", fields={"n_trainable": 4 * 32 * 32},
+          public=True,
+          hint="q_proj, k_proj, v_proj, o_proj = nn.Linear(d_model, d_model, bias=False): 4 * d_model² trainable "
+               "numbers and no more (a bias adds d_model each; RoPE itself learns nothing)",
+          id="four_linear_layers_nothing_else_trainable"),
     Check(MODULE, "decoding token by token with the cache equals the full forward pass", "rope_attention_decode",
           attention(randn(2, 8, 32, seed=1), prefix=3), expect="property", property="decode_matches_full",
           public=True, points=2, mistakes=("attn_no_decode_offset",), id="decoding_token_token_cache_equals_full"),
@@ -198,48 +241,56 @@ CHECKS = [
           hint=DEVICE_HINT, id="runs_device_input_checked_meta_device"),
     Check(MODULE, "decoding: outputs and final cache match the reference", "rope_attention_decode",
           attention(randn(2, 8, 32, seed=1), prefix=3), points=2, mistakes=DECODE_MISTAKES,
-          id="decoding_outputs_final_cache_match"),
+          public=True, id="decoding_outputs_final_cache_match"),
     Check(MODULE, "a 3-token chunk after a cached prefix (queries aligned to the end of the keys)",
           "rope_attention_decode", attention(randn(2, 10, 32, seed=2), prefix=4, chunk=3), points=2,
-          mistakes=DECODE_MISTAKES,
-          hint="with a cache, is_causal=True aligns queries to the start of the keys; pass a boolean mask "
-               "torch.ones(L, K).tril(K - L) instead", id="3_token_chunk_after_cached_prefix"),
+          mistakes=DECODE_MISTAKES, hint=MASK_HINT, public=True, id="3_token_chunk_after_cached_prefix"),
     Check(MODULE, "decoding with explicit position_ids", "rope_attention_decode",
           attention(randn(1, 6, 32, seed=3), prefix=2, explicit_positions=True), mistakes=DECODE_MISTAKES,
-          id="decoding_explicit_position_ids"),
+          public=True, id="decoding_explicit_position_ids"),
     Check(MODULE, "non-causal attention (causal=False)", "rope_attention",
           attention(randn(2, 6, 32, seed=4), causal=False), mistakes=ATTN_MISTAKES,
-          hint="with causal=False every query sees every key", id="non_causal_attention_causal_false"),
+          hint="with causal=False every query sees every key", public=True, id="non_causal_attention_causal_false"),
     Check(MODULE, "position_ids with gaps are used as given", "rope_attention",
           attention(randn(2, 7, 32, seed=5), position_ids=[0, 1, 2, 5, 6, 10, 11]), points=2, mistakes=ATTN_MISTAKES,
           hint="build the tables from the position_ids argument; only when it is None count past .. past + L - 1",
-          id="position_ids_gaps_used_given"),
+          public=True, id="position_ids_gaps_used_given"),
     Check(MODULE, "position_ids (batch, seq): a packed row whose positions restart at 0", "rope_attention",
           attention(randn(2, 7, 32, seed=6), position_ids=[[0, 1, 2, 3, 4, 5, 6], [0, 1, 2, 0, 1, 2, 3]]),
           points=2, mistakes=ATTN_MISTAKES,
           hint="(B, L) positions give (B, L, d_head) tables; apply_rope inserts the head axis",
-          id="position_ids_batch_seq_packed_row_whose"),
+          public=True, id="position_ids_batch_seq_packed_row_whose"),
     Check(MODULE, "positions offset by 5000", "rope_attention",
           attention(randn(2, 5, 32, seed=7), position_ids=arange(5005, start=5000)), mistakes=ATTN_MISTAKES,
-          tol=pos_tol(5005, 2e-7), id="positions_offset_5000"),
+          tol=pos_tol(5005, 2e-7), public=True, id="positions_offset_5000"),
     Check(MODULE, "LLaMA 3's base 500000, d_model=64", "rope_attention",
           {"d_model": 64, "num_heads": 4, "x": randn(2, 6, 64, seed=8), "base": 500000.0}, mistakes=ATTN_MISTAKES,
-          hint="pass base on to the frequencies", id="llama_3_s_base_500000_d_model_64"),
+          hint="pass base on to the frequencies", public=True, id="llama_3_s_base_500000_d_model_64"),
     Check(MODULE, "decoding on the meta device: positions after the cache are built on x.device", "meta_forward",
           {"ctor_args": [32, 4], "ctor_kwargs": {},
            "forward_args": [randn(1, 2, 32)], "forward_kwargs": {"kv_cache": [randn(1, 4, 3, 8), randn(1, 4, 3, 8)]}},
-          expect="ok", hint=DEVICE_HINT, id="decoding_meta_device_positions_after"),
+          expect="ok", hint=DEVICE_HINT, public=True, id="decoding_meta_device_positions_after"),
     Check(MODULE, "bfloat16 at positions 1000..1006: angles in float32, tables cast to bfloat16", "rope_attention",
           attention(randn(2, 7, 32, seed=9), position_ids=arange(1007, start=1000), dtype="bfloat16"), points=2,
-          mistakes=("attn_angles_in_input_dtype",),
+          mistakes=HALF_MISTAKES,
+          hint="compute positions and angles in float32 (a frequency buffer is cast by .to(dtype) too), then cast "
+               "cos and sin to x.dtype (apply_rope does the cast)",
+          public=True, id="bfloat16_positions_1000_1006_angles"),
+    # the CUDA checks in half precision, on the CPU: the dtypes are judged on every machine
+    Check(MODULE, "float16 at positions 300..306 (the CUDA check's dtype, on the CPU)", "rope_attention",
+          attention(randn(2, 7, 32, seed=12), position_ids=arange(307, start=300), dtype="float16"),
+          mistakes=HALF_MISTAKES,
           hint="compute positions and angles in float32, then cast cos and sin to x.dtype (apply_rope does the cast)",
-          id="bfloat16_positions_1000_1006_angles"),
+          public=True, id="float16_positions_300_306_cpu"),
+    Check(MODULE, "bfloat16 decoding with the cache, 2-token chunks (the CUDA check's dtype, on the CPU)",
+          "rope_attention_decode", attention(randn(2, 9, 32, seed=13), prefix=5, chunk=2, dtype="bfloat16"),
+          mistakes=DECODE_MISTAKES + HALF_MISTAKES, hint=MASK_HINT, public=True, id="bfloat16_decoding_chunks_cpu"),
     Check(MODULE, "d_model not divisible by num_heads raises ValueError", "raises",
           {"ctor_args": [30, 4], "ctor_kwargs": {}}, expect="raises", mentions=("num_heads",),
-          id="d_model_not_divisible_num_heads_raises"),
+          public=True, id="d_model_not_divisible_num_heads_raises"),
     Check(MODULE, "an odd head width raises ValueError naming head_dim", "raises",
           {"ctor_args": [12, 4], "ctor_kwargs": {}}, expect="raises", mentions=("head_dim",),
-          id="odd_head_width_raises_valueerror_naming"),
+          public=True, id="odd_head_width_raises_valueerror_naming"),
 ] + [
     Check(MODULE, f"on CUDA in {dtype}: full forward", "rope_attention",
           attention(randn(2, 33, 32, seed=10), device="cuda", dtype=dtype), cuda=True, hint=DEVICE_HINT,

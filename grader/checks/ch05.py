@@ -29,58 +29,58 @@ def scaled(head_dim, base, rope_type, factor=None, train_len=None, seq_len=None,
 
 
 def match(check_id, name, params, **kw):
-    return Check(SCALED, name, PROBE, params, tol=TOL, id=check_id, **kw)
+    """A check against the reference; every one is public (it also runs in the self-check)."""
+    return Check(SCALED, name, PROBE, params, tol=TOL, id=check_id, public=True, **kw)
 
 
 def raises(check_id, name, params, mentions, **kw):
-    return Check(SCALED, name, "raises", params, expect="raises", mentions=mentions, id=check_id, **kw)
+    return Check(SCALED, name, "raises", params, expect="raises", mentions=mentions, id=check_id, public=True, **kw)
 
 
 CHECKS = [
     # ---- yarn_ramp --------------------------------------------------------------------------------
     Check(RAMP, "matches the reference for head_dim=16, base=10000, L0=2048", "call", ramp(16, 10000.0, 2048),
-          public=True, mistakes=RAMP_MISTAKES, id="matches_reference_head_dim_16_base_10000"),
+          public=True, mistakes=RAMP_MISTAKES, id="matches_reference_head_dim_16_base_10000", main=True),
     Check(RAMP, "odd head_dim raises ValueError naming it", "raises", ramp(7, 10000.0, 2048), expect="raises",
           mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming"),
     Check(RAMP, "LLaMA 2's geometry: head_dim=128, base=10000, L0=4096", "call", ramp(128, 10000.0, 4096),
-          points=2, mistakes=RAMP_MISTAKES, id="llama_2_s_geometry_head_dim_128_base"),
+          points=2, mistakes=RAMP_MISTAKES, public=True, id="llama_2_s_geometry_head_dim_128_base"),
     Check(RAMP, "LLaMA 3's geometry: head_dim=128, base=500000, L0=8192", "call", ramp(128, 500000.0, 8192),
-          mistakes=RAMP_MISTAKES, id="llama_3_s_geometry_head_dim_128_base"),
+          mistakes=RAMP_MISTAKES, public=True, id="llama_3_s_geometry_head_dim_128_base"),
     Check(RAMP, "other thresholds: beta_fast=16, beta_slow=2", "call",
           ramp(64, 10000.0, 4096, beta_fast=16.0, beta_slow=2.0), mistakes=RAMP_MISTAKES,
-          hint="corr(r) uses beta_fast for low and beta_slow for high", id="other_thresholds_beta_fast_16_beta_slow"),
+          hint="corr(r) uses beta_fast for low and beta_slow for high", public=True,
+          id="other_thresholds_beta_fast_16_beta_slow"),
     Check(RAMP, "truncate=False keeps low and high fractional", "call", ramp(32, 10000.0, 2048, truncate=False),
           mistakes=("ramp_reversed",), hint="floor and ceil only when truncate is True",
-          id="truncate_false_low_high_fractional"),
+          public=True, id="truncate_false_low_high_fractional"),
     Check(RAMP, "high is clamped to head_dim - 1, as in YaRN's code (head_dim=16, base=500, L0=4096)", "call",
           ramp(16, 500.0, 4096), mistakes=("ramp_clamp_half", "ramp_reversed"),
           hint="clamp to [0, head_dim - 1]: ceil(corr(beta_slow)) = 9 here, more than the last pair index 7",
-          id="high_clamped_head_dim_1_yarn_s_code_head"),
+          public=True, id="high_clamped_head_dim_1_yarn_s_code_head"),
     Check(RAMP, "head_dim=0 raises ValueError naming it", "raises", ramp(0, 10000.0, 2048), expect="raises",
-          mentions=("head_dim",), id="head_dim_0_raises_valueerror_naming"),
-    # ---- scaled_rope_inv_freq: public -------------------------------------------------------------
+          mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming"),
+    # ---- scaled_rope_inv_freq --------------------------------------------------------------------
     match("default_head_dim_8",
-          "default: base^(-2i/d), attention factor 1 (head_dim=8)", scaled(8, 10000.0, "default"), public=True,
-          hint="1 / base ** (arange(0, d, 2) / d) in float32, and attention_factor 1.0"),
-    match("linear_factor_4", "linear, factor 4 (head_dim=8)", scaled(8, 10000.0, "linear", 4.0), public=True,
-          mistakes=("linear_multiplies",)),
+          "default: base^(-2i/d), attention factor 1 (head_dim=8)", scaled(8, 10000.0, "default"),
+          hint="1 / base ** (arange(0, d, 2) / d) in float32, and attention_factor 1.0", main=True),
+    match("linear_factor_4", "linear, factor 4 (head_dim=8)", scaled(8, 10000.0, "linear", 4.0),
+          mistakes=("linear_multiplies",), main=True),
     match("dynamic_above_l0",
           "dynamic with seq_len above L0 (seq_len=256, L0=64, factor 2)", scaled(8, 10000.0, "dynamic", 2.0, 64, 256),
-          public=True, mistakes=("dynamic_no_exponent", "dynamic_static")),
+          mistakes=("dynamic_no_exponent", "dynamic_static"), main=True),
     match("dynamic_below_l0", "dynamic with seq_len below L0 equals default (seq_len=48, L0=64)",
-          scaled(8, 10000.0, "dynamic", 2.0, 64, 48), public=True, mistakes=("dynamic_no_clamp", "dynamic_static"),
-          hint="L = max(seq_len, L0): up to L0 the model runs exactly as trained"),
-    match("yarn_factor_4", "yarn, factor 4 (head_dim=16, L0=2048)", scaled(16, 10000.0, "yarn", 4.0, 2048), public=True,
-          mistakes=YARN_MISTAKES),
+          scaled(8, 10000.0, "dynamic", 2.0, 64, 48), mistakes=("dynamic_no_clamp", "dynamic_static"),
+          hint="L = max(seq_len, L0): up to L0 the model runs exactly as trained", main=True),
+    match("yarn_factor_4", "yarn, factor 4 (head_dim=16, L0=2048)", scaled(16, 10000.0, "yarn", 4.0, 2048),
+          mistakes=YARN_MISTAKES, main=True),
     match("llama3_llama31_head_dim_16",
           "llama3 with Llama 3.1's parameters (head_dim=16)", scaled(16, 500000.0, "llama3", 8.0, 8192, **L31),
-          public=True, mistakes=("llama3_swapped",)),
+          mistakes=("llama3_swapped",), main=True),
     raises("unknown_rope_type_raises",
-           "an unknown rope_type raises ValueError naming it", scaled(8, 10000.0, "ntk", 2.0), ("ntk",),
-           public=True),
+           "an unknown rope_type raises ValueError naming it", scaled(8, 10000.0, "ntk", 2.0), ("ntk",)),
     raises("factor_below_1_raises",
-           "factor < 1 raises ValueError naming it", scaled(8, 10000.0, "linear", 0.5), ("factor",), public=True),
-    # ---- scaled_rope_inv_freq: hidden -------------------------------------------------------------
+           "factor < 1 raises ValueError naming it", scaled(8, 10000.0, "linear", 0.5), ("factor",)),
     match("default_base_500000", "default with LLaMA 3's base 500000 (head_dim=128)", scaled(128, 500000.0, "default")),
     match("linear_factor_8",
           "linear, factor 8 (head_dim=64)", scaled(64, 10000.0, "linear", 8.0), mistakes=("linear_multiplies",)),

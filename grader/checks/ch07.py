@@ -46,7 +46,7 @@ BIAS_MISTAKES = ("scheme_bias_after_softmax", "scheme_bias_before_scale", "schem
 ROTATE_MISTAKES = ("scheme_rotates_v", "scheme_k_not_rotated")
 ALL_ATTN = BIAS_MISTAKES + ROTATE_MISTAKES + ("scheme_embeds_inside",)
 DECODE_MISTAKES = ("scheme_no_decode_offset", "scheme_cache_unrotated", "scheme_top_left_causal")
-DECODER_MISTAKES = ("decoder_post_norm", "decoder_no_final_norm", "decoder_no_embed_scale")
+DECODER_MISTAKES = ("decoder_no_final_norm", "decoder_no_embed_scale")
 EMBED_MISTAKES = ("decoder_embed_every_layer", "decoder_embed_after_first_layer") + DECODER_MISTAKES
 DEVICE_HINT = ("build positions and masks on the input's device (torch.arange(..., device=x.device)), and keep "
                "the scheme as an attribute (self.scheme = scheme) so that .to() moves its tables")
@@ -58,10 +58,10 @@ CHECKS = [
           "scheme_attention", attention(NONE, randn(2, 7, 32)), public=True, id="nope_forward"),
     Check(ATTN, "a learned relative bias: added to the scaled logits, causal", "scheme_attention",
           attention(BIAS, randn(2, 7, 32, seed=1)), public=True, points=2, mistakes=BIAS_MISTAKES,
-          id="bias_forward"),
+          main=True, id="bias_forward"),
     Check(ATTN, "rotary: queries and keys rotated, values not", "scheme_attention",
           attention(ROTARY, randn(2, 7, 32, seed=2)), public=True, points=2, mistakes=ROTATE_MISTAKES,
-          id="rotary_forward"),
+          main=True, id="rotary_forward"),
     Check(ATTN, "ALiBi, decoding token by token with the cache equals the full forward pass",
           "scheme_attention_decode", attention(ALIBI, randn(2, 8, 32, seed=3), prefix=3), expect="property",
           property="decode_matches_full", public=True, points=2, mistakes=("scheme_no_decode_offset",),
@@ -115,10 +115,10 @@ CHECKS = [
     # ---- TinyDecoder ------------------------------------------------------------------------------
     Check(DECODER, "no positions: logits of (2, 9) tokens, 2 layers, d_model=32, 4 heads", "scheme_decoder",
           decoder(NONE, tokens(2, 9)), public=True, points=2, mistakes=DECODER_MISTAKES, hint=BLOCK_HINT,
-          id="nope_logits"),
+          main=True, id="nope_logits"),
     Check(DECODER, "an absolute table is added once, to the scaled token embeddings", "scheme_decoder",
           decoder(TABLE, tokens(2, 9, seed=1)), public=True, points=2, mistakes=EMBED_MISTAKES,
-          id="table_logits"),
+          main=True, id="table_logits"),
     Check(DECODER, "decoding with the caches equals the full pass (absolute table: positions offset)",
           "scheme_decoder_decode", decoder(TABLE, tokens(2, 8, seed=2), prefix=3), expect="property",
           property="decode_matches_full", public=True, points=2, mistakes=("decoder_no_decode_offset",),

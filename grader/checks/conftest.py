@@ -3,6 +3,6 @@
 from grader.pytest_plugin import (  # noqa: F401  (pytest finds hooks by name)
     pytest_addoption,
     pytest_collect_file,
+    pytest_collection_modifyitems,
     pytest_configure,
-    pytest_unconfigure,
 )

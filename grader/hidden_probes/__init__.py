@@ -1,7 +1,7 @@
 """Probes that stay out of the student release (for example the catalogue of broken RoPE variants
-that a learner's property test must reject). Each probes_*.py here keeps its own `PROBES` registry;
-`MODULES` lists them, and the grader and the sandbox add them to the public catalog with
-`posenc_selfcheck.probes.catalog(*MODULES)`. The sandbox copies these files beside the public probes.
+that a learner's property test must reject). Each probes_*_hidden.py here keeps its own `PROBES`
+registry; `MODULE_NAMES` lists them explicitly. The grader adds them to the public catalog with
+`catalog()`; the sandbox copies these files beside the public probes and does the same there.
 
 Name the files probes_chNN_hidden.py (the sandbox copies public and hidden probe files into one
 folder, so a name must not repeat a public probes_chNN.py), and import the registry like this
@@ -12,11 +12,27 @@ folder, so a name must not repeat a public probes_chNN.py), and import the regis
     except ImportError:
         from probes import registry, build, _get, _pack
     PROBES, probe = registry()
+
+This package's own import is cheap (no torch): the grader reads MODULE_NAMES before torch is loaded.
 """
 
-from posenc_selfcheck import probes
+from __future__ import annotations
 
-from . import probes_ch03_hidden, probes_ch04_hidden
+import importlib
+from functools import lru_cache
+from pathlib import Path
 
-MODULES = (probes_ch03_hidden, probes_ch04_hidden)
-CATALOG = probes.catalog(*MODULES)
+MODULE_NAMES = ("probes_ch03_hidden", "probes_ch04_hidden")
+FILES = tuple(Path(__file__).parent / f"{name}.py" for name in MODULE_NAMES)
+
+
+def modules():
+    return tuple(importlib.import_module(f"{__name__}.{name}") for name in MODULE_NAMES)
+
+
+@lru_cache(maxsize=None)
+def catalog():
+    """{name: probe}: the public catalog and the hidden probes."""
+    from posenc_selfcheck import probes
+
+    return probes.catalog(*modules())

@@ -1,5 +1,5 @@
-"""Chapter 3 probes kept out of the student release: Shaw's attention at scale under a memory cap,
-and the gradients that reach the relative tables.
+"""Chapter 3 probes kept out of the student release: Shaw's attention at scale under a memory cap.
+(Its self-check counterpart measures the largest buffer on the meta device: probes_meta.py.)
 
 `memory_capped_call` runs the exercise in a forked child whose address space may grow only by a
 fixed allowance beyond what is mapped at the fork. It works the same in the sandbox (learner code,
@@ -147,27 +147,4 @@ def memory_capped_call(ns, exercise, args=(), kwargs=None, allowance_mib=2048, t
     sample = torch.frombuffer(bytearray(payload), dtype=torch.uint8).view(dtype).reshape(header["shape"])
     result = _pack({}, "out", sample)
     result["out:device"] = header["device"]
-    return result
-
-
-@probe
-def call_with_grads(ns, exercise, args=(), kwargs=None, wrt=(), names=(), seed=0):
-    """Gradients of sum(out * w), w fixed random weights, with respect to the arguments at positions `wrt`
-    (`names` says what to call them in messages)."""
-    fn = _get(ns, exercise)
-    args = build(list(args))
-    for i in wrt:
-        args[i] = args[i].clone().requires_grad_(True)
-    out = fn(*args, **build(kwargs or {}))
-    if not isinstance(out, torch.Tensor):
-        raise TypeError(f"returned a {type(out).__name__}; expected a tensor")
-    weights = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed)).to(out.dtype)
-    (out * weights).sum().backward()
-    result = _pack({}, "out", out)
-    for i in wrt:
-        grad = args[i].grad
-        if grad is None:
-            name = names[i] if i < len(names) else f"argument {i}"
-            raise RuntimeError(f"no gradient reached {name}: the output does not depend on it")
-        _pack(result, f"grad{i}", grad)
     return result

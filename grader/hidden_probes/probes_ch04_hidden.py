@@ -1,7 +1,8 @@
 """Chapter 4, grader only: the catalogue of rope functions a learner's `check_relative_property` must
 judge. Correct ones (other layouts, bases, directions, partial rotary, shifted positions) must be
 accepted; broken ones (a layout mix, sign errors that break the rotation, absolute-position leaks,
-length changes) rejected. They register into the public registry `probes_ch04.CANDIDATES`.
+length changes, and no-ops whose rotation never changes with the position) rejected. They register
+into the public registry `probes_ch04.CANDIDATES`.
 
 (The file is not named probes_ch04.py: the sandbox copies public and hidden probe files into one
 folder by file name, and a hidden probes_ch04.py would replace the public one there.)
@@ -133,3 +134,23 @@ def rope_sin_angle_off(x, position_ids):
     """sin taken at 1.1 times the angle of cos: the blocks are not rotations."""
     angles = plane_angles(x, position_ids, _theta(x.shape[-1]))
     return _half_layout(x, angles, sin_angles=1.1 * angles)
+
+
+# ---- no-ops: must be rejected (the rotation never changes with the position) -------------------
+@candidate
+def rope_identity(x, position_ids):
+    """Returns x unchanged: every norm kept, every score the same at every distance."""
+    return x.clone()
+
+
+@candidate
+def rope_constant_rotation(x, position_ids):
+    """Positions ignored: every token rotated as if it sat at position 5."""
+    return _half_layout(x, plane_angles(x, torch.full_like(position_ids, 5), _theta(x.shape[-1])))
+
+
+@candidate
+def rope_last_row_for_all(x, position_ids):
+    """A broadcasting slip: the tables of the last position rotate every token."""
+    angles = plane_angles(x, position_ids, _theta(x.shape[-1]))
+    return _half_layout(x, angles[..., -1:, :].expand(angles.shape))

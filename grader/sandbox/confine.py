@@ -14,19 +14,54 @@ Layers, each used where the machine allows it (the fork server reports which in 
   writes only in the working folder, no program execution, no TCP (ABI 4+), no signals to
   processes outside the sandbox (ABI 6+).
 - **rlimits** always: CPU time, address space, file size, open files, no core dumps.
+
+Added for the weaker modes (see policy.py for which mode gets what):
+
+- **user-namespace jail** (not root, where the kernel allows unprivileged user namespaces): the
+  same jail, built inside a new user namespace mapped to the grader's own uid; after the chroot
+  every capability is dropped and no new privileges may be gained.
+- **seccomp** (seccomp.py): chmod/chown/utime, sockets, System V IPC, memfd, ptrace, namespaces...
+  fail with EPERM; signals only to the child itself.
+- **cgroup** (cgroup.py): memory (memfd, tmpfs, shared memory included) and process count.
+- clean-up helpers for what a child can leave behind where no namespace takes it away: System V IPC
+  objects (`remove_sysv_ipc`), files of the sandbox's uid in the shared temporary folders
+  (`remove_files_of`), a working folder made hard to remove (`remove_tree`).
+
+`apply(policy, cgroup)` carries out a policy.Policy in a freshly forked child.
 """
 
 import ctypes
 import os
 import resource
+import shutil
+import signal
 import stat
 import sys
+import tempfile
 
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+try:  # inside the grader's package, or copied flat beside it in the fork server's folder
+    from . import cgroup, procs, seccomp
+except ImportError:
+    import procs
+
+    try:
+        import cgroup
+        import seccomp
+    except ImportError:  # a runtime folder without them: apply() and capabilities() fail loudly if used
+        cgroup = seccomp = None
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x40000000, 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
 
 SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc")
+# Entries of /etc that Landlock never lets a child read, should it run as uid 0 (policy.py: only
+# with POSENC_SANDBOX_MODE=user), where owner permissions would let it: password hashes, sudo rules,
+# host keys, TLS private keys, stored secrets. Nothing a grading run needs.
+ETC_WITHHELD = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl", "security",
+                "krb5.keytab", "credstore", "credstore.encrypted", "wireguard", "NetworkManager", "ipsec.secrets",
+                "ppp", "openvpn", "libvirt", ".pwd.lock")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -124,12 +159,84 @@ def can_jail():
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
+def can_userns_jail(readable=None):
+    """Try, in a throw-away child, everything `build_jail(..., userns=True)` does: a user namespace
+    with mount, network and IPC namespaces, uid and gid maps, the tmpfs, the read-only binds of
+    `readable` (default: the system and Python folders), the chroot, dropping all capabilities."""
+    readable = readable_paths([]) if readable is None else readable
+    top = tempfile.mkdtemp(prefix="posenc-userns-")
+    try:
+        for sub in ("jail", "stub"):
+            os.mkdir(os.path.join(top, sub))
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                build_jail(top + "/jail", readable, top + "/stub", top + "/work", os.getuid(), os.getgid(), 1 << 20,
+                           userns=True)
+                drop_capabilities()
+                prctl(PR_SET_NO_NEW_PRIVS, 1)
+                code = 0 if os.path.isdir(top + "/work") and not os.path.exists(top + "/jail") else 1
+            except BaseException:
+                pass
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def unreadable_by(uid, paths):
+    """The paths of `paths` that user `uid`, with no groups, could not read (list and enter). As root
+    this is tried for real in a throw-away child that takes that uid (ACLs and all); otherwise from
+    the "other" permission bits along each path."""
+    if os.geteuid() != 0:
+        return [p for p in paths if not other_can_read(p)]
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read_fd)
+            drop_to(uid, uid)
+            bad = [p for p in paths if not os.access(p, os.R_OK | os.X_OK if os.path.isdir(p) else os.R_OK)]
+            os.write(write_fd, "\0".join(["checked"] + bad).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as f:
+        data = f.read().decode().split("\0")
+    os.waitpid(pid, 0)
+    return data[1:] if data[0] == "checked" else list(paths)
+
+
+def python_readable_by(uid):
+    """Can `uid` (no groups) read every folder Python imports from? policy.py: without a jail, root
+    drops learner code to the sandbox's uid only when this holds; it never runs it as uid 0 by default."""
+    return not unreadable_by(uid, python_paths())
+
+
+def capabilities(forced="auto", sandbox_uid=61000):
+    """What this machine offers, as the fields of policy.Caps (the fork server's hello). `sandbox_uid`:
+    any uid of no account (readability of Python does not depend on which)."""
+    root = os.geteuid() == 0
+    kind, reason = cgroup.probe()
+    return {"root": root, "jail": root and can_jail(), "userns_jail": not root and can_userns_jail(),
+            "landlock": landlock_abi(), "seccomp": seccomp.available(), "cgroup": kind,
+            "cgroup_reason": "" if kind else reason, "python_readable": root and python_readable_by(sandbox_uid),
+            "forced": forced}
+
+
 # ---- the jail --------------------------------------------------------------------------------------
 def _bind(source, target, readonly=True, devices=False):
     os.makedirs(target, exist_ok=True)
     _mount(source, target, None, MS_BIND | MS_REC)
     if readonly:
-        _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | (0 if devices else MS_NODEV))
+        # keep the flags the source is mounted with: in a user namespace they are locked, and a
+        # remount that would clear one (noexec on /dev, say) is refused
+        kept = os.statvfs(source).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | (0 if devices else MS_NODEV) | kept)
 
 
 def _tmpfs(target, options):
@@ -137,10 +244,26 @@ def _tmpfs(target, options):
     _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
 
 
-def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes):
+def _enter_user_namespace():
+    """A new user namespace in which this process keeps its uid and gid (the only mapping an
+    unprivileged process may write) and holds every capability, until it drops them."""
+    uid, gid = os.getuid(), os.getgid()
+    prctl(PR_SET_DUMPABLE, 1)  # /proc/self/{setgroups,uid_map,gid_map} belong to us only when dumpable
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare(user namespace)")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+
+
+def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False):
     """Private namespaces; chroot into `jail` holding only `readable` (read-only), the stub package,
-    /dev, /proc, /sys, a private /tmp and /dev/shm, and a tmpfs `workdir` owned by uid:gid."""
-    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
+    /dev, /proc, /sys, a private /tmp and /dev/shm, and a tmpfs `workdir` owned by uid:gid.
+    userns: not root; the namespaces come with a user namespace of their own (the caller then drops
+    its capabilities in it)."""
+    if userns:
+        _enter_user_namespace()
+    else:
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _tmpfs(jail, "size=4m,mode=755")
     # the private /tmp first: Python folders, the stub and the working folder may lie below /tmp (a
@@ -189,11 +312,24 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+def _withhold_etc(paths):
+    """/etc as its entries but ETC_WITHHELD (a rule on a folder covers all below it)."""
+    out = []
+    for path in paths:
+        if os.path.realpath(path) == "/etc":
+            out += [os.path.join(path, n) for n in sorted(os.listdir(path)) if n not in ETC_WITHHELD]
+        else:
+            out.append(path)
+    return out
+
+
 def landlock(read, write, abi):
-    """Restrict this process (and everything it starts) to reading `read` and writing `write`;
-    nothing may be executed. Returns the ABI used (0 when Landlock is unavailable)."""
+    """Restrict this process (and everything it starts) to reading `read` (/etc without its
+    secrets: ETC_WITHHELD) and writing `write`; nothing may be executed. Returns the ABI used (0
+    when Landlock is unavailable)."""
     if abi < 1:
         return 0
+    read = _withhold_etc(read)
     handled = (1 << (13 if abi == 1 else 14 if abi == 2 else 15)) - 1  # refer from ABI 2, truncate from 3
     attr = _RulesetAttr(handled, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)  # TCP bind+connect; signal+unix scope
     size = 8 if abi < 4 else 16 if abi < 6 else 24
@@ -261,3 +397,127 @@ def limit(cpu_seconds, memory_bytes, file_bytes, nproc=None):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if nproc is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
+def tasks_of(uid):
+    """Threads and processes of real user `uid` (what RLIMIT_NPROC counts)."""
+    count = 0
+    for pid in procs.uid_pids(uid):
+        try:
+            count += len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            continue
+    return count
+
+
+# ---- after the child: what no namespace took away ------------------------------------------------------
+IPC_RMID = 0
+_SYSV = {"shm": ("shmid", lambda i: _libc.shmctl(i, IPC_RMID, None)),
+         "sem": ("semid", lambda i: _libc.semctl(i, 0, IPC_RMID)),
+         "msg": ("msqid", lambda i: _libc.msgctl(i, IPC_RMID, None))}
+
+
+def sysv_ipc(uid, proc="/proc/sysvipc"):
+    """{(kind, id)} of the System V IPC objects (shm, sem, msg) that user `uid` owns or created, in
+    this process's IPC namespace (a jailed child's own namespace vanishes with it)."""
+    out = set()
+    for kind, (id_column, _) in _SYSV.items():
+        try:
+            with open(f"{proc}/{kind}") as f:
+                header, *rows = f.read().splitlines()
+        except OSError:
+            continue
+        names = header.split()
+        for row in rows:
+            values = dict(zip(names, row.split()))
+            if str(uid) in (values.get("uid"), values.get("cuid")):
+                out.add((kind, int(values[id_column])))
+    return out
+
+
+def remove_sysv_ipc(uid, keep=frozenset()):
+    """Remove the System V IPC objects of user `uid` (see sysv_ipc) except those in `keep` (taken
+    before the child started, where `uid` is the grader's own). Returns what could not be removed.
+    seccomp keeps learner code from making any; this is defence in depth."""
+    left = set()
+    for kind, ident in sorted(sysv_ipc(uid) - set(keep)):
+        if _SYSV[kind][1](ident) < 0 and ctypes.get_errno() not in (22, 43):  # EINVAL, EIDRM: already gone
+            left.add((kind, ident))
+    return left
+
+
+TEMP_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def remove_files_of(uid, folders=TEMP_FOLDERS):
+    """Remove what user `uid` left directly in the shared temporary folders (files, folders, links,
+    sockets: never following a link). Only for a sandbox uid of its own: for the grader's own uid it
+    would take the grader's files too. Returns the paths removed."""
+    if uid == os.getuid() or uid == 0:
+        raise ValueError("remove_files_of is for a sandbox's own uid, not the grader's")
+    removed = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+                removed.append(entry.path)
+            except OSError:
+                continue
+    return removed
+
+
+def remove_tree(path):
+    """Remove a working folder even where its owner took away its own permissions on a subfolder
+    (possible where seccomp is missing). Call it once the child's processes are gone. True when it is gone."""
+    todo = [path]
+    while todo:  # give every folder back its owner's permissions first, top down, never through a link
+        folder = todo.pop()
+        try:
+            if os.path.islink(folder) or not os.path.isdir(folder):
+                continue
+            os.chmod(folder, 0o700)
+            todo += [e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+    shutil.rmtree(path, ignore_errors=True)
+    return not os.path.lexists(path)
+
+
+# ---- carrying out a policy ----------------------------------------------------------------------------
+def apply(policy, cgroup=None):
+    """Confine this freshly forked, single-threaded child as `policy` (policy.Policy) says, before the
+    first learner statement. The order matters: join the cgroup while we may still write to it;
+    build the jail while we hold the capabilities for it; change uid (which clears the parent-death
+    signal, so that is set after); Landlock and rlimits; seccomp last, since it blocks mount, chroot
+    and unshare, which the jail needed. The caller has already closed file descriptors, set the
+    process group and the signal handlers (server.py)."""
+    if cgroup is not None:
+        cgroup.join(0)
+    owner = (policy.uid, policy.gid) if policy.uid is not None else (os.getuid(), os.getgid())
+    if policy.jail:
+        build_jail(policy.jail_dir, list(policy.binds), policy.stub, policy.workdir, owner[0], owner[1],
+                   policy.work_bytes, userns=policy.jail == "user")
+    os.chdir(policy.workdir)
+    if policy.uid is not None:
+        drop_to(policy.uid, policy.gid)
+    else:  # in a user namespace: its capabilities; as root (root-user): root's; otherwise none to drop
+        drop_capabilities()
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    landlock(list(policy.readable), list(policy.writable), policy.landlock)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    nproc = policy.nproc
+    if nproc is not None and policy.nproc_shared:  # the grader's own uid: its processes count too
+        nproc += tasks_of(os.getuid())
+    limit(policy.cpu_seconds, policy.rlimit_as or 0, policy.file_bytes, nproc)
+    if policy.seccomp:
+        seccomp.install()

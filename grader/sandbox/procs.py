@@ -1,8 +1,8 @@
 """Find and kill processes by ancestry or by user, from /proc (Linux). Standard library only: the
-fork server imports this file flat, the grader as `grader.sandbox.procs`.
+fork servers (server.py) import this file flat, the grader as `grader.sandbox.procs`.
 
-Why two ways: the fork server is a child subreaper, so everything a sandbox child starts (even a
-grandchild that called setsid() and whose parent died) stays below the server in the process tree;
+Why two ways: a session server is a child subreaper, so everything a sandbox child starts (even a
+grandchild that called setsid() and whose parent died) stays below the session in the process tree;
 and when the grader runs as root every child runs under a user id of its own, so "every process of
 that uid" is exactly the submission's processes, wherever they ended up.
 """

@@ -1,50 +1,65 @@
-"""The sandbox's fork server. Runs in its own interpreter (`python -I`), never inside the grader.
+"""The sandbox's fork servers. They run in their own interpreter (`python -I`), never inside the grader.
 
-It imports torch once, then for each exercise forks a child that executes the submission's
-definitions and runs that exercise's probes. The server itself never executes learner code: only
-the forked children do, each confined before the first learner statement (see confine.py): its
-own process group, a jail with nothing of the grader's files in view (as root), a user id of its
-own (as root), Landlock, rlimits, stdin/stdout/stderr on /dev/null, and every file descriptor
-closed but one: the write end of the result pipe.
+Two levels, so that nothing of one student can reach another:
 
-Protocol with the grader (JSON lines): the server says {"hello": {...capabilities}} once; the
-grader writes {"cmd": "run", ...}; the server answers {"pid": N} when the child starts and
-{"pid": N, "status": S, "progress": P} when it has ended and everything it started is gone.
-Nothing the child prints reaches this channel.
+- the **zygote** imports torch (and matplotlib, and warms up the meta device) once, then waits for
+  the grader to ask for a session. It never receives a submission's code or results: a session is
+  requested with one command and a socket passed as a file descriptor, nothing else;
+- a **session server** is forked from the zygote for one submission and ends with it. It receives
+  that submission's definitions and, for each exercise, forks a child that executes them and runs
+  the exercise's probes. A later submission gets a fresh session forked from the clean zygote, so
+  no process that has held one student's code or results ever forks another student's child.
 
-Results travel over the pipe as lines "<name>\\t<base64>\\n". The server keeps only lines whose
-name is one this exercise expects (its check ids, the execution log, the progress marker), each
-decoded and size-capped, and writes them to the exercise's fresh result folder, which only the
-server and the grader can reach. A line it cannot parse is dropped, so garbage a submission
-writes into the pipe costs nothing but that garbage. Last line wins for a name.
+The children are confined before the first learner statement (see confine.py): their own process
+group, a jail with nothing of the grader's files in view (as root), a user id of their own (as
+root), Landlock, rlimits, stdin/stdout/stderr on /dev/null, and every file descriptor closed but
+one: the write end of the result pipe.
 
-The server is a child subreaper: whatever a child starts stays below the server even after the
-child dies, and is killed (with everything of the child's user id, as root) before the server
-reports the child's end.
+Protocol with the grader (JSON lines): the zygote says {"hello": {...capabilities}} on its control
+socket, then answers every {"cmd": "session"} (carrying one socket) with {"session": pid}. On a
+session socket the grader writes {"cmd": "run", ...}; the session server answers {"pid": N} when the
+child starts and {"pid": N, "status": S, "progress": P} when it has ended and everything it started
+is gone. Nothing a child prints reaches these channels.
+
+Results travel over a pipe as lines "<name>\\t<base64>\\n". The session server keeps only lines whose
+name is one this exercise expects (the opaque tokens of its probe requests, the execution log, the
+progress marker), each decoded and size-capped, and writes them to the exercise's fresh result
+folder, which only the server and the grader can reach. A line it cannot parse is dropped, so
+garbage a submission writes into the pipe costs nothing but that garbage. Last line wins for a name.
+
+A session server is a child subreaper: whatever a child starts stays below it even after the child
+dies, and is killed (with everything of the child's user id, as root) before the server reports the
+child's end.
 """
 
 import base64
 import binascii
-import glob
 import json
 import os
 import re
+import select
 import signal
+import socket
 import sys
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the copied probes.py / store.py / confine.py live beside this file
 
+import cgroup  # noqa: E402
 import confine  # noqa: E402
+import policy  # noqa: E402
 import probes  # noqa: E402
 import procs  # noqa: E402
 import store  # noqa: E402
 import torch  # noqa: E402  (imported once, before any fork)
 from safetensors.torch import save as save_tensors  # noqa: E402
 
-# the hidden probe modules copied beside the public ones (grader/hidden_probes.MODULES)
-CATALOG = probes.catalog(*[__import__(name) for name in os.environ.get("POSENC_HIDDEN_PROBES", "").split(",") if name])
+# argv: the control socket's fd, the sandbox mode, then the hidden probe modules copied beside the public
+# ones (grader/hidden_probes.MODULE_NAMES)
+CONTROL_FD, MODE, UID_BASE = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+CATALOG = probes.catalog(*[__import__(name) for name in sys.argv[4:]])
+probes.warm_up()  # the meta device's first use costs about a second: pay it here, once, before any fork
 
 try:  # notebooks import pyplot; load it once here rather than in every child
     import matplotlib  # noqa: E402
@@ -132,20 +147,9 @@ def _confine(job, result_fd):
         os.dup2(null, fd)
     os.closerange(3, result_fd)
     os.closerange(result_fd + 1, 1 << 16)
-    uid, gid, caps = job["uid"], job["gid"], CAPS
-    readable = confine.readable_paths(job["protect"]) + [job["stub"]]
-    if caps["jail"]:
-        confine.build_jail(job["jail"], readable[:-1], job["stub"], job["workdir"], uid, gid, job["work_bytes"])
-    os.chdir(job["workdir"])
-    if uid is not None:
-        confine.drop_to(uid, gid)
-    elif os.geteuid() == 0:
-        confine.drop_capabilities()
-    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
-    write = [job["workdir"], "/dev/null"] + (["/tmp", "/dev/shm"] if caps["jail"] else [])
-    write += glob.glob("/dev/nvidia*") + glob.glob("/dev/dri")  # CUDA opens its devices read-write
-    confine.landlock(readable + ["/dev", "/proc", "/sys"], write, caps["landlock"])
-    confine.limit(job["cpu_seconds"], job["memory_bytes"], job["file_bytes"], job["nproc"] if uid is not None else None)
+    # the operating system's part, in the order policy.py decided for this machine: cgroup, jail, user,
+    # Landlock, rlimits, seccomp (confine.apply)
+    confine.apply(policy.Policy(**job["policy"]), GROUP[0] if GROUP else None)
     os.environ.update(HOME=job["workdir"], TMPDIR=job["workdir"], MPLCONFIGDIR=job["workdir"])
     sys.path.insert(0, job["stub"])
     sys.meta_path.insert(0, _Blocker())
@@ -162,17 +166,17 @@ def _child(job, result_fd):
     ns, log = _execute(job["statements"], job["stmt_timeout"], channel)
     channel.send("_progress", b"probes")
     channel.send("_exec.json", json.dumps(log).encode())
-    for check_id, probe_name, params, exercise in job["probes"]:
+    for request in job["requests"]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         try:
-            result = probes.run(ns, probe_name, params, exercise, CATALOG)
+            result = probes.run(ns, request["probe"], request["params"], request["exercise"], CATALOG)
         except BaseException as exc:  # SystemExit raised from inside learner code, and worse
             result = {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
         try:
-            channel.send_result(check_id, result)
+            channel.send_result(request["token"], result)
         except BaseException as exc:
-            channel.send_result(check_id, {"error": f"could not store the result: {exc}"[:500],
-                                           "error_type": "StoreError"})
+            channel.send_result(request["token"], {"error": f"could not store the result: {exc}"[:500],
+                                                   "error_type": "StoreError"})
     channel.send("_progress", b"done")
 
 
@@ -237,8 +241,6 @@ def _drain(fd, receiver):
 
 def _reap(wake_fd, pid, read_fd, receiver):
     """Wait for the child `pid` while reading its results; reap adopted orphans on the way."""
-    import select
-
     status, open_ = None, True
     while status is None:
         ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 1.0)
@@ -275,65 +277,210 @@ def _clean_up(uid):
             break
 
 
-def capabilities():
-    mode = os.environ.get("POSENC_SANDBOX_MODE", "auto")
-    root = os.geteuid() == 0 and mode != "user"
-    jail = root and mode != "nojail" and confine.can_jail()
-    drop = root and (jail or all(confine.other_can_read(p) for p in confine.python_paths()))
-    return {"root": root, "jail": jail, "drop": drop, "landlock": confine.landlock_abi() if mode != "nolandlock"
-            else 0, "python": confine.python_paths()}
-
-
 CAPS = {}
+GROUP = []  # the memory cgroup of the child being forked (the child joins it first thing)
 
 
-def main():
-    out = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # keep the protocol channel for the server's own lines
-    confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)
-    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
-    confine.prctl(confine.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
-    CAPS.update(capabilities())
+def _send(sock, message):
+    sock.sendall((json.dumps(message) + "\n").encode())
+
+
+class _Lines:
+    """JSON lines from a socket (with the file descriptors that came with them)."""
+
+    def __init__(self, sock):
+        self.sock, self.buffer, self.fds = sock, b"", []
+
+    def next(self):
+        while b"\n" not in self.buffer:
+            data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 4)
+            self.fds += fds
+            if not data:
+                return None
+            self.buffer += data
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+
+# ---- a session: one submission ----------------------------------------------------------------------
+def _group(job, n):
+    """A fresh memory cgroup for one child, as the policy asks (None when it asks for none)."""
+    rule = job["policy"]
+    GROUP.clear()
+    if rule["cgroup_bytes"]:
+        try:
+            GROUP.append(cgroup.Cgroup.create(f"x{n}", rule["cgroup_bytes"], rule["cgroup_pids"]))
+        except OSError:
+            return "no cgroup could be made for this exercise, so only its address space was limited"
+    return None
+
+
+def run_exercise(job, out, n):
+    """Fork the child for one exercise, collect its results, clean up, report."""
+    rule = job["policy"]
+    ipc_before = confine.sysv_ipc(os.getuid()) if rule["clean_ipc"] == "new" else set()
+    note = _group(job, n)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(read_fd)
+            _child(job, write_fd)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    os.set_blocking(read_fd, False)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the child already did it (or is gone)
+    _send(out, {"pid": pid})
+    allowed = {f"{r['token']}.{ext}" for r in job["requests"] for ext in ("json", "safetensors")}
+    receiver = Receiver(job["outdir"], allowed | {"_exec.json", "_progress"}, job["line_bytes"], job["result_bytes"])
+    status = _reap(WAKE[-1], pid, read_fd, receiver)
+    os.close(read_fd)
+    _clean_up(job["uid"])
+    oom = bool(GROUP) and GROUP[0].oom_killed()
+    if GROUP:
+        GROUP.pop().kill_and_remove()
+    if rule["clean_ipc"] == "uid":
+        confine.remove_sysv_ipc(job["uid"])
+    elif rule["clean_ipc"] == "new":
+        confine.remove_sysv_ipc(os.getuid(), keep=ipc_before)
+    if rule["clean_files_of_uid"]:
+        confine.remove_files_of(job["uid"])
+    _send(out, {"pid": pid, "status": status, "progress": receiver.progress, "dropped": receiver.dropped,
+                "oom": oom, "note": note})
+
+
+def session(sock):
+    """Serve one submission's exercises until the grader closes the socket, then leave nothing behind."""
+    confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)  # not inherited from the zygote: set it here
+    _wake_on_sigchld()  # a wake-up pipe of its own: sessions share nothing, not even wake-ups
+    lines, uid, n = _Lines(sock), None, 0
+    while True:
+        job = lines.next()
+        if job is None or job.get("cmd") != "run":
+            break
+        uid, n = job["uid"], n + 1
+        run_exercise(job, sock, n)
+    _clean_up(uid)
+
+
+# ---- the zygote ---------------------------------------------------------------------------------------
+WAKE = []
+
+
+def _wake_on_sigchld():
+    """A pipe that receives a byte whenever a child ends (select() on it instead of sleeping)."""
+    for fd in WAKE:
+        os.close(fd)
+    WAKE.clear()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
+    WAKE.extend((wake_w, wake_r))
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_w)
-    out.write(json.dumps({"hello": CAPS}) + "\n")
-    uid = None
-    for line in sys.stdin:
-        job = json.loads(line)
-        if job.get("cmd") == "quit":
-            break
-        uid = job["uid"]
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                os.close(read_fd)
-                _child(job, write_fd)
-            except BaseException:
-                traceback.print_exc()
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(write_fd)
-        os.set_blocking(read_fd, False)
+
+
+def _reap_sessions(sessions):
+    while sessions:
         try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass  # the child already did it (or is gone)
-        out.write(json.dumps({"pid": pid}) + "\n")
-        allowed = {f"{c[0]}.{ext}" for c in job["probes"] for ext in ("json", "safetensors")}
-        receiver = Receiver(job["outdir"], allowed | {"_exec.json", "_progress"}, job["line_bytes"],
-                            job["result_bytes"])
-        status = _reap(wake_r, pid, read_fd, receiver)
-        os.close(read_fd)
-        _clean_up(job["uid"])
-        out.write(json.dumps({"pid": pid, "status": status, "progress": receiver.progress,
-                              "dropped": receiver.dropped}) + "\n")
-    _clean_up(uid)
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            sessions.clear()
+            return
+        if done == 0:
+            return
+        sessions.discard(done)
+
+
+def _fork(run, keep_closed, *args):
+    """Fork a child of the zygote that runs `run(*args)`; the zygote's own sockets closed in it."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            for sock in keep_closed:
+                sock.close()
+            run(*args)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            os._exit(code)
+    return pid
+
+
+def trusted_grader(sock, control):
+    """A grading process forked from the zygote (torch already loaded): the grader's own code, trusted,
+    holding the reference; it asks the zygote for sessions on `control` and forks nothing itself, so
+    nothing it holds reaches a sandbox child (grader/remote.py)."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
+    line = b""
+    while not line.endswith(b"\n"):  # byte by byte: what follows the first line is the grader's to read
+        byte = sock.recv(1)
+        if not byte:
+            return
+        line += byte
+    setup = json.loads(line)  # the repository's path comes here, never through the zygote
+    sys.path.insert(0, setup["repo"])
+    from grader import remote
+
+    remote.serve(sock, control, dict(CAPS), setup)
+
+
+def main():
+    """The zygote: CONTROL_FD is its socket to the grader. It answers "session" (fork a session server)
+    and "grader" (fork a trusted grading process, with a control socket of its own) and reads nothing
+    else: no submission's byte ever passes through it."""
+    control = socket.socket(fileno=CONTROL_FD)
+    os.dup2(2, 1)  # stray prints go where stderr goes, never into a protocol channel
+    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
+    confine.prctl(confine.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
+    CAPS.update(confine.capabilities(MODE, UID_BASE), python=confine.python_paths())
+    _wake_on_sigchld()
+    _send(control, {"hello": CAPS})
+    controls, children = {control: _Lines(control)}, set()
+    while control in controls:
+        ready, _, _ = select.select(list(controls), [], [], 1.0)
+        _reap_sessions(children)
+        for sock in ready:
+            lines = controls[sock]
+            try:
+                command = lines.next()
+            except (OSError, ValueError):
+                command = None
+            fds, lines.fds = lines.fds, []
+            kind = (command or {}).get("cmd")
+            if kind == "session" and len(fds) == 1:
+                pid = _fork(lambda fd: session(socket.socket(fileno=fd)), list(controls), fds[0])
+                _send(sock, {"session": pid})
+            elif kind == "grader" and len(fds) == 3:  # its socket, and both ends of its control socket
+                mine = socket.socket(fileno=os.dup(fds[1]))
+                pid = _fork(lambda a, b, theirs: os.close(theirs) or trusted_grader(socket.socket(fileno=a),
+                                                                                  socket.socket(fileno=b)),
+                            [*controls, mine], fds[0], fds[2], fds[1])
+                controls[mine] = _Lines(mine)
+                _send(sock, {"grader": pid})
+            else:  # the other side is gone (or speaks nonsense): forget it; the grader's own ends everything
+                controls.pop(sock)
+                if sock is not control:
+                    sock.close()
+                pid = None
+            for fd in fds:
+                os.close(fd)
+            if pid:
+                children.add(pid)
+    procs.kill_all(lambda: procs.descendants(os.getpid()))
+    _reap_sessions(children)
 
 
 if __name__ == "__main__":

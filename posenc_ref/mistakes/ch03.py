@@ -25,8 +25,9 @@ def _rel_start_aligned(q_len, k_len, device=None):
 
 
 # ---- Shaw attention (direct form; the efficient form gives the same numbers) -----------------------
-def _shaw(sign=1, clip=0, scale_rel=True, use_values=True):
-    """Shaw's attention with one thing changed: distance sign, clip at ±(K - clip), scaling, values."""
+def _shaw(sign=1, clip=0, scale_rel=True, use_values=True, mask_sign=1):
+    """Shaw's attention with one thing changed: distance sign, clip at ±(K - clip), scaling, values, or the
+    causal mask's direction (mask_sign=-1 hides the keys before the query instead of after it)."""
 
     def shaw(q, k, v, rel_k, rel_v, max_distance, causal=False):
         K = max_distance
@@ -36,8 +37,8 @@ def _shaw(sign=1, clip=0, scale_rel=True, use_values=True):
         scale = 1 / math.sqrt(q.shape[-1])
         scores = q @ k.transpose(-2, -1) * scale + rel_logits * (scale if scale_rel else 1.0)
         if causal:
-            scores = scores.masked_fill(rel > 0, float("-inf"))
-        attn = scores.softmax(-1)
+            scores = scores.masked_fill(mask_sign * rel > 0, float("-inf"))
+        attn = scores.softmax(-1).nan_to_num(0.0)  # a flipped mask may leave a query no key at all
         out = attn @ v
         if use_values:
             per_row = attn.new_zeros(*attn.shape[:-1], 2 * K + 1).scatter_add_(-1, idx.expand_as(attn), attn)
@@ -57,6 +58,8 @@ _SHAW = {
                  "e_ij = q_i·(k_j + a^K_ij) / sqrt(d) both terms are scaled"),
     "value_ignored": (_shaw(use_values=False), "the value table is ignored: the output is "
                       "sum_j alpha_ij (v_j + a^V_ij), not just attn @ v"),
+    "causal_flipped": (_shaw(mask_sign=-1), "the causal mask points the wrong way: it hides the keys before the "
+                       "query and keeps those after it. Mask the keys with j − i > 0 (relative_positions > 0)"),
 }
 
 

@@ -50,6 +50,9 @@ def _rotate_half(kind):
 
 
 def _apply(kind):
+    """apply_rope with one mistake: the sign, no cast, or a broken rotate_half inside ("rotate_half_<kind>")."""
+    turn = _rotate_half(kind.removeprefix("rotate_half_")) if kind.startswith("rotate_half_") else ref.rotate_half
+
     def apply_rope(x, cos, sin):
         rot = cos.shape[-1]
         if cos.dim() == 3:
@@ -58,7 +61,7 @@ def _apply(kind):
             cos, sin = cos.to(x.dtype), sin.to(x.dtype)
         xr = x[..., :rot]
         sign = -1 if kind == "sign" else 1
-        return torch.cat((xr * cos + sign * ref.rotate_half(xr) * sin, x[..., rot:]), dim=-1)
+        return torch.cat((xr * cos + sign * turn(xr) * sin, x[..., rot:]), dim=-1)
 
     return apply_rope
 
@@ -97,6 +100,11 @@ def _attention(kind):
     turn = _rotate_half("sign") if kind == "sign" else ref.rotate_half
 
     class Wrong(ref.RoPEAttention):
+        def __init__(self, d_model, num_heads, base=10000.0):
+            super().__init__(d_model, num_heads, base)
+            if kind == "inv_freq_buffer":  # frequencies kept in a buffer: module.to(dtype) rounds them
+                self.register_buffer("inv_freq", ref.rope_inv_freq(self.head_dim, base), persistent=False)
+
         def forward(self, x, position_ids=None, causal=True, kv_cache=None):
             batch, seq, _ = x.shape
             past = 0 if kv_cache is None else kv_cache[0].shape[2]
@@ -111,6 +119,10 @@ def _attention(kind):
             if kind == "angles_in_input_dtype":
                 inv_freq = ref.rope_inv_freq(self.head_dim, self.base, device=x.device).to(x.dtype)
                 freqs = position_ids[..., None].to(x.dtype) * inv_freq
+                emb = torch.cat((freqs, freqs), dim=-1)
+                cos, sin = emb.cos(), emb.sin()
+            elif kind == "inv_freq_buffer":  # float32 positions times the (rounded) buffer, upcast
+                freqs = position_ids[..., None].float() * self.inv_freq.float()
                 emb = torch.cat((freqs, freqs), dim=-1)
                 cos, sin = emb.cos(), emb.sin()
             else:
@@ -129,7 +141,13 @@ def _attention(kind):
             if kv_cache is not None:
                 k, v = torch.cat((kv_cache[0], k), dim=2), torch.cat((kv_cache[1], v), dim=2)
             k_len = k.shape[2]
-            if not causal or seq == 1:
+            if causal and kind == "causal_flipped":  # keys at or after the query
+                allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).triu(k_len - seq)
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+            elif causal and kind == "float_mask" and seq != k_len:  # 1.0 / 0.0 added to the scores: nothing masked
+                allowed = torch.ones(seq, k_len, device=x.device).tril(k_len - seq)
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed.to(q.dtype))
+            elif not causal or seq == 1:
                 out = F.scaled_dot_product_attention(q, k, v)
             elif seq == k_len or kind == "top_left_causal":
                 out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -163,8 +181,17 @@ MISTAKES = {
         "rotate_half", "that rotates neighbouring pairs (2i, 2i+1), GPT-J's rotate_every_two (interleaved layout); "
         "rotate_half pairs the two halves: cat(-x2, x1)", _rotate_half("neighbours")),
     "apply_sign": Mistake(
-        "apply_rope", "the rotation turns the wrong way: out = x * cos + rotate_half(x) * sin (plus, not minus)",
-        _apply("sign")),
+        "apply_rope", "the rotation turns the wrong way (-m·theta): out = x * cos + rotate_half(x) * sin, plus, not "
+        "minus; if your formula has the plus, your rotate_half has its minus sign on the wrong half (its own "
+        "self-check says so)", _apply("sign")),
+    "apply_rotate_half_no_minus": Mistake(
+        "apply_rope", "the rotation inside is not a rotation: rotate_half(x) must be cat(-x2, x1), and this one "
+        "has no minus sign. If you call your rotate_half, fix it first (its own self-check says so)",
+        _apply("rotate_half_no_minus")),
+    "apply_rotate_half_neighbours": Mistake(
+        "apply_rope", "the rotation pairs neighbouring coordinates (2i, 2i+1), the interleaved layout, while the "
+        "tables are for the half layout: rotate_half must be cat(-x2, x1) on the two halves. If you call your "
+        "rotate_half, fix it first", _apply("rotate_half_neighbours")),
     "apply_no_cast": Mistake(
         "apply_rope", "cos and sin are float32 and were not cast to x.dtype, so the output was promoted to float32: "
         "cast them with cos.to(x.dtype) before multiplying", _apply("no_cast")),
@@ -198,6 +225,20 @@ MISTAKES = {
         "RoPEAttention", "with a cache, is_causal=True aligns the queries to the start of the keys; they sit at the "
         "end (query i at k_len - q_len + i): pass attn_mask=torch.ones(L, K, dtype=torch.bool).tril(K - L)",
         _attention("top_left_causal")),
+    "attn_causal_flipped": Mistake(
+        "RoPEAttention", "the causal mask points the wrong way: each query sees the keys after it instead of those "
+        "before it. True (may attend) belongs where j <= K - L + i: torch.ones(L, K, dtype=torch.bool).tril(K - L)",
+        _attention("causal_flipped")),
+    "attn_float_mask": Mistake(
+        "RoPEAttention", "the mask is a float tensor of ones and zeros: SDPA adds a float mask to the scores, so "
+        "nothing is masked and each query also sees the keys after it. Build it with dtype=torch.bool (True = may "
+        "attend)", _attention("float_mask")),
+    "attn_inv_freq_cast_by_to": Mistake(
+        "RoPEAttention", "the frequencies come from a floating buffer, and module.to(torch.bfloat16) (or float16) "
+        "rounded it to half precision, as it does in transformers' rotary embeddings: at positions in the hundreds "
+        "and thousands the angles are off by hundredths to tenths of a radian, and upcasting does not bring the "
+        "lost digits back. Compute the frequencies in forward, in "
+        "float32 on x.device, as rope_cos_sin does (it costs next to nothing)", _attention("inv_freq_buffer")),
     "attn_angles_in_input_dtype": Mistake(
         "RoPEAttention", "cos/sin were built in the input's dtype: positions and angles lose their precision in "
         "half precision (bfloat16 cannot even count past 256). Compute angles in float32, then cast cos and sin "

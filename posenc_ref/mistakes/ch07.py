@@ -61,7 +61,7 @@ def _attention(kind):
 
 # ---- the decoder ------------------------------------------------------------------------------
 def _decoder(kind):
-    """TinyDecoder with one mistake in how positions, norms or the head are wired."""
+    """TinyDecoder with one mistake in how positions, the norm or the embedding scale are wired."""
 
     class Wrong(ref.TinyDecoder):
         def forward(self, tokens, kv_caches=None):
@@ -79,12 +79,7 @@ def _decoder(kind):
                     h = self.scheme.embed(h, position_ids)
                 cache = None if kv_caches is None else kv_caches[n]
                 causal = True if kind == "ignores_causal" else self.causal
-                if kind == "post_norm":
-                    attended, cache = layer.attn(h, position_ids, causal, cache)
-                    h = layer.attn_norm(h + attended)
-                    h = layer.mlp_norm(h + layer.mlp(h))
-                else:
-                    h, cache = layer(h, position_ids, causal, cache)
+                h, cache = layer(h, position_ids, causal, cache)
                 if kind == "embed_after_first_layer" and n == 0:
                     h = self.scheme.embed(h, position_ids)
                 caches.append(cache)
@@ -140,9 +135,6 @@ MISTAKES = {
     "decoder_no_decode_offset": Mistake(
         DECODER, "positions are not offset when decoding: with caches holding `past` tokens the new tokens sit "
                  "at past, past + 1, ...", _decoder("no_decode_offset")),
-    "decoder_post_norm": Mistake(
-        DECODER, "the blocks are post-norm, LN(h + Attn(h)): normalise the block's input instead, "
-                 "h + Attn(LN(h)) and h + MLP(LN(h))", _decoder("post_norm")),
     "decoder_no_final_norm": Mistake(
         DECODER, "the final LayerNorm is missing: logits = norm(h) @ embed_tokens.weight.T",
         _decoder("no_final_norm")),

@@ -1,0 +1,101 @@
+"""run_batch: discover, skip what is already graded, schedule the rest, write the class's outputs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from ..files import read_json, write_json
+from ..progress import Progress, say
+from .discovery import discover, submission_hash
+from .reporting import write_outputs
+from .scheduling import Worker, schedule
+
+REPO = Path(__file__).resolve().parent.parent.parent
+FINGERPRINT_GLOBS = ("grader/**/*.py", "grader/checks/ids.lock.json", "posenc_ref/**/*.py",
+                     "posenc_selfcheck/**/*.py", "posenc_selfcheck/data/*")
+
+
+def grader_fingerprint():
+    """Changes whenever anything that decides a grade changes."""
+    digest = hashlib.sha256()
+    for pattern in FINGERPRINT_GLOBS:
+        for f in sorted(REPO.glob(pattern)):
+            if "__pycache__" not in f.parts and f.is_file():
+                digest.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: stop like Ctrl-C does."""
+
+
+def _interrupt(signum, frame):
+    raise Interrupted()
+
+
+def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None):
+    """Grade every submission in `folder` not yet graded into `out`; write the gradebook and summary."""
+    stream = stream or sys.stderr
+    folder, out = Path(folder).resolve(), Path(out).resolve()
+    for sub in ("results", "feedback", "errors", "plots"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    for tmp in out.rglob(".*.tmp"):  # left by a run that was killed mid-write
+        tmp.unlink(missing_ok=True)
+    say(f"reading {folder}…", settings.progress, stream)
+    entries = discover(folder)
+    fingerprint, run_id = grader_fingerprint(), uuid.uuid4().hex[:12]
+    hashes = {student: submission_hash(entry.path) for student, entry in entries.items()}
+    todo = [s for s in entries if not _current(read_json(out / "results" / f"{s}.json"), hashes[s], fingerprint)]
+    settings = settings.replace(protect=(*settings.protect, str(folder), str(out)))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    bar = Progress("grading", len(todo), stream, settings.progress)
+    workers = max(1, min(jobs, len(todo)))
+    say(f"{len(entries)} submissions, {len(entries) - len(todo)} already graded; starting {workers if todo else 0} "
+        "worker(s) (each loads torch and the sandbox: a few seconds)…", settings.progress, stream)
+    replies, ready = [], []
+    start = time.monotonic()
+
+    def on_ready():
+        ready.append(time.monotonic() - start)
+        if len(ready) == workers:
+            say(f"workers ready after {ready[-1]:.1f} s", settings.progress, stream)
+
+    def on_reply(reply):
+        if not reply["ok"]:
+            write_json(out / "errors" / f"{reply['student']}.json", {**reply, "run_id": run_id})
+        replies.append(reply)
+        bar.step(reply["ok"], reply["student"])
+
+    job_list = []
+    for student in todo:
+        (out / "errors" / f"{student}.json").unlink(missing_ok=True)
+        job_list.append({"student": student, "path": str(entries[student].path), "name": entries[student].name,
+                         "out": str(out), "sha256": hashes[student], "fingerprint": fingerprint, "run_id": run_id})
+    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        stats = schedule(job_list, jobs, lambda: Worker(env, settings.to_json(), REPO), timeout, on_reply, on_ready)
+    except KeyboardInterrupt:
+        stream.write("\ninterrupted: graded submissions are kept; run the same command again to finish\n")
+        raise
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    seconds = time.monotonic() - start
+    say("writing the gradebook, summary and plots…", settings.progress and bool(entries), stream)
+    summary = write_outputs(out, entries, hashes, fingerprint)
+    write_json(out / "run.json", {
+        "run_id": run_id, "folder": str(folder), "jobs": jobs, "submissions": len(entries), "graded": len(todo),
+        "errors": sum(not r["ok"] for r in replies), "seconds": round(seconds, 2), "workers_ready_s": ready,
+        "grading_seconds": [round(r.get("seconds", 0), 3) for r in replies if r["ok"]], "workers": stats,
+        "fingerprint": fingerprint})
+    return summary
+
+
+def _current(rec, sha256, fingerprint):
+    return bool(rec) and rec.get("sha256") == sha256 and rec.get("fingerprint") == fingerprint

@@ -1,0 +1,93 @@
+"""Hand submissions to N worker processes, with a time limit per submission; replace a worker that dies
+or overruns (killing it and its sandbox); report each reply as it comes."""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import sys
+import time
+
+from ..sandbox import procs
+
+
+class Worker:
+    def __init__(self, env, settings_json, cwd):
+        self.proc = subprocess.Popen([sys.executable, "-m", "grader.batch.worker", settings_json], cwd=cwd, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, bufsize=1)
+        self.job, self.deadline, self.ready = None, None, False
+
+    def send(self, job, timeout):
+        self.job, self.deadline = job, time.monotonic() + timeout
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+
+    def kill(self):
+        procs.kill_all(lambda: procs.descendants(self.proc.pid))
+        self.proc.kill()
+        self.proc.wait()
+
+    def finish(self):
+        """Ask it to stop; its peak memory, or None."""
+        try:
+            self.proc.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
+            self.proc.stdin.flush()
+            ready, _, _ = select.select([self.proc.stdout], [], [], 30)
+            line = self.proc.stdout.readline() if ready else ""
+            self.proc.wait(timeout=30)
+            return json.loads(line)["stats"] if line else None
+        except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+            self.kill()
+            return None
+
+
+def schedule(jobs, workers_wanted, start_worker, timeout, on_reply, on_ready=None):
+    """Run every job; `on_reply(reply)` for each ("ok" False when the worker failed, died or overran).
+    Returns the workers' statistics."""
+    queue = list(jobs)
+    workers = [start_worker() for _ in range(max(1, min(workers_wanted, len(queue))))] if queue else []
+    try:
+        while queue or any(w.job for w in workers):
+            for w in workers:
+                if w.ready and w.job is None and queue:
+                    w.send(queue.pop(0), timeout)
+            starting = [w for w in workers if not w.ready]
+            busy = [w for w in workers if w.job]
+            wait = min([max(0.0, w.deadline - time.monotonic()) for w in busy] + [1.0])
+            ready, _, _ = select.select([w.proc.stdout for w in starting + busy], [], [], wait)
+            for w in list(workers):
+                if not w.ready and w.proc.stdout in ready:
+                    line = w.proc.stdout.readline()
+                    if line and "ready" in json.loads(line):
+                        w.ready = True
+                        if on_ready:
+                            on_ready()
+                    else:  # it could not start: try another (a broken installation fails every time)
+                        raise RuntimeError("a grading worker could not start")
+                    continue
+                if not w.job:
+                    continue
+                broken = True  # the worker died or overran: kill it (and its sandbox), start another
+                if w.proc.stdout in ready:
+                    line = w.proc.stdout.readline()
+                    broken = not line
+                    reply = json.loads(line) if line else {"student": w.job["student"], "ok": False,
+                                                           "error": "the grading worker died"}
+                elif time.monotonic() >= w.deadline:
+                    reply = {"student": w.job["student"], "ok": False,
+                             "error": f"grading did not finish within {timeout:g} s"}
+                else:
+                    continue
+                if broken:
+                    w.kill()
+                    workers[workers.index(w)] = replacement = start_worker()
+                    replacement.job = None
+                w.job = None
+                on_reply(reply)
+        return [s for s in (w.finish() for w in workers) if s]
+    except BaseException:
+        for w in workers:
+            w.kill()
+        raise

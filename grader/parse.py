@@ -1,0 +1,154 @@
+"""Turn a submission file's bytes into the top-level statements the sandbox will run (no execution).
+
+Runs in a limited child process (`parse_limited`): parsing hostile text is itself an attack surface
+(a notebook of JSON nested 100,000 deep, a 4 MB list literal that makes `ast.parse` take gigabytes).
+Standard library only, so the child starts in milliseconds.
+
+From each file we keep the statements that define things (imports, functions, classes,
+assignments, `if`/`try` blocks) and drop the ones that only do things (bare expressions such as
+plots and self-check calls, `for` and `while` loops such as training, `with` blocks). A cell with a
+syntax error is dropped on its own, so the rest of the notebook is still graded. Cells tagged `demo`
+or `selfcheck` are not run.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+# Patterns in a submission's code (all of it, executed or not) that a person should look at: they
+# do not change a grade, the batch's gradebook lists them.
+FLAGS = {
+    "exits the process": r"\bos\._exit\b|\bsys\.exit\b",
+    "forks or signals": r"\bos\.fork\b|\bos\.kill\b|\bsetsid\b|\bsignal\.signal\b",
+    "runs programs": r"\bsubprocess\b|\bos\.system\b|\bos\.exec|\bos\.spawn|\bpty\b",
+    "inspects the process": r"/proc/|\bsys\.modules\b|\bmeta_path\b|_getframe|\bgc\.get_|\binspect\.stack\b",
+    "native code": r"\bctypes\b|\bcffi\b",
+    "pickling hooks": r"__reduce(_ex)?__|\bpickle\b|\bmarshal\b|\bdill\b",
+    "names the grader": r"\bposenc_ref\b|\bgrader\b|\bhidden_probes\b|results\.json|/autograder",
+    "network": r"\bsocket\b|\burllib\b|\brequests\b|\bhttp\.client\b",
+}
+KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
+        ast.AnnAssign, ast.AugAssign, ast.If, ast.Try)
+SKIP_TAGS = {"demo", "selfcheck"}
+PARSE_MEMORY = 1 << 30  # address space of the parsing child
+PARSE_SECONDS = 20  # its CPU time (and, doubled, wall clock)
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _names(node):
+    """Names a top-level statement binds (looking one level into if/try blocks)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, (ast.If, ast.Try)):
+        handlers = [s for h in getattr(node, "handlers", []) for s in h.body]
+        body = list(node.body) + list(getattr(node, "orelse", [])) + handlers
+        return set().union(*[_names(s) for s in body]) if body else set()
+    return set()
+
+
+def _strip_magics(source):
+    """IPython magics and shell escapes are not Python: blank them (keeping line numbers)."""
+    lines = source.splitlines()
+    if lines and lines[0].lstrip().startswith("%%"):
+        return None  # a cell magic: the whole cell is not Python
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+
+
+def _cell(out, source, where):
+    source = _strip_magics(source)
+    if source is None or not source.strip():
+        return
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        line = getattr(exc, "lineno", None)
+        out["notes"].append(f"{where}: {'syntax error' if isinstance(exc, SyntaxError) else type(exc).__name__}"
+                            + (f" on line {line}" if line else "") + "; this cell was not run")
+        return
+    lines = source.splitlines()
+    for node in tree.body:
+        if not isinstance(node, KEEP):
+            continue
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        segment = "\n".join(lines[first - 1:node.end_lineno])
+        # pad with blank lines so tracebacks show the learner's own line numbers
+        out["statements"].append([where, "\n" * (first - 1) + segment])
+        out["defines"] |= _names(node)
+
+
+def _flags(text):
+    return sorted(name for name, pattern in FLAGS.items() if re.search(pattern, text))
+
+
+def parse(name, data):
+    """{"statements": [[label, source]], "defines": [...], "notes": [...], "flags": [...]} of one file."""
+    from grader.files import code_cells
+
+    out = {"statements": [], "defines": set(), "notes": [], "flags": []}
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        out["notes"].append(f"{name} is not UTF-8 text; not graded")
+        return {**out, "defines": []}
+    if name.endswith(".ipynb"):
+        try:
+            notebook = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            out["notes"].append(f"{name} is not a readable notebook ({type(exc).__name__}); nothing in it was graded")
+            return {**out, "defines": []}
+        if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+            out["notes"].append(f"{name} is not a readable notebook (no list of cells); nothing in it was graded")
+            return {**out, "defines": []}
+        cells = code_cells(notebook)
+        out["flags"] = _flags("\n".join(source for _, source, _ in cells))
+        for n, source, tags in cells:
+            if not tags & SKIP_TAGS:
+                _cell(out, source, f"{name}, cell {n}")
+    else:
+        out["flags"] = _flags(text)
+        _cell(out, text, name)
+    return {**out, "defines": sorted(out["defines"])}
+
+
+def _limit():
+    resource.setrlimit(resource.RLIMIT_AS, (PARSE_MEMORY, PARSE_MEMORY))
+    resource.setrlimit(resource.RLIMIT_CPU, (PARSE_SECONDS, PARSE_SECONDS + 1))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def parse_limited(name, data):
+    """parse() in a child process with bounded memory and time; a file it cannot handle becomes a note."""
+    cmd = [sys.executable, "-I", "-S", "-c",
+           f"import sys; sys.path.insert(0, {str(REPO)!r}); from grader.parse import main; main()"]
+    payload = json.dumps({"name": name, "data": base64.b64encode(data).decode()}).encode()
+    try:
+        done = subprocess.run(cmd, input=payload, capture_output=True, timeout=2 * PARSE_SECONDS,
+                              preexec_fn=_limit, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        if done.returncode == 0:
+            return json.loads(done.stdout)
+    except subprocess.TimeoutExpired:
+        pass
+    except ValueError:
+        pass
+    return {"statements": [], "defines": [], "flags": [], "notes": [
+        f"{name} could not be read within the grader's limits ({PARSE_MEMORY >> 20} MB, {PARSE_SECONDS} s): "
+        "it is too large or too deeply nested; nothing in it was graded"]}
+
+
+def main():
+    request = json.loads(sys.stdin.buffer.read())
+    result = parse(request["name"], base64.b64decode(request["data"]))
+    sys.stdout.write(json.dumps(result))

@@ -1,0 +1,75 @@
+"""Progress on stderr for anything that takes more than a couple of seconds.
+
+One line that redraws itself on a terminal; elsewhere (a log, CI) a line per step, at most every
+`every` seconds. The estimate of what is left comes from a moving average of the recent steps.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import deque
+
+
+def clock(seconds):
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    def __init__(self, what, total, stream=None, enabled=True, every=10.0, window=10):
+        self.what, self.total = what, total
+        self.stream = stream or sys.stderr
+        self.enabled = enabled and total > 0
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.every, self.done, self.errors = every, 0, 0
+        self.start = self.last_step = time.monotonic()
+        self.steps = deque(maxlen=window)  # seconds of the recent steps
+        self.last_shown = 0.0
+
+    def left(self):
+        """Seconds still to go, from the recent steps' average (None before the first step)."""
+        if not self.steps:
+            return None
+        return sum(self.steps) / len(self.steps) * (self.total - self.done)
+
+    def step(self, ok=True, label=""):
+        self.errors += not ok
+        self.update(self.done + 1, label)
+
+    def update(self, done, label=""):
+        """`done` steps are finished (each new one's time feeds the estimate); show it."""
+        now = time.monotonic()
+        if done > self.done:
+            self.steps.extend([(now - self.last_step) / (done - self.done)] * (done - self.done))
+            self.last_step = now
+        self.done = done
+        self.show(label, force=self.done == self.total)
+
+    def show(self, label="", force=False):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not self.tty and not force and now - self.last_shown < self.every:
+            return
+        self.last_shown = now
+        width = 24
+        filled = int(width * self.done / self.total)
+        bar = "=" * filled + (">" if filled < width else "") + " " * max(0, width - filled - 1)
+        left = self.left()
+        line = (f"{self.what} [{bar}] {self.done}/{self.total}" + (f"  errors {self.errors}" if self.errors else "")
+                + f"  {clock(now - self.start)} elapsed" + (f", ~{clock(left)} left" if left is not None else "")
+                + (f"  {label}" if label else ""))
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line + ("\n" if self.done == self.total else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def say(message, enabled=True, stream=None):
+    """One line of what is happening now (the start-up of a long operation, say)."""
+    if enabled:
+        stream = stream or sys.stderr
+        stream.write(message + "\n")
+        stream.flush()

@@ -1,0 +1,113 @@
+"""Grading in a process forked from the sandbox's zygote, so that the grader's own process never
+imports torch (about two seconds of CPU that would otherwise compete with the zygote's start).
+
+    grader = RemoteGrader(settings)        # starts the zygote, then forks a trusted grading process from it
+    grade = grader.grade("submission/")    # the same Grade as grader.grading.Grader gives
+
+The forked process runs the grader's own code (grader.grading.Grader, the reference, the hidden checks)
+and is trusted: it asks the zygote for sessions over a control connection of its own and forks nothing
+itself, so nothing it holds can reach a sandbox child (every child is forked from a session, every
+session from the clean zygote). It is the same grading path, in another process: the command line, the
+batch workers and the Gradescope runner use it; the tests and the pytest plugin grade in-process.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from .checks import by_key
+from .records import Grade, Status, Verdict
+from .sandbox.zygote import SandboxError, Zygote, ZygoteClient, _Channel
+from .settings import Settings
+from .submission import SubmissionError
+
+REPO = Path(__file__).resolve().parent.parent
+ERRORS = {"SubmissionError": SubmissionError, "SandboxError": SandboxError}
+
+
+def grade_to_json(grade):
+    return {"submission": grade.submission, "notes": grade.notes, "seconds": grade.seconds, "flags": grade.flags,
+            "verdicts": [[v.check.key, str(v.status), v.feedback, v.mistake] for v in grade.verdicts]}
+
+
+def grade_from_json(data):
+    checks = by_key()
+    return Grade(data["submission"], [Verdict(checks[key], Status(status), feedback, mistake)
+                                      for key, status, feedback, mistake in data["verdicts"]],
+                 data["notes"], data["seconds"], data["flags"])
+
+
+# ---- in the forked process ----------------------------------------------------------------------------------
+def serve(sock, control, caps, setup):
+    """Grade what the grader's process asks for, one submission at a time, until it hangs up."""
+    import torch
+
+    from .grading import Grader
+
+    torch.set_num_threads(1)
+    # the grader's temporary folder, not the zygote's: the sandbox's user-id slots are locked there, shared
+    # by every grader on the machine (two batch workers must never borrow the same uid)
+    tempfile.tempdir = setup["tmp"]
+    channel = _Channel(sock)
+    settings = Settings.from_json(setup["settings"])
+    keys = setup.get("checks")
+    checks = None if keys is None else [by_key()[k] for k in keys]
+    grader = Grader(settings, checks, zygote=ZygoteClient(control, caps, setup["anonymous"]))
+    while True:
+        request = channel.receive(time.monotonic() + 10 ** 9)
+        if not request or "grade" not in request:
+            return
+
+        def progress(exercise, done, total):
+            channel.send({"progress": [exercise, done, total]})
+
+        try:
+            reply = {"grade": grade_to_json(grader.grade(request["grade"], progress))}
+        except (SubmissionError, SandboxError) as exc:
+            reply = {"error": [type(exc).__name__, str(exc)]}
+        except Exception as exc:  # the grader itself failed: say what, and keep serving
+            reply = {"error": ["RuntimeError", f"{type(exc).__name__}: {exc}"]}
+        channel.send(reply)
+
+
+# ---- in the grader's process ------------------------------------------------------------------------------------
+class RemoteGrader:
+    """grader.grading.Grader's interface, the grading done in a trusted fork of the zygote."""
+
+    def __init__(self, settings, checks=None, zygote=None):
+        self.settings = settings
+        zygote = zygote or Zygote.start(settings)
+        sock, self.pid = zygote.fork_grader()
+        self.channel = _Channel(sock)
+        self.channel.send({"repo": str(REPO), "tmp": tempfile.gettempdir(), "settings": settings.to_json(),
+                           "anonymous": zygote.anonymous,
+                           "checks": None if checks is None else [c.key for c in checks]})
+
+    def grade(self, submission, progress=None) -> Grade:
+        self.channel.send({"grade": str(Path(submission).absolute())})  # its working folder is not ours
+        while True:
+            message = self.channel.receive(time.monotonic() + 10 ** 9)
+            if message is None:
+                raise SandboxError("the grading process ended unexpectedly")
+            if "progress" in message:
+                if progress:
+                    progress(*message["progress"])
+                continue
+            if "error" in message:
+                kind, text = message["error"]
+                raise ERRORS.get(kind, RuntimeError)(text)
+            grade = grade_from_json(message["grade"])
+            grade.submission = str(submission)
+            return grade
+
+    def close(self):
+        self.channel.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+

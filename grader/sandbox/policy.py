@@ -1,0 +1,206 @@
+"""The sandbox's policy: how one child is confined, given what the machine offers. A pure function, no
+system calls: the fork server probes the machine once (`Caps`), the grader says what one child needs
+(`Request`), `decide()` returns the `Policy`, and `confine.apply()` carries it out in the child.
+Standard library only (copied flat into the fork server's folder, imported by the grader as
+`grader.sandbox.policy`).
+
+Modes, strongest first:
+
+- **root-jail** (root, mount namespaces): a uid of its own, chrooted into a private view (no grader
+  files, no network, its own IPC).
+- **root-nojail** (root, no mount namespaces or POSENC_SANDBOX_MODE=nojail, Python readable by other
+  users): a uid of its own, under Landlock (or chmod o-rwx on the grader's folders without Landlock).
+- **root-user** (root, POSENC_SANDBOX_MODE=user, Python not readable by other users, Landlock): uid 0
+  without capabilities, under Landlock, which withholds /etc's secrets.
+- **user-jail** (not root, unprivileged user namespaces): the grader's user, in the same private view
+  through a user namespace, no capabilities.
+- **user** (not root, no user namespaces, Landlock): the grader's user, under Landlock.
+- **none** (not root, neither): the grader's user; only seccomp, rlimits and the cgroup.
+
+Every mode adds seccomp (where available), rlimits and a cgroup (where one can be made).
+
+The rule for root without a jail: learner code never runs as uid 0 unless the instructor asks for it
+(POSENC_SANDBOX_MODE=user) and Landlock can keep it to the system and Python folders. Otherwise it
+runs as the sandbox's own uid, which needs a Python installation other users can read; when that is
+missing, `decide()` refuses with the remedies (`Refused`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MODES = ("root-jail", "root-nojail", "root-user", "user-jail", "user", "none")
+FORCED = ("auto", "nojail", "user", "nolandlock")  # POSENC_SANDBOX_MODE
+CGROUP_HEADROOM = 256 << 20  # over the memory allowance: copy-on-write copies of the server's pages,
+# page tables, kernel memory, which RLIMIT_AS does not count; RLIMIT_AS (a MemoryError learner code
+# can report) is met first where it applies, the cgroup (the kernel's OOM kill) is the backstop
+
+
+class Refused(RuntimeError):
+    """The machine cannot confine learner code acceptably in the mode asked for; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Caps:
+    """What the fork server found, once (confine.py, seccomp.py, cgroup.py probe each)."""
+
+    root: bool = False  # the fork server runs with euid 0
+    jail: bool = False  # root: private mount, network and IPC namespaces (confine.can_jail)
+    userns_jail: bool = False  # not root: the same inside a user namespace (confine.can_userns_jail)
+    landlock: int = 0  # Landlock ABI, 0 when absent (confine.landlock_abi)
+    seccomp: bool = False  # seccomp.available()
+    cgroup: str | None = None  # "v2", "v1", None (cgroup.probe)
+    cgroup_reason: str = ""  # why not, when None
+    python_readable: bool = False  # root: a uid of no account, no groups reads Python (confine.python_readable_by)
+    forced: str = "auto"  # POSENC_SANDBOX_MODE
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one child needs (the grader's job for one exercise)."""
+
+    workdir: str
+    stub: str  # the posenc_selfcheck stub package's folder
+    jail_dir: str  # an empty folder to build a jail on
+    system: tuple = ()  # readable system and Python folders, none of which holds a protected path
+    protect: tuple = ()  # the grader's folders (the repository, POSENC_SANDBOX_PROTECT)
+    uid: int | None = None  # root: the sandbox's own uid and gid
+    gid: int | None = None
+    cuda: bool = False  # the exercise has CUDA checks and the machine a GPU
+    gpu_devices: tuple = ()  # /dev/nvidia*, /dev/dri: CUDA opens them read-write
+    memory_bytes: int = 6144 << 20
+    pids: int = 64
+    cpu_seconds: int = 60
+    file_bytes: int = 256 << 20
+    work_bytes: int = 256 << 20
+
+
+@dataclass(frozen=True)
+class Policy:
+    mode: str
+    uid: int | None  # run as (None: keep the fork server's)
+    gid: int | None
+    jail: str | None  # "root", "user" (namespaces through a user namespace), None
+    jail_dir: str
+    binds: tuple  # read-only in the jail
+    stub: str
+    workdir: str
+    readable: tuple  # Landlock
+    writable: tuple
+    landlock: int  # ABI to use, 0: none
+    seccomp: bool
+    cgroup_bytes: int | None  # memory.max / memory.limit_in_bytes; None: no cgroup
+    cgroup_pids: int | None
+    rlimit_as: int | None  # address space over what is mapped at fork; None: not set
+    nproc: int | None  # RLIMIT_NPROC; None: not set
+    nproc_shared: bool  # the uid is the grader's own: add its current tasks to nproc at fork
+    cpu_seconds: int
+    file_bytes: int
+    work_bytes: int
+    chmod_protect: tuple  # take "other" permissions from these (no jail, no Landlock, own uid)
+    clean_files_of_uid: bool  # after the child: remove the uid's files in /tmp, /var/tmp, /dev/shm
+    clean_ipc: str | None  # after the child: "uid" (the sandbox's own), "new" (the grader's uid: only
+    # objects made meanwhile), None (an IPC namespace took them)
+    notes: tuple  # sentences for the grading report where protection is weaker than root-jail
+
+
+ROOT_REFUSAL = (
+    "the grader runs as root but cannot build the sandbox's jail here (no mount namespaces{forced}), and other "
+    "users cannot read this Python installation, so learner code could only run as root. It will not. "
+    "Remedies: grade in a container or VM where root may create mount namespaces (for Docker: "
+    "--cap-add SYS_ADMIN --security-opt seccomp=unconfined, or Podman); or install Python where other users "
+    "can read it (e.g. /usr/local or /opt, or chmod -R o+rX on its folders); or run the grader as an "
+    "ordinary user; or set POSENC_SANDBOX_MODE=user to accept running learner code as root without "
+    "capabilities under Landlock{landlock}.")
+
+
+def _mode(caps, landlock):
+    """The mode's name, or Refused."""
+    if caps.root:
+        if caps.jail and caps.forced not in ("nojail", "user"):
+            return "root-jail"
+        if caps.python_readable:
+            return "root-nojail"
+        if caps.forced == "user" and landlock:
+            return "root-user"
+        raise Refused(ROOT_REFUSAL.format(
+            forced=", or POSENC_SANDBOX_MODE asks for none" if caps.jail else "",
+            landlock="" if landlock else " (this needs Landlock, which is missing here)"))
+    if caps.userns_jail and caps.forced != "nojail":
+        return "user-jail"
+    return "user" if landlock else "none"
+
+
+def decide(caps: Caps, req: Request) -> Policy:
+    if caps.forced not in FORCED:
+        raise Refused(f"POSENC_SANDBOX_MODE={caps.forced!r} is not one of {', '.join(FORCED)}")
+    landlock = 0 if caps.forced == "nolandlock" else caps.landlock
+    mode = _mode(caps, landlock)
+    own_uid = mode in ("root-jail", "root-nojail")
+    if own_uid and req.uid is None:
+        raise ValueError("as root, the request must name the sandbox's uid")
+    jail = {"root-jail": "root", "user-jail": "user"}.get(mode)
+    devices = tuple(req.gpu_devices) if req.cuda else ()
+    writable = (req.workdir, "/dev/null") + (("/tmp", "/dev/shm") if jail else ()) + devices
+    readable = tuple(req.system) + (req.stub, "/dev", "/proc", "/sys")
+    cgroup = caps.cgroup is not None
+    notes = []
+
+    # ---- who, and what it sees
+    hidden = f"Landlock (ABI {landlock})" if landlock else None
+    chmod_protect = ()
+    if mode == "root-nojail":
+        if not hidden:
+            chmod_protect = tuple(req.protect)
+            hidden = "chmod o-rwx on the grader's folders"
+        notes.append(f"no mount namespaces here: learner code ran as uid {req.uid} with {hidden} keeping it from "
+                     "the grader's files, not in a private file-system view")
+    elif mode == "root-user":
+        notes.append(f"POSENC_SANDBOX_MODE=user: learner code ran as root (uid 0) without capabilities; {hidden} "
+                     "kept its reads to the system and Python folders (without /etc's secrets) and its writes to "
+                     "its working folder. Grade in a container, or make Python readable by other users, so that "
+                     "it runs under a user id of its own")
+    elif mode == "user-jail":
+        notes.append("the grader is not running as root, so learner code ran as your own user, in a private "
+                     "file-system view (a user namespace: none of your files, no network) with no capabilities. "
+                     "Grade as root (a container, Gradescope) for a user id of its own")
+    elif mode == "user":
+        notes.append(f"the grader is not running as root and this machine allows no user namespaces, so learner "
+                     f"code ran as your own user; {hidden} kept it to the system and Python folders. Grade as root "
+                     "(a container, Gradescope) for the full sandbox")
+    elif mode == "none":
+        notes.append("the grader is not running as root and this machine has neither user namespaces nor "
+                     "Landlock, so learner code ran as your own user, able to read and write whatever you can. "
+                     "Grade as root (a container, Gradescope) for the full sandbox")
+
+    # ---- what Landlock misses
+    if not caps.seccomp:
+        notes.append("seccomp is not available here, so learner code could change the modes, owners and times "
+                     "of files it can write to, open UDP and Unix sockets, and use System V IPC and memfd")
+
+    # ---- memory and processes
+    rlimit_as = None if req.cuda else req.memory_bytes
+    if not cgroup:
+        why = f" ({caps.cgroup_reason})" if caps.cgroup_reason else ""
+        if req.cuda:
+            notes.append(f"no cgroup could be made here{why}, and CUDA cannot start under an address-space "
+                         "limit: this exercise ran without a memory limit")
+        else:
+            notes.append(f"no cgroup could be made here{why}: memory was limited by address space only "
+                         "(RLIMIT_AS), which memory files and shared memory do not use")
+    if mode == "root-user" and not cgroup:
+        notes.append("processes were not limited: root is exempt from RLIMIT_NPROC and no cgroup could be made")
+    nproc = None if mode == "root-user" else req.pids
+    nproc_shared = mode in ("user", "none")  # a user namespace counts its own processes only
+
+    return Policy(
+        mode=mode, uid=req.uid if own_uid else None, gid=req.gid if own_uid else None, jail=jail,
+        jail_dir=req.jail_dir, binds=tuple(req.system), stub=req.stub, workdir=req.workdir,
+        readable=readable, writable=writable, landlock=landlock, seccomp=caps.seccomp,
+        cgroup_bytes=req.memory_bytes + CGROUP_HEADROOM if cgroup else None,
+        cgroup_pids=req.pids if cgroup else None, rlimit_as=rlimit_as, nproc=nproc, nproc_shared=nproc_shared,
+        cpu_seconds=req.cpu_seconds, file_bytes=req.file_bytes, work_bytes=req.work_bytes,
+        chmod_protect=chmod_protect,
+        clean_files_of_uid=mode == "root-nojail",
+        clean_ipc={"root-nojail": "uid", "root-user": "new", "user": "new", "none": "new"}.get(mode),
+        notes=tuple(notes))

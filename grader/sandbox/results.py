@@ -1,0 +1,101 @@
+"""Read what a sandbox child sent back, as data only.
+
+The session server wrote the child's result lines into files (server.py). Here they are read
+without following links, size-capped, parsed as JSON + safetensors (nothing is unpickled), and
+checked: plain values, exact `torch.Tensor`s only, dtypes as reported, every string cleaned of
+control characters (escape.clean) where it enters the grader. Anything else is a missing result,
+and a missing result is a zero.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import torch
+from safetensors.torch import load as load_tensors
+
+from posenc_selfcheck import store
+
+from ..escape import clean
+
+JSON_BYTES = 4 << 20
+MAX_KEYS = 500
+MAX_STRING = 20000
+MAX_LIST = 100000
+
+
+class BadResult(ValueError):
+    pass
+
+
+def read_file(path, limit):
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise BadResult("not a regular file of a sensible size")
+        chunks, left = [], info.st_size
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 24))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def validated(result):
+    """A probe result as the grader accepts it: str keys; None, bool, int, float, str (cleaned), lists
+    of numbers, and exact torch.Tensors whose dtype matches what the result says about them."""
+    if not isinstance(result, dict) or len(result) > MAX_KEYS:
+        raise BadResult("not a dict of results")
+    for key, value in list(result.items()):
+        if not isinstance(key, str) or len(key) > 200:
+            raise BadResult("a key is not a short string")
+        if type(value) is torch.Tensor or value is None or isinstance(value, (bool, int, float)):
+            continue
+        if isinstance(value, str) and len(value) <= MAX_STRING:
+            result[key] = clean(value, MAX_STRING)
+            continue
+        if isinstance(value, list) and len(value) <= MAX_LIST and all(isinstance(v, (bool, int, float)) for v in value):
+            continue
+        raise BadResult(f"{clean(key, 60)} holds a {type(value).__name__}")
+    for key, value in result.items():
+        claimed = result.get(f"{key}:dtype")
+        if type(value) is torch.Tensor and claimed is not None and claimed != str(value.dtype).replace("torch.", ""):
+            raise BadResult(f"{key} is said to be {clean(claimed, 40)} but holds {value.dtype}")
+    return result
+
+
+def load_result(outdir, token, tensor_limit):
+    plain = json.loads(read_file(outdir / f"{token}.json", JSON_BYTES))
+    tensors = load_tensors(read_file(outdir / f"{token}.safetensors", tensor_limit))
+    if not isinstance(plain, dict) or not all(isinstance(v, dict) for v in plain.values()):
+        raise BadResult("malformed")
+    return validated(store.join(tensors, plain).get("r"))
+
+
+def collect(outdir, requests, ended, tensor_limit):
+    """({token: result}, [(where, what)]) from one child's result folder."""
+    results = {}
+    for request in requests:
+        try:
+            result = load_result(outdir, request.token, tensor_limit)
+        except FileNotFoundError:
+            why = ended if ended != "ok" else "it left no result"
+            result = {"error": f"no result: the exercise's process {why}", "error_type": "NoResult"}
+        except Exception as exc:  # whatever a hostile child managed to send: a missing result
+            result = {"error": f"no result: what came back was not a plain result ({clean(exc, 200)})",
+                      "error_type": "NoResult"}
+        results[request.token] = result
+    log = []
+    try:
+        entries = json.loads(read_file(outdir / "_exec.json", JSON_BYTES))
+        log = [(clean(e.get("where"), 200), clean(e.get("error"), 400)) for e in entries if isinstance(e, dict)][:50]
+    except Exception:
+        pass
+    return results, log

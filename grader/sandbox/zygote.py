@@ -1,0 +1,511 @@
+"""The grader's side of the sandbox: the zygote process, and one session per submission.
+
+    zygote = Zygote.start(settings)        # early: its torch import overlaps the grader's own
+    with zygote.session(settings) as s:    # one submission
+        run = s.run(statements, requests)  # one exercise: ExerciseRun (raw results read by results.py)
+
+This module imports no torch, so a grader can start the zygote before loading torch itself.
+
+What this side adds to the servers' confinement (server.py, confine.py):
+
+- **nothing shared between students**: the zygote never sees a submission; every session is a
+  fresh fork of it, and is killed with everything it started when the submission is done;
+- a **user id of its own** per session when the grader runs as root (uids from settings.uid_base,
+  one per live session, taken with a lock file, never one that /etc/passwd knows), so "every process
+  of that uid" is exactly the submission's processes;
+- the **wall-clock limit**: past it, everything below the session and everything of the uid is
+  killed; nothing of the submission outlives the exercise, and none of it outlives `close()`;
+- **a statement that kills its process** (`os._exit` at import, a segfault, a loop that ignores the
+  statement alarm) is found from the child's progress marker and skipped on a retry, so the rest of
+  the notebook is still graded;
+- **no instructor path reaches a child**: the child is told which system and Python folders it may
+  read, never which folders are protected (the reference, the class's submissions, the output).
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import fcntl
+import glob
+import json
+import os
+import pwd
+import select
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import hidden_probes
+from ..records import ExerciseRun
+from . import anonymize, policy, procs
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent  # the grader's repository: the reference, the checks, the solutions
+PUBLIC = REPO / "posenc_selfcheck"
+# Files the servers need, copied into their runtime folder: nothing that knows any answer.
+RUNTIME_FILES = [HERE / "server.py", HERE / "confine.py", HERE / "procs.py", HERE / "policy.py", HERE / "seccomp.py",
+                 HERE / "cgroup.py", PUBLIC / "store.py",
+                 *sorted(PUBLIC.glob("probes*.py")), *hidden_probes.FILES]
+SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc")
+KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
+EXIT_SETUP_FAILED = 97  # server.py: the child could not be confined
+N_SLOTS = 1000
+
+_names = [p.name for p in RUNTIME_FILES]  # copied flat into one folder: a repeated name would be lost
+if len(set(_names)) != len(_names):
+    raise RuntimeError(f"sandbox runtime files share a name: {sorted(n for n in _names if _names.count(n) > 1)}; "
+                       "name hidden probe files probes_chNN_hidden.py")
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (not the learner's code): grading cannot go on."""
+
+
+def protected_paths(settings):
+    """What no child may see: the grader's repository and the settings' protected folders."""
+    return [str(REPO)] + [str(Path(p).resolve()) for p in settings.protect]
+
+
+def _within(path, parent):
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def readable_paths(python_paths, protect):
+    """System and Python folders, minus any that would contain a protected path (a folder that holds
+    the reference is never exposed, even if Python's path points into it)."""
+    out = []
+    for path in list(SYSTEM_PATHS) + list(python_paths):
+        real = os.path.realpath(path)
+        if os.path.exists(real) and not any(_within(os.path.realpath(p), real) for p in protect):
+            out.append(path)
+    return out
+
+
+# ---- temporary folders ------------------------------------------------------------------------------
+_SWEPT = []
+
+
+def _own(folder):
+    """Mark a temporary folder with the pid of the process that must remove it; once per process,
+    remove the folders of graders that were killed before they could (SIGKILL, a batch stopped)."""
+    (folder / ".owner").write_text(str(os.getpid()))
+    if _SWEPT:
+        return
+    _SWEPT.append(True)
+    for other in Path(tempfile.gettempdir()).glob("posenc-s*-*"):
+        try:
+            if other.stat().st_uid == os.getuid() and not procs.alive(int((other / ".owner").read_text())):
+                shutil.rmtree(other, ignore_errors=True)
+        except (OSError, ValueError):
+            continue
+
+
+# ---- user ids -----------------------------------------------------------------------------------------
+def _slots_dir():
+    path = Path(tempfile.gettempdir()) / "posenc-sandbox-slots"
+    path.mkdir(mode=0o700, exist_ok=True)
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o077:
+        raise SandboxError(f"{path} is not a private root-owned folder; remove it and grade again")
+    return path
+
+
+def acquire_uid(base):
+    """(lock fd, uid): a uid no account and no other live session uses, held while the fd is open."""
+    folder = _slots_dir()
+    for n in range(N_SLOTS):
+        uid = base + n
+        try:
+            pwd.getpwuid(uid)
+            continue  # a real account: never borrow it
+        except KeyError:
+            pass
+        fd = os.open(folder / f"{n}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        procs.kill_all(lambda: procs.uid_pids(uid))  # left over by a grader that was killed
+        return fd, uid
+    raise SandboxError("no free sandbox user id (all lock files are held)")
+
+
+_PROTECTED_BY_CHMOD = set()
+
+
+def _protect_by_chmod(paths):
+    """Fallback where neither a jail nor Landlock hides files: take away "other" permissions."""
+    done = []
+    for path in paths:
+        if path not in _PROTECTED_BY_CHMOD and os.path.exists(path):
+            os.chmod(path, os.stat(path).st_mode & ~0o007)
+            _PROTECTED_BY_CHMOD.add(path)
+            done.append(path)
+    return done
+
+
+# ---- JSON lines over a socket -----------------------------------------------------------------------------
+class _Channel:
+    def __init__(self, sock):
+        self.sock, self.buffer = sock, b""
+
+    def send(self, message, fds=()):
+        data = (json.dumps(message) + "\n").encode()
+        if fds:
+            socket.send_fds(self.sock, [data], list(fds))
+        else:
+            self.sock.sendall(data)
+
+    def receive(self, deadline):
+        """One message, or None on timeout or when the other side is gone."""
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([self.sock], [], [], remaining)
+            if not ready:
+                return None
+            try:
+                data = self.sock.recv(1 << 16)
+            except OSError:
+                return None
+            if not data:
+                return None
+            self.buffer += data
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+
+
+# ---- the zygote -------------------------------------------------------------------------------------------
+class ZygoteClient:
+    """A control connection to a zygote: asks it for sessions (and, for the process that started it, for
+    trusted grading processes). `caps` is what the zygote found; `anonymous` the candidates' names."""
+
+    def __init__(self, sock, caps=None, anonymous=None):
+        self.channel = _Channel(sock)
+        self.caps = caps
+        self.anonymous = anonymous or {}
+
+    def ready(self):
+        """Its capabilities, once it has imported torch (waits for its hello the first time)."""
+        if self.caps is None:
+            hello = self.channel.receive(time.monotonic() + 180)
+            if not hello or "hello" not in hello:
+                self.close()
+                raise SandboxError("the sandbox's fork server did not start")
+            self.caps = hello["hello"]
+        return self.caps
+
+    def _ask(self, command, fds, answer):
+        self.ready()
+        try:
+            self.channel.send({"cmd": command}, fds=fds)
+        except OSError:
+            raise SandboxError("the sandbox's fork server is gone") from None
+        reply = self.channel.receive(time.monotonic() + 30)
+        if not reply or answer not in reply:
+            self.close()
+            raise SandboxError(f"the sandbox's fork server did not start a {command}")
+        return int(reply[answer])
+
+    def fork_session(self):
+        """(socket, pid) of a fresh session server, forked from the clean zygote."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            return ours, self._ask("session", [theirs.fileno()], "session")
+        except SandboxError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+
+    def session(self, settings):
+        return Session(self, settings)
+
+    def close(self):
+        self.channel.sock.close()
+
+
+class Zygote(ZygoteClient):
+    """The zygote process (`python -I`, torch imported once, never a submission's code). It may serve
+    every submission a grading process handles, each in a fresh session forked from it."""
+
+    def __init__(self, mode, uid_base=61000):
+        self.mode = mode
+        self.root = Path(tempfile.mkdtemp(prefix="posenc-server-"))
+        _own(self.root)
+        secret = os.urandom(16)
+        sources = {path: path.read_text() for path in RUNTIME_FILES}
+        # candidate functions get names that say nothing (anonymize.py); the grader maps them in and out
+        probe_files = {path: text for path, text in sources.items() if path.name.startswith("probes")}
+        anonymous = anonymize.anonymous_names(
+            [n for text in probe_files.values() for n in anonymize.candidate_names(text)], secret)
+        for path, text in sources.items():
+            if path.name.startswith("probes") and anonymize.candidate_names(text):
+                text = anonymize.rewrite(text, anonymous, secret)
+            (self.root / path.name).write_text(text)
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root), "LANG": "C.UTF-8",
+               "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
+               "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
+        env.update({k: os.environ[k] for k in KEEP_ENV if k in os.environ})
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", str(self.root / "server.py"), str(theirs.fileno()), mode, str(uid_base),
+             *hidden_probes.MODULE_NAMES],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=self.root, env=env, start_new_session=True, pass_fds=(theirs.fileno(),),
+        )
+        theirs.close()
+        super().__init__(ours, anonymous=anonymous)
+
+    @classmethod
+    def start(cls, settings):
+        """This process's zygote for the settings' sandbox mode, started (again) when needed."""
+        zygote = _ZYGOTES.get(settings.sandbox_mode)
+        if zygote is not None and zygote.alive():
+            return zygote
+        if zygote is not None:
+            zygote.close()
+        if not _ZYGOTES:
+            atexit.register(close_all)
+        _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode, settings.uid_base)
+        return zygote
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def fork_grader(self):
+        """(socket, pid) of a trusted grading process forked from the zygote (grader/remote.py), with a
+        control connection of its own to the zygote for its sessions."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        zygote_end, grader_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            return ours, self._ask("grader", [theirs.fileno(), zygote_end.fileno(), grader_end.fileno()], "grader")
+        except SandboxError:
+            ours.close()
+            raise
+        finally:
+            for sock in (theirs, zygote_end, grader_end):
+                sock.close()
+
+    def close(self):
+        if self.proc is not None:
+            procs.kill_all(lambda: procs.descendants(self.proc.pid))
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            self.proc = None
+            self.channel.sock.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+_ZYGOTES = {}
+
+
+def close_all():
+    while _ZYGOTES:
+        _ZYGOTES.popitem()[1].close()
+
+
+# ---- one submission -----------------------------------------------------------------------------------------
+@dataclass
+class Attempt:
+    run: ExerciseRun
+    outdir: Path | None
+    progress: str | None
+
+
+@dataclass
+class Session:
+    """One submission: a session server of its own, one confined child per exercise."""
+
+    zygote: ZygoteClient
+    settings: object
+    notes: list = field(default_factory=list)  # how this machine confines learner code, when it is less
+
+    def __post_init__(self):
+        self.limits = self.settings.limits
+        self.root = Path(tempfile.mkdtemp(prefix="posenc-sandbox-"))
+        _own(self.root)
+        # notebooks import the self-check; at grading time it is a no-op (the grader checks instead)
+        self.stub = self.root / "stub"
+        (self.stub / "posenc_selfcheck").mkdir(parents=True)
+        (self.stub / "posenc_selfcheck" / "__init__.py").write_text(
+            "def check(*args, **kwargs):\n    return None\n\n\ndef demo(fn):\n    return fn\n")
+        (self.root / "jail").mkdir()
+        self.sock = self.pid = self.channel = None
+        self.uid = self.gid = self.slot_fd = None
+        self.fatal = {}  # (label, source) -> why the statement is skipped
+        self.count = 0
+        self.caps = self.zygote.ready()
+        self._configure(self.caps)
+
+    def _configure(self, caps):
+        """Decide this machine's policy once (policy.py: a pure function) to learn its mode: take a user id
+        of the session's own where the mode runs learner code under one; keep the report's notes."""
+        self.capabilities = policy.Caps(**{f.name: caps[f.name] for f in dataclasses.fields(policy.Caps)})
+        try:
+            probe = policy.decide(self.capabilities, self._request([], uid=self.settings.uid_base))
+        except policy.Refused as exc:
+            raise SandboxError(str(exc)) from None
+        if probe.uid is not None:
+            self.slot_fd, self.uid = acquire_uid(self.settings.uid_base)
+            self.gid = self.uid
+            os.chmod(self.root, 0o711)
+            for path in (self.stub, self.stub / "posenc_selfcheck"):
+                os.chmod(path, 0o755)
+        if probe.chmod_protect:
+            _protect_by_chmod(list(probe.chmod_protect))
+        self.notes += list(probe.notes)
+        self.mode, self.jailed = probe.mode, probe.jail is not None
+
+    def _request(self, requests, workdir="", uid=None):
+        lim = self.limits
+        gpus = tuple(glob.glob("/dev/nvidia*") + glob.glob("/dev/dri"))  # CUDA opens its devices read-write
+        cuda = os.path.exists("/dev/nvidiactl") and any(str(r.params.get("device", "")).startswith("cuda")
+                                                        for r in requests)
+        return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
+                              system=tuple(readable_paths(self.caps["python"], protected_paths(self.settings))),
+                              protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
+                              gpu_devices=gpus, memory_bytes=lim.memory_bytes, pids=lim.nproc,
+                              cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes)
+
+    # -- the session server ----------------------------------------------------------------------------
+    def _alive(self):
+        return self.pid is not None and procs.alive(self.pid)
+
+    def _open(self):
+        self.sock, self.pid = self.zygote.fork_session()
+        self.channel = _Channel(self.sock)
+
+    def _kill_submission(self):
+        """Everything the submission started: below the session server, and (as root) of its uid."""
+        if self.pid is not None:
+            procs.kill_all(lambda: procs.descendants(self.pid))
+        if self.uid is not None:
+            procs.kill_all(lambda: procs.uid_pids(self.uid))
+
+    def _close_server(self):
+        """The session server is unresponsive or gone: end it and everything of the submission."""
+        self._kill_submission()
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            procs.kill_all(lambda: [self.pid] if procs.alive(self.pid) else [])
+        if self.sock is not None:
+            self.sock.close()
+        self.sock = self.pid = self.channel = None
+        if self.uid is not None:  # children of a dead server were adopted elsewhere: sweep again
+            procs.kill_all(lambda: procs.uid_pids(self.uid))
+
+    def close(self):
+        self._close_server()
+        if self.slot_fd is not None:
+            os.close(self.slot_fd)
+            self.slot_fd = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- one exercise --------------------------------------------------------------------------------------
+    def run(self, statements, requests, read):
+        """Execute `statements` [Statement] in a fresh child, then each ProbeRequest; `read(outdir,
+        requests, ended)` turns the result folder into (results, log) (results.py, which needs torch)."""
+        statements = [(s.label, s.source) for s in statements]
+        for attempt in range(self.limits.retries + 1):
+            kept = [s for s in statements if s not in self.fatal]
+            tried = self._attempt(kept, requests)
+            try:
+                tried.run.results, log = read(tried.outdir, requests, tried.run.ended)
+                tried.run.log += log
+            finally:
+                if tried.outdir is not None:
+                    shutil.rmtree(tried.outdir, ignore_errors=True)
+            progress = tried.progress or ""
+            if not progress.isdigit() or int(progress) >= len(kept) or attempt == self.limits.retries:
+                break
+            # the child died while executing statement `progress`: skip it and run the exercise again
+            self.fatal[kept[int(progress)]] = f"this statement ended the process ({tried.run.ended}); it was skipped"
+        run = tried.run
+        fatal = [(key[0], why) for key, why in self.fatal.items() if key in statements]
+        run.log = [("sandbox", n) for n in self.notes] + fatal + run.log
+        return run
+
+    def _job(self, statements, requests, outdir, workdir):
+        """What the session server needs for one child: nothing that names a protected folder reaches the
+        child (the policy lists what it may read, never what it may not)."""
+        lim = self.limits
+        rule = policy.decide(self.capabilities, self._request(requests, workdir, self.uid))
+        job = {"cmd": "run", "outdir": str(outdir), "workdir": str(workdir), "statements": statements,
+               "requests": [r.to_json() for r in requests], "stmt_timeout": lim.stmt_seconds,
+               "result_bytes": lim.result_bytes, "line_bytes": lim.result_bytes * 4 // 3 + 1024, "uid": self.uid,
+               "stub": str(self.stub), "policy": dataclasses.asdict(rule)}
+        job["policy"]["chmod_protect"] = []  # done here, once (_configure): the child never hears of those folders
+        return job
+
+    def _attempt(self, statements, requests):
+        if not self._alive():
+            self._open()
+        self.count += 1
+        outdir = self.root / f"out{self.count}"
+        outdir.mkdir(mode=0o700)
+        workdir = self.root / f"work{self.count}"
+        if not self.jailed:  # in a jail the working folder is a tmpfs of its own
+            workdir.mkdir(mode=0o700)
+            if self.uid is not None:
+                os.chown(workdir, self.uid, self.gid)
+        run = ExerciseRun()
+        try:
+            self.channel.send(self._job(statements, requests, outdir, workdir))
+            started = self.channel.receive(time.monotonic() + 60)
+        except OSError:
+            started = None
+        if started is None or "pid" not in started:
+            run.ended = "the sandbox could not start this exercise"
+            self._close_server()
+            shutil.rmtree(workdir, ignore_errors=True)
+            return Attempt(run, outdir, None)
+        finished = self.channel.receive(time.monotonic() + self.limits.wall_seconds)
+        if finished is None:
+            run.ended = f"timed out after {self.limits.wall_seconds:g} s"
+            self._kill_submission()
+            finished = self.channel.receive(time.monotonic() + 10)  # the server reports the killed child
+            if finished is None:
+                self._close_server()
+        else:
+            run.ended = "was killed: out of memory" if finished.get("oom") else self._ended(finished["status"])
+            if finished.get("note"):
+                run.log.append(("sandbox", finished["note"]))
+        shutil.rmtree(workdir, ignore_errors=True)
+        return Attempt(run, outdir, finished.get("progress") if finished else None)
+
+    def _ended(self, status):
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            return {signal.SIGXCPU: f"ran out of CPU time ({self.limits.cpu_seconds} s)",
+                    signal.SIGKILL: "was killed (out of memory?)"}.get(sig, f"was killed by signal {sig}")
+        code = os.WEXITSTATUS(status)
+        if code == EXIT_SETUP_FAILED:
+            raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine.py); "
+                               "set POSENC_SANDBOX_MODE=user to grade with weaker isolation")
+        return "ok" if code == 0 else "ended early"  # the exit status is the learner's to choose: not shown

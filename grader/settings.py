@@ -1,0 +1,99 @@
+"""Every setting of the grader in one place, built once at the edge and passed down.
+
+`Settings.from_env(**overrides)` is called by the command line, the Gradescope runner and the
+pytest plugin; everything below them receives the object (or, across a process boundary, its
+`to_json()` form) and never reads the environment again. Every default lives in this file.
+
+Environment variables (for graders run by other programs; command-line options override them):
+
+    POSENC_SANDBOX_MEMORY_MB    memory one exercise may add (default 6144)
+    POSENC_SANDBOX_CPU_SECONDS  CPU time of one exercise (default 60)
+    POSENC_SANDBOX_MODE         auto | user | nojail | nolandlock (default auto: the strongest available)
+    POSENC_SANDBOX_PROTECT      extra folders no learner code may see (os.pathsep-separated)
+    POSENC_SANDBOX_UID_BASE     first user id the sandbox may borrow as root (default 61000)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+
+MODES = ("auto", "user", "nojail", "nolandlock")
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one exercise may use. Per exercise: wall clock, CPU, memory, files, processes; per
+    top-level statement of the submission: wall clock."""
+
+    wall_seconds: float = 30.0  # one exercise: its definitions and all its probes
+    cpu_seconds: int = 60
+    memory_mb: int = 6144  # on top of what the fork server has mapped (torch)
+    stmt_seconds: float = 5.0  # one top-level statement (a training loop left in a cell is cut here)
+    file_bytes: int = 256 << 20  # the largest file learner code may write
+    work_bytes: int = 256 << 20  # its working folder, where that is a tmpfs of its own
+    result_bytes: int = 512 << 20  # all results of one exercise together
+    nproc: int = 64  # processes of the sandbox's user id (as root)
+    retries: int = 2  # statements that kill their process, skipped one per retry
+
+    @property
+    def memory_bytes(self):
+        return self.memory_mb << 20
+
+
+@dataclass(frozen=True)
+class Settings:
+    limits: Limits = field(default_factory=Limits)
+    sandbox_mode: str = "auto"
+    protect: tuple = ()  # folders no learner code may see, besides the grader's own repository
+    uid_base: int = 61000
+    hidden_visibility: str = "after_due_date"  # Gradescope: when checks that are not public are shown
+    cuda_only: bool = False  # only the checks that need a GPU
+    progress: bool = False  # say what is happening on stderr while grading
+
+    def __post_init__(self):
+        if self.sandbox_mode not in MODES:
+            raise ValueError(f"sandbox mode must be one of {MODES}, got {self.sandbox_mode!r}")
+        if self.hidden_visibility not in VISIBILITIES:
+            raise ValueError(f"visibility must be one of {VISIBILITIES}, got {self.hidden_visibility!r}")
+
+    @classmethod
+    def from_env(cls, env=None, **overrides):
+        """Defaults, then the environment, then `overrides` (None values are ignored); `limits` may be
+        overridden field by field with a dict."""
+        env = os.environ if env is None else env
+        limits = {}
+        if env.get("POSENC_SANDBOX_MEMORY_MB"):
+            limits["memory_mb"] = int(env["POSENC_SANDBOX_MEMORY_MB"])
+        if env.get("POSENC_SANDBOX_CPU_SECONDS"):
+            limits["cpu_seconds"] = int(env["POSENC_SANDBOX_CPU_SECONDS"])
+        limits.update({k: v for k, v in (overrides.pop("limits", None) or {}).items() if v is not None})
+        values = {"limits": Limits(**limits)}
+        if env.get("POSENC_SANDBOX_MODE"):
+            values["sandbox_mode"] = env["POSENC_SANDBOX_MODE"]
+        if env.get("POSENC_SANDBOX_PROTECT"):
+            values["protect"] = tuple(p for p in env["POSENC_SANDBOX_PROTECT"].split(os.pathsep) if p)
+        if env.get("POSENC_SANDBOX_UID_BASE"):
+            values["uid_base"] = int(env["POSENC_SANDBOX_UID_BASE"])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if "protect" in values:
+            values["protect"] = tuple(str(p) for p in values["protect"])
+        return cls(**values)
+
+    def replace(self, **changes):
+        if isinstance(changes.get("limits"), dict):
+            changes["limits"] = dataclasses.replace(self.limits, **changes["limits"])
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self):
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text):
+        data = json.loads(text)
+        data["limits"] = Limits(**data["limits"])
+        data["protect"] = tuple(data["protect"])
+        return cls(**data)

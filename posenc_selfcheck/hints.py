@@ -1,0 +1,257 @@
+"""Progressive hints, one list per exercise: the self-check reveals them one at a time.
+
+Level 0 is the `# Hint` block of the exercise's stub in the notebook: the idea and the shapes. When
+the self-check fails, it shows level 1; each new attempt that still fails (new code, same exercise)
+shows the next level; the last level is the key line of the solution. Each level may name a torch
+function or write a formula; no level is code that is wrong when copied (tests/test_hints.py checks
+that every code span parses, that no mask is built as a float tensor, and that each key line is a
+line of the reference solution), and the first levels do not hand over the answer.
+"""
+
+HINTS = {
+    # ---- chapter 0 ------------------------------------------------------------------------------
+    "scaled_dot_product_attention": (
+        "every query against every key is one matrix product: q with k transposed on its last two axes, "
+        "`k.transpose(-2, -1)`, divided by sqrt(d) where d is q's last dimension (not d_v).",
+        "the mask enters before the softmax. A bool mask is True where a query may attend: set the other scores "
+        "to -inf with `scores.masked_fill(~mask, float(\"-inf\"))`. A float mask is added to the scores.",
+        "the softmax runs over the keys, the last axis. A row whose keys are all masked is -inf everywhere and the "
+        "softmax returns NaN there; torch's SDPA returns zeros: find those rows with "
+        "`torch.isneginf(scores).all(dim=-1, keepdim=True)` and zero their weights.",
+        "precision: compute in float32, or float64 for float64 inputs "
+        "(`torch.promote_types(q.dtype, torch.float32)`), and cast the result back to q.dtype.",
+        "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
+    ),
+    # ---- chapter 1 ------------------------------------------------------------------------------
+    "sinusoidal_table": (
+        "the frequencies are w_i = base^(-2i/d) for i = 0 .. d/2 - 1. The exponent uses 2i, the index of the even "
+        "column: `torch.arange(0, d_model, 2) / d_model` gives the d/2 values 2i/d.",
+        "all angles at once: the outer product of the positions (L,) and the frequencies (d/2,), "
+        "`torch.outer(positions, inv_freq)`, in float32.",
+        "interleave, do not concatenate: into a (L, d) tensor from `torch.empty`, write the sines to the even "
+        "columns, the strided slice `pe[:, 0::2]`, and the cosines to `pe[:, 1::2]`.",
+        "key line: `pe[:, 1::2] = torch.cos(angles)`",
+    ),
+    "shift_matrix": (
+        "only the d/2 angles k·w_i are needed: the table's frequencies times k (a negative k works as it is).",
+        "write the four entries of every block at once with an index tensor: with `idx = torch.arange(0, d_model, "
+        "2)`, `m[idx, idx]`, `m[idx, idx + 1]`, `m[idx + 1, idx]` and `m[idx + 1, idx + 1]` are the four "
+        "diagonals of the blocks.",
+        "the signs: with the sine first in each pair, R_i(k) = [[cos, sin], [-sin, cos]]; the textbook rotation "
+        "[[cos, -sin], [sin, cos]] moves positions backwards.",
+        "key line: `m[idx + 1, idx] = -sin`",
+    ),
+    "SinusoidalPositionalEncoding": (
+        "keep the table in a buffer: `self.register_buffer(name, table, persistent=False)` moves with .to(), is "
+        "never trained, and stays out of checkpoints (an nn.Parameter is trained; a plain attribute stays behind "
+        "on the CPU).",
+        "slicing past the end of a tensor returns fewer rows, without an error. When offset + seq_len is larger "
+        "than the buffer, compute the rows with sinusoidal_table(..., device=x.device) instead.",
+        "outputs keep the input's dtype: add the rows cast to x.dtype.",
+        "key line: `return self.dropout(x + pe.to(x.dtype))`",
+    ),
+    # ---- chapter 2 ------------------------------------------------------------------------------
+    "LearnablePositionalEncoding": (
+        "the table is `nn.Embedding(max_len, d_model)`, stored as self.position_embeddings. Its default start is "
+        "N(0, 1): re-initialise its weight with `nn.init.trunc_normal_` and std=0.02.",
+        "default positions are 0 .. seq_len - 1, built where x lives (`device=x.device`). A tensor built without a "
+        "device sits on the CPU and fails as soon as the model is on a GPU.",
+        "check before the lookup: seq_len > max_len, or given position_ids outside [0, max_len), raise ValueError "
+        "naming max_len and the value; nn.Embedding alone raises an IndexError that names nothing.",
+        "key line: `pe = self.position_embeddings(position_ids)`",
+    ),
+    "resize_position_table": (
+        "F.interpolate does exactly this on a (batch, channels, length) tensor: put the positions last, (1, d, L), "
+        "interpolate with mode=\"linear\" and align_corners=False, and move them back. Or write the formula.",
+        "with the formula: i0 = floor(x_j), i1 = min(i0 + 1, L - 1), w = x_j - i0, and new row j is "
+        "(1 - w)·table[i0] + w·table[i1].",
+        "precision and place: compute x_j in float64 (in float32, near row 200 it is off by 1e-5 of a row), blend "
+        "in float32 or wider, return table.dtype, and build every index on table.device.",
+        "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
+    ),
+    # ---- chapter 3 ------------------------------------------------------------------------------
+    "relative_positions": (
+        "query i sits at position k_len - q_len + i, so the query positions are "
+        "`torch.arange(k_len - q_len, k_len)`; the key positions are 0 .. k_len - 1.",
+        "broadcasting builds the matrix: a row vector minus a column vector, indexed `[None, :]` and `[:, None]`. "
+        "Rows are queries and columns keys: R[i, j] = (position of key j) - (position of query i).",
+        "build both aranges with device=device, and check q_len and k_len first.",
+        "key line: `return key_pos[None, :] - query_pos[:, None]`",
+    ),
+    "shaw_attention_direct": (
+        "the row of pair (i, j) is c = clip(j - i, -K, K) + K: `relative_positions(Lq, Lk, device=q.device)`, "
+        "`.clamp(-K, K)`, plus K. Indexing the table with it, `rel_k[idx]`, gives (Lq, Lk, d).",
+        "relative logits by broadcasting: q (B, H, Lq, d) with a new axis before d, times a^K (Lq, Lk, d), summed "
+        "over d, is (B, H, Lq, Lk). Both logit terms are divided by sqrt(d).",
+        "causal: before the softmax, give -inf to the keys after the query, where relative_positions > 0. The value "
+        "term: attn (B, H, Lq, Lk) with a new last axis, times a^V, summed over the keys.",
+        "key line: `return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)`",
+    ),
+    "shaw_attention": (
+        "keys: P = q @ rel_k.T holds q_i·w^K_r for every row r. The relative logit of pair (i, j) is P[..., i, c_ij]: "
+        "`torch.gather` along the last axis, with the (Lq, Lk) index expanded (a view, no copy) to "
+        "(B, H, Lq, Lk).",
+        "values: S[..., i, r] = the sum of attn[..., i, j] over the keys j with c_ij = r. `scatter_add_` computes it "
+        "into a zeros tensor of shape (B, H, Lq, 2K + 1); then S @ rel_v.",
+        "no `repeat`, no broadcast product with a (Lq, Lk, d) table, no `.contiguous()` of an expanded table: each "
+        "builds a (B, H, Lq, Lk, d)-sized tensor, 8.6 GB at L = 2048.",
+        "key line: `per_row = attn.new_zeros(batch, heads, q_len, 2 * max_distance + 1).scatter_add_(-1, idx, "
+        "attn)`",
+    ),
+    "RelativePositionBias": (
+        "the table is `nn.Embedding(2 * max_distance + 1, num_heads)` named self.bias, initialised with "
+        "`nn.init.trunc_normal_(self.bias.weight, std=0.02)`.",
+        "the index is relative_positions(q_len, k_len) clipped to [-K, K], plus K, built on the table's device: "
+        "`device=self.bias.weight.device`.",
+        "nn.Embedding returns (Lq, Lk, H): `permute(2, 0, 1)` puts the heads first and `unsqueeze(0)` adds the "
+        "batch axis.",
+        "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
+    ),
+    "t5_bucket": (
+        "the direction first. Bidirectional: halve num_buckets, add the halved count where r > 0, and use n = |r|. "
+        "Causal: n = max(-r, 0) and no offset.",
+        "max_exact = num_buckets // 2, after any halving. Below max_exact the bucket is n itself.",
+        "from max_exact on: max_exact + log(n / max_exact) / log(max_distance / max_exact) · (num_buckets - "
+        "max_exact), computed in float32, truncated with `.long()`, capped at num_buckets - 1. Clamp n to at "
+        "least max_exact before the log, to keep log(0) out.",
+        "key line: `return offset + torch.where(n < max_exact, n, large)`",
+    ),
+    "alibi_slopes": (
+        "for n a power of two: start = 2^(-8/n) and the slopes start^1, start^2, ..., start^n.",
+        "otherwise c = 2^floor(log2 n), which is `1 << (num_heads.bit_length() - 1)`: the c slopes of c heads, "
+        "then the n - c odd powers start'^1, start'^3, ... of start' = 2^(-8/(2c)).",
+        "compute in float32, as BLOOM does, on `device`.",
+        "key line: `extra = geometric(2 * c, torch.arange(1, 2 * (num_heads - c), 2, device=device))`",
+    ),
+    "alibi_bias": (
+        "reuse your alibi_slopes and relative_positions (queries aligned to the end), both on `device`.",
+        "broadcast the slopes as (H, 1, 1) against the (Lq, Lk) distances, then add the leading batch axis.",
+        "the sign: ALiBi subtracts m·|j - i|: zero on the query's own key, negative everywhere else.",
+        "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
+    ),
+    # ---- chapter 4 ------------------------------------------------------------------------------
+    "rope_inv_freq": (
+        "theta_i = 1 / base^(2i/d) for i = 0 .. d/2 - 1: the exponents 2i/d are `torch.arange(0, head_dim, 2)` "
+        "divided by head_dim, in float32.",
+        "check head_dim first: positive and even, or raise ValueError naming head_dim and its value.",
+        "key line: `exponents = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device) / head_dim`",
+    ),
+    "rope_cos_sin": (
+        "angles for any leading shape: position_ids as float32 with a new last axis, `position_ids[..., None]`, "
+        "times rope_inv_freq (d/2,), broadcast to position_ids.shape + (d/2,).",
+        "half layout: coordinates i and i + d/2 share plane i's angle, so the table holds the d/2 angles twice, end "
+        "to end, `torch.cat((freqs, freqs), dim=-1)`; repeat_interleave would build the interleaved layout.",
+        "build the frequencies on position_ids.device.",
+        "key line: `freqs = position_ids[..., None].float() * inv_freq`",
+    ),
+    "rotate_half": (
+        "x1 = x[..., :d/2] and x2 = x[..., d/2:]; the minus sign goes on x2, which moves to the front.",
+        "an odd last dimension cannot be split in halves: raise ValueError naming its size.",
+        "key line: `return torch.cat((-x2, x1), dim=-1)`",
+    ),
+    "apply_rope": (
+        "the formula on the rotated part x_r = x[..., :R]: x_r·cos + rotate_half(x_r)·sin; then concatenate "
+        "x[..., R:] back on the last axis.",
+        "broadcasting over the heads: (L, R) tables line up with x's last two axes as they are; (B, L, R) tables "
+        "need a head axis between B and L, (B, 1, L, R).",
+        "cos and sin arrive in float32: cast them to x.dtype first, or a bfloat16 x comes out as float32 (type "
+        "promotion).",
+        "key line: `cos, sin = cos[:, None], sin[:, None]`",
+    ),
+    "apply_rope_interleaved": (
+        "the complex view: reshape the last axis to (D/2, 2) and call `torch.view_as_complex` on float32 values "
+        "(it needs a last axis of size 2, and float16 or bfloat16 must be upcast first).",
+        "the rotation: `torch.polar(torch.ones_like(angles), angles)` is e^(i·angle). (B, L) positions give "
+        "(B, L, D/2) angles, which need the head axis: (B, 1, L, D/2).",
+        "back to real numbers: `torch.view_as_real(...)` gives (..., D/2, 2); flatten the last two axes and cast to "
+        "x.dtype.",
+        "key line: `return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)`",
+    ),
+    "interleaved_to_half_perm": (
+        "position i of x[..., perm] reads x[perm[i]]: the first half reads the even indices 0, 2, 4, ..., the "
+        "second half the odd ones.",
+        "check head_dim: positive and even.",
+        "key line: `return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))`",
+    ),
+    "check_relative_property": (
+        "one call gives f(q, m) for every m: build q of shape (V, 1, 1, d), expand it to (V, 1, P, d) and pass "
+        "`torch.arange(P)`; the same for k. Compare in float64 from there.",
+        "norms: |f(q, m)| = |q| for every m, to a relative tolerance (1e-3 is far above float32 rounding and far "
+        "below any broken RoPE). Position: some f(q, m) must differ from f(q, 0) by more than that tolerance, or "
+        "the position is never used.",
+        "relative scores: S = f(q) @ f(k)^T is (V, P, P). Compare every S[m, n] with the score at the same distance "
+        "from position 0, S[m - n, 0] when m >= n and S[0, n - m] otherwise, relative to |q|·|k|.",
+        "key line: `same_distance = torch.where(delta >= 0, scores[:, 0, delta.clamp(min=0)], "
+        "scores[:, (-delta).clamp(min=0), 0])`",
+    ),
+    "RoPEAttention": (
+        "q_proj, k_proj, v_proj and o_proj are `nn.Linear(d_model, d_model, bias=False)`, and nothing else is "
+        "trainable. Heads: (B, L, d) viewed as (B, L, H, d_head), transposed to (B, H, L, d_head).",
+        "positions: without position_ids the new tokens follow the cache, past .. past + L - 1 with "
+        "past = kv_cache[0].shape[2] (0 without a cache), built on x.device. Rotate q and k (never v) with "
+        "rope_cos_sin and apply_rope, then append the new keys and values to the cache.",
+        "the mask: for L == K (no cache) `is_causal=True` is right. For a chunk after a cache the queries are the "
+        "last L of K positions: pass an explicit boolean mask (True = may attend) of shape (L, K). A float mask "
+        "would be added to the scores and mask nothing.",
+        "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq)`",
+    ),
+    # ---- chapter 5 ------------------------------------------------------------------------------
+    "yarn_ramp": (
+        "corr(r) = d·ln(L0 / (2·pi·r)) / (2·ln(base)), with Python floats (`math.log`); low = corr(beta_fast), "
+        "high = corr(beta_slow).",
+        "with truncate: low = floor(low), high = ceil(high). Then clamp both to [0, head_dim - 1] (head_dim - 1, as "
+        "YaRN's code does), and add 0.001 to high when the two are equal.",
+        "the ramp over pairs j = 0 .. d/2 - 1, in float32: (j - low) / (high - low), clamped to [0, 1].",
+        "key line: `return ((j - low) / (high - low)).clamp(0, 1)`",
+    ),
+    "scaled_rope_inv_freq": (
+        "validation first: rope_type among the five; head_dim positive and even; factor >= 1; "
+        "original_max_position_embeddings given for dynamic, yarn and llama3; no key in params that the rope_type "
+        "does not use.",
+        "linear divides every theta_i by the factor. dynamic recomputes the base, "
+        "base·(s·L/L0 - (s - 1))^(d/(d-2)) with L = max(seq_len, L0) (L = L0 without seq_len). Both return the "
+        "attention factor 1.0.",
+        "yarn blends theta/s and theta with yarn_ramp (1 = interpolate); its attention factor is 0.1·ln(s) + 1 "
+        "unless params give one. llama3 compares each wavelength 2·pi/theta_i with L0/low_freq_factor and "
+        "L0/high_freq_factor.",
+        "key line: `inv_freq = inv_freq / factor * ramp + inv_freq * (1 - ramp)`",
+    ),
+    # ---- chapter 6 ------------------------------------------------------------------------------
+    "RotaryCache": (
+        "buffers: `self.register_buffer(name, table, persistent=False)` keeps the tables out of the state_dict "
+        "and moves them with .to(); registering again under the same name replaces them.",
+        "growth: when max(position_ids) + 1 > max_len, rebuild longer tables on the device of the existing buffers, "
+        "`self.cos_cached.device`, never on the default CPU; grow geometrically so that repeated growth stays "
+        "cheap.",
+        "lookup and dtype: `self.cos_cached[position_ids]` works for any shape of position_ids. Cast the rows you "
+        "looked up (not the angles) to the requested dtype, float32 by default. Negative positions would read "
+        "the table from its end: refuse them.",
+        "key line: `self._build(max(needed, 2 * self.max_len), device=self.cos_cached.device)`",
+    ),
+    # ---- chapter 7 ------------------------------------------------------------------------------
+    "PositionalAttention": (
+        "the block never asks which scheme it has: after splitting the heads it calls "
+        "`self.scheme.rotate(q, position_ids)` and `self.scheme.rotate(k, position_ids)` (never on v), before "
+        "the new keys join the cache, and `self.scheme.bias(position_ids, k_positions)` once all keys are known.",
+        "positions: with `past = kv_cache[0].shape[2]` cached keys, the new tokens sit at "
+        "`torch.arange(past, past + seq, device=x.device)` and the keys at "
+        "`torch.cat((torch.arange(past, device=x.device), position_ids))`.",
+        "the bias joins the scaled scores before the softmax: SDPA adds a float `attn_mask` to q·kᵀ/sqrt(d), so "
+        "pass the bias there, cast with `bias.to(q.dtype)`, and fold the causal rule in as -inf, with the "
+        "queries aligned to the end of the keys: "
+        "`allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq)`.",
+        "key line: `mask = bias if allowed is None else bias.masked_fill(~allowed, float(\"-inf\"))`",
+    ),
+    "TinyDecoder": (
+        "the position enters the model once: scale the token vectors by sqrt(d_model), "
+        "`math.sqrt(self.embed_tokens.embedding_dim)`, and hand them with the positions to the scheme's embed; "
+        "the blocks only pass positions on to the attention.",
+        "decoding: the first layer's cached keys say how many tokens came before, "
+        "`past = kv_caches[0][0].shape[2]`, so the positions are "
+        "`torch.arange(past, past + seq, device=tokens.device)`; layer n gets `kv_caches[n]` and returns its "
+        "new cache.",
+        "the head is the token table: `self.norm(h) @ self.embed_tokens.weight.T`; keep `self.scheme = scheme` "
+        "so that a scheme with parameters trains with the model.",
+        "key line: `h = self.scheme.embed(h, position_ids)`",
+    ),
+}

@@ -1,0 +1,227 @@
+"""Run an exercise's public checks in the learner's kernel and write the report they read.
+
+The report lists every check (✓ / ✗); for the first failing check it adds that check's hint (later
+failures often follow from the first, and their hints would point elsewhere). When the exercise
+calls other exercises of the course that fail their own self-checks, it says so: fix those first.
+Then it reveals the exercise's next hint level (`hints.py`): one more level for every new failing
+attempt (an attempt is new when the code changed since the last failure), the key line last.
+
+Checks run on one CPU thread: on a small input, threads only wait for each other, and on a busy
+two-core machine that waiting costs ten to a hundred times the work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import types
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+from . import probes
+from .evaluate import FAILED, MISSING, PASSED, SKIPPED, evaluate
+from .hints import HINTS
+
+DATA = Path(__file__).parent / "data"
+MARKS = {PASSED: "✓", FAILED: "✗", SKIPPED: "-"}
+NEXT = "(Each new attempt that still fails shows the next hint.)"
+LAST = "(That was the last hint: the rest is yours.)"
+
+
+class SelfCheckFailed(AssertionError):
+    """An exercise gave a wrong answer; the message is the report.
+
+    In Jupyter the report is shown as it is, without a traceback: IPython asks an exception for
+    `_render_traceback_()` before formatting one, and the frames of this package would only hide
+    the words that matter. The cell still ends in an error, so Run All stops at the first exercise
+    that needs work."""
+
+    def _render_traceback_(self):
+        return str(self).splitlines()
+
+
+@lru_cache(maxsize=None)
+def _chapter_data(stem):
+    from . import store
+
+    return store.load(str(DATA / stem))
+
+
+@lru_cache(maxsize=None)
+def _index():
+    """{exercise: chapter stem} of every exercise with stored checks."""
+    out = {}
+    for path in sorted(DATA.glob("ch*.json")):
+        for exercise in _chapter_data(path.stem).get("_index", {}):
+            out[exercise] = path.stem
+    return out
+
+
+def public_checks(exercise):
+    """The stored public checks of one exercise: [(check, expected, [(mistake message, result)])]."""
+    stem = _index().get(exercise)
+    if stem is None:
+        raise KeyError(f"no self-checks stored for {exercise!r}")
+    data = _chapter_data(stem)
+    out = []
+    for check_id in data["_index"][exercise]:
+        spec = data[f"{check_id}#spec"]
+        messages = spec.get("mistake_messages", [])
+        mistakes = [(message, data[f"{check_id}#mistake{i}"]) for i, message in enumerate(messages)]
+        out.append((spec, data[f"{check_id}#expected"], mistakes))
+    return out
+
+
+@contextlib.contextmanager
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def run_checks(exercise, obj):
+    """[(spec, status, message)] for the public checks of `exercise`, stopping at "not implemented"
+    (then the message names the unfinished function: the exercise itself, or one it calls)."""
+    ns = {exercise: obj}
+    out = []
+    with one_thread():
+        for spec, expected, mistakes in public_checks(exercise):
+            got = probes.run(ns, spec["probe"], spec["params"], exercise)
+            first_failure = all(status != FAILED for _, status, _ in out)
+            status, message = evaluate(spec, got, expected, mistakes, with_hint=first_failure)
+            if status == MISSING:
+                out.append((spec, status, got.get("unfinished", exercise)))
+                break
+            out.append((spec, status, message))
+    return out
+
+
+# ---- which other exercises does this one call? --------------------------------------------------
+def _codes(obj):
+    """Every code object of a function or of a class's methods, nested ones included."""
+    roots = []
+    if isinstance(obj, type):
+        for value in vars(obj).values():
+            value = getattr(value, "__func__", value)
+            value = getattr(value, "fget", value)
+            if hasattr(value, "__code__"):
+                roots.append(value.__code__)
+    elif hasattr(obj, "__code__"):
+        roots.append(obj.__code__)
+    out, todo = [], list(roots)
+    while todo:
+        code = todo.pop()
+        out.append(code)
+        todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return out
+
+
+def _globals(obj):
+    if isinstance(obj, type):
+        for value in vars(obj).values():
+            if hasattr(value, "__globals__"):
+                return value.__globals__
+        return {}
+    return getattr(obj, "__globals__", {})
+
+
+def exercises_used(exercise, obj):
+    """{name: object} of the other exercises that `obj` calls, as defined where `obj` was defined."""
+    names = {name for code in _codes(obj) for name in code.co_names}
+    scope = _globals(obj)
+    return {name: scope[name] for name in sorted(names & set(_index())) if name != exercise and name in scope}
+
+
+def _failing_dependencies(exercise, obj):
+    out = []
+    for name, other in exercises_used(exercise, obj).items():
+        statuses = {status for _, status, _ in run_checks(name, other)}
+        if statuses & {FAILED, MISSING}:
+            out.append((name, MISSING in statuses))
+    return out
+
+
+# ---- progressive hints ------------------------------------------------------------------------
+_attempts = {}  # exercise -> (fingerprint of the code at the last failure, hint level shown then)
+
+
+def fingerprint(obj):
+    """Changes when the code of a function (or of a class's methods) changes."""
+    codes = _codes(obj)
+    if not codes:
+        return id(obj)
+    return hash(tuple((c.co_code, repr([k for k in c.co_consts if not isinstance(k, types.CodeType)]), c.co_names)
+                      for c in codes))
+
+
+def next_hint(exercise, obj):
+    """(level, levels, text) to show after a failure; the level rises once per new failing attempt."""
+    levels = HINTS.get(exercise, ())
+    if not levels:
+        return 0, 0, ""
+    fp = fingerprint(obj)
+    last_fp, level = _attempts.get(exercise, (None, 0))
+    if fp != last_fp:
+        level = min(level + 1, len(levels))
+    _attempts[exercise] = (fp, level)
+    return level, len(levels), levels[level - 1]
+
+
+def forget_attempts(exercise=None):
+    """Start the hint levels again (for one exercise, or for all)."""
+    if exercise is None:
+        _attempts.clear()
+    else:
+        _attempts.pop(exercise, None)
+
+
+def _teaches(spec):
+    """True for a check of the computation itself (not of input validation, not of device placement)."""
+    return spec["expect"] != "raises" and spec["probe"] not in ("meta_forward", "meta_call")
+
+
+# ---- the check a learner calls ----------------------------------------------------------------
+def check(exercise, obj, quiet=False):
+    """Run the public checks of `exercise` on `obj`: print a one-line success (nothing when `quiet`),
+    print "not implemented yet" for an unfinished exercise, or raise SelfCheckFailed with the report
+    and the next hint."""
+    start = time.perf_counter()
+    results = run_checks(exercise, obj)
+    took = time.perf_counter() - start
+    missing = [message for _, status, message in results if status == MISSING]
+    if missing:
+        if missing[0] in (exercise, ""):
+            print(f"{exercise}: not implemented yet — finish the exercise above, then run this cell again.")
+        else:
+            print(f"{exercise}: waiting for {missing[0]}, which is not finished yet — finish it, then run this "
+                  "cell again.")
+        return
+    n = len(results)
+    failed = [r for r in results if r[1] == FAILED]
+    if not failed:
+        if not quiet:
+            print(f"{exercise}: {'the one check' if n == 1 else f'all {n} checks'} passed ({took * 1000:.0f} ms)")
+        return
+    lines, named = [f"{exercise}: {len(failed)} of {n} checks failed"], set()
+    for spec, status, message in results:
+        said = next((m for m in named if message.startswith(m)), None)
+        if said:
+            message = "the same mistake as above"
+        elif status == FAILED:
+            named |= {m for m in spec.get("mistake_messages", ()) if message.startswith(m)}
+        lines.append(f"  {MARKS[status]} {spec['name']}" + (f": {message}" if status in (FAILED, SKIPPED) else ""))
+    for name, missing in _failing_dependencies(exercise, obj):
+        state = "is not finished yet" if missing else "does not pass its own self-check yet"
+        lines.append(f"  {exercise} calls your {name}, which {state}: fix {name} first (its self-check cell says why).")
+    # the hint levels teach the computation: a missing ValueError or a tensor on the wrong device is said
+    # precisely enough by its own check
+    level, levels, text = next_hint(exercise, obj) if any(_teaches(r[0]) for r in failed) else (0, 0, "")
+    if level:
+        lines.append(f"  Hint {level} of {levels}: {text}")
+        lines.append(f"  {NEXT if level < levels else LAST}")
+    raise SelfCheckFailed("\n".join(lines))

@@ -1,0 +1,26 @@
+"""The grader's in-process judging and its sandboxed grading, for the self-check tests."""
+
+from __future__ import annotations
+
+
+def judge_in_process(ns, check):
+    """The grader's verdict on `check` for the definitions in `ns`, probed in this process (trusted test data)."""
+    from grader import hidden_probes
+    from grader.grading import judge
+    from posenc_selfcheck import probes
+
+    return judge(check, probes.run(ns, check.probe, check.params, check.exercise, hidden_probes.catalog()))
+
+
+def mistake_answers(check):
+    """((message, answer), ...) of the known mistakes `check` recognises, computed from the reference."""
+    from grader.reference import mistakes
+
+    return mistakes(check)
+
+
+def grade_in_sandbox(submission, checks):
+    """[(check, status, feedback)] of one submission graded by the real grading path (sandbox included)."""
+    from tests.conftest import grade
+
+    return [(v.check, v.status, v.feedback) for v in grade(submission, checks).verdicts]

@@ -1,0 +1,214 @@
+"""The course in a real browser: JupyterLab on 127.0.0.1, headless Chromium driven by Playwright, the student
+bundle's chapter 1. A wrong answer typed into the exercise cell gets the self-check's diagnosis; a right one
+gets "all ... checks passed"; a plot renders as an image; the math is typeset by MathJax.
+
+Needs Debian's chromium (/usr/bin/chromium) and the Python package playwright (no browser download: it
+launches that chromium); skipped, with the reason, without them. .ci/run installs both. Screenshots go to
+out/browser/ (POSENC_BROWSER_SHOTS to choose another folder). About 30 s.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from grader.release import build_release
+from tests.conftest import ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SHOTS = Path(os.environ.get("POSENC_BROWSER_SHOTS", ROOT / "out" / "browser"))
+TIMEOUT_MS = 60_000
+
+
+def _function(path_or_source, name):
+    """The source of one top-level function."""
+    source = Path(path_or_source).read_text() if isinstance(path_or_source, Path) else path_or_source
+    (node,) = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == name]
+    return ast.get_source_segment(source, node)
+
+
+def wrong_answer():
+    """A learner's sinusoidal_table with sin and cos swapped (tests/submissions/ch01_swapped.py)."""
+    return "import math\n\n" + _function(ROOT / "tests" / "submissions" / "ch01_swapped.py", "sinusoidal_table")
+
+
+def right_answer():
+    """The solution notebook's sinusoidal_table."""
+    nb = json.loads((ROOT / "solutions" / "01_sinusoidal.ipynb").read_text())
+    source = "\n\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    return _function(source, "sinusoidal_table")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab serving a fresh student bundle: (base URL, token)."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no chromium (Debian: apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api", reason="no playwright (pip install playwright)")
+    pytest.importorskip("jupyterlab", reason="no JupyterLab (bash scripts/setup.sh)")
+    tmp = tmp_path_factory.mktemp("browser")
+    bundle = tmp / "bundle"
+    build_release(bundle, check_sync=False)
+    # the course's kernel, for this interpreter, in a Jupyter path of the test's own; settings of its own:
+    # every cell in the page (no windowing), no news or update checks (no network here)
+    kernel = tmp / "jupyter" / "kernels" / "posenc-course"
+    kernel.mkdir(parents=True)
+    (kernel / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (posenc-course)", "language": "python"}))
+    settings = tmp / "settings" / "@jupyterlab"
+    (settings / "notebook-extension").mkdir(parents=True)
+    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    (settings / "apputils-extension").mkdir(parents=True)
+    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        '{"checkForUpdates": false, "fetchNews": "false"}')
+    token, port = secrets.token_hex(16), _free_port()
+    env = {**os.environ, "JUPYTER_PATH": str(tmp / "jupyter"), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+           "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"), "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"), "HOME": str(tmp)}
+    env.pop("PYTHONPATH", None)
+    log = open(tmp / "jupyterlab.log", "w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={bundle}",
+         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         *(["--allow-root"] if os.geteuid() == 0 else [])],
+        cwd=bundle, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("JupyterLab did not start:\n" + (tmp / "jupyterlab.log").read_text()[-3000:])
+                time.sleep(0.3)
+        yield base, token
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, 9)
+            server.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, token = lab
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(f"{base}/lab/tree/01_sinusoidal.ipynb?token={token}")
+            page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+            # the notebook asks for the course's kernel; it is up when the toolbar says it is idle
+            expect(page.locator(".jp-Notebook-toolbarKernelName, .jp-KernelName").first).to_contain_text(
+                "posenc-course", timeout=TIMEOUT_MS)
+            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
+            yield page
+        finally:
+            browser.close()
+
+
+def code_cell(page, text):
+    return page.locator(".jp-Notebook .jp-CodeCell").filter(has_text=text).first
+
+
+def type_into(page, cell, source):
+    """Replace a cell's code by typing into its editor, as a learner would."""
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(source)
+
+
+def run_selected_and_next(page):
+    """Shift+Enter twice: the selected cell (the exercise) and the one below it (its self-check)."""
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")
+
+
+def output_text(cell):
+    return cell.locator(".jp-OutputArea").inner_text()
+
+
+def shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name))
+    return SHOTS / name
+
+
+def wait_for_output(cell, pattern, timeout_s=60):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        text = output_text(cell)
+        if re.search(pattern, text):
+            return text
+        time.sleep(0.2)
+    raise AssertionError(f"no output matching {pattern!r}; the cell shows:\n{output_text(cell)[-2000:]}")
+
+
+def test_a_learner_works_an_exercise_in_jupyterlab(page, capsys):
+    exercise = code_cell(page, "def sinusoidal_table")
+    selfcheck = code_cell(page, 'check("sinusoidal_table"')
+    # the imports above the exercise first (Run > Run All Above Selected Cell)
+    exercise.locator(".cm-content").click()
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item", has_text="Run All Above Selected Cell").first.click()
+
+    type_into(page, exercise, wrong_answer())
+    run_selected_and_next(page)
+    text = wait_for_output(selfcheck, r"checks failed")
+    assert "sin and cos are swapped" in text
+    selfcheck.scroll_into_view_if_needed()
+    shots = [shot(page, "01_wrong_answer_diagnosed.png")]
+
+    type_into(page, exercise, right_answer())
+    run_selected_and_next(page)
+    text = wait_for_output(selfcheck, r"all \d+ checks passed")
+    assert "✗" not in text
+    shots.append(shot(page, "02_right_answer_passes.png"))
+
+    plot = code_cell(page, "def plot_table")
+    plot.locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    image = plot.locator(".jp-OutputArea-output img").first
+    image.wait_for()
+    width, height = image.evaluate("img => [img.naturalWidth, img.naturalHeight]")
+    assert width > 100 and height > 100  # a real picture, decoded by the browser
+    image.scroll_into_view_if_needed()
+    shots.append(shot(page, "03_plot.png"))
+
+    math = page.locator(".jp-Notebook .jp-MarkdownOutput mjx-container")
+    math.first.wait_for()
+    assert math.count() > 10  # the chapter's formulas, typeset by MathJax
+    page.locator(".jp-Notebook .jp-MarkdownOutput").filter(has_text="The formula").first.scroll_into_view_if_needed()
+    shots.append(shot(page, "04_math.png"))
+    with capsys.disabled():
+        print(f"\nbrowser test screenshots: {SHOTS} ({', '.join(p.name for p in shots)})")

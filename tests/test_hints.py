@@ -1,0 +1,184 @@
+"""Hints that teach: every exercise has progressive levels revealed by repeated failures, ending in a key
+line of the solution; no hint anywhere holds code that is wrong when copied; a failure's diagnosis
+points at its real cause."""
+
+import ast
+import inspect
+import re
+
+import pytest
+import torch
+
+import posenc_ref
+from grader.checks import all_checks, exercises
+from posenc_ref.mistakes import MISTAKES
+from posenc_selfcheck import SelfCheckFailed, check, forget_attempts
+from posenc_selfcheck.hints import HINTS
+from tests.conftest import ROOT
+
+CODE = re.compile(r"`([^`]+)`")
+# a mask made of ones, triangular: it must say dtype=torch.bool, or SDPA adds it to the scores
+FLOAT_MASK = re.compile(r"ones(_like)?\((?:(?!dtype=torch\.bool)[^()]|\([^()]*\))*\)\s*\.\s*(tril|triu)")
+
+
+def _code(line):
+    """A line of code without its comment, whitespace collapsed."""
+    return " ".join(line.split("  #")[0].split()) if not line.strip().startswith("#") else ""
+
+
+def every_hint_text():
+    """(where, text) of every hint a learner can read: levels, check hints, mistake messages, stub blocks."""
+    for exercise, levels in HINTS.items():
+        for n, text in enumerate(levels, start=1):
+            yield f"{exercise} level {n}", text
+    for c in all_checks():
+        if c.hint:
+            yield c.key, c.hint
+    for name, m in MISTAKES.items():
+        yield name, m.message
+    for chapter in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.py")):
+        block = []
+        for line in chapter.read_text().splitlines() + [""]:
+            if line.strip().startswith("# Hint") or (block and line.strip().startswith("#")):
+                block.append(line.strip().lstrip("#").strip())
+            elif block:
+                yield chapter.name, " ".join(block)
+                block = []
+
+
+def test_every_exercise_has_at_least_three_levels_ending_in_a_key_line_of_its_solution():
+    assert set(HINTS) == set(exercises())
+    for exercise, levels in HINTS.items():
+        assert len(levels) >= 3, exercise
+        assert levels[-1].startswith("key line: `"), exercise
+        assert not any("key line" in level for level in levels[:-1]), exercise
+        key = _code(CODE.findall(levels[-1])[-1])
+        source = " ".join(_code(line) for line in inspect.getsource(getattr(posenc_ref, exercise)).splitlines())
+        assert key in source, (exercise, key)
+
+
+def test_every_code_span_in_a_hint_parses_as_python():
+    for where, text in every_hint_text():
+        for span in CODE.findall(text):
+            code = "x" + span if span.startswith((".", "[")) else span
+            try:
+                ast.parse(code)
+            except SyntaxError as exc:
+                pytest.fail(f"{where}: `{span}` is not Python ({exc.msg})")
+
+
+def test_no_hint_builds_a_float_mask_or_writes_a_typographic_minus_in_code():
+    assert FLOAT_MASK.search("torch.ones(L, K).tril(K - L)")  # the pattern catches the old hint
+    assert not FLOAT_MASK.search("torch.ones(L, K, dtype=torch.bool).tril(K - L)")
+    offenders = [(where, text) for where, text in every_hint_text() if FLOAT_MASK.search(text)]
+    assert offenders == []
+    # "−" (U+2212) reads well in a formula and is a syntax error in a method call someone copies
+    typographic = re.compile(r"\.\w+\([^)]*\u2212")
+    assert typographic.search("torch.ones(L, K, dtype=torch.bool).tril(K \u2212 L)")
+    calls = [(where, text) for where, text in every_hint_text() if typographic.search(text)]
+    assert calls == []
+
+
+def test_a_boolean_mask_from_a_hint_masks_where_a_float_one_does_not():
+    """Why the rule: SDPA adds a float mask (ones and zeros) to the scores and masks nothing."""
+    q = torch.randn(1, 1, 3, 4, generator=torch.Generator().manual_seed(0))
+    k, v = torch.randn(2, 1, 1, 5, 4, generator=torch.Generator().manual_seed(1))
+    allowed = torch.ones(3, 5, dtype=torch.bool).tril(5 - 3)
+    by_hand = ((q @ k.transpose(-1, -2) / 2).masked_fill(~allowed, float("-inf")).softmax(-1)) @ v
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    torch.testing.assert_close(sdpa(q, k, v, attn_mask=allowed), by_hand)
+    assert not torch.allclose(sdpa(q, k, v, attn_mask=torch.ones(3, 5).tril(5 - 3)), by_hand)
+
+
+def test_each_new_failing_attempt_reveals_the_next_level_and_the_same_code_does_not(capsys):
+    forget_attempts("sinusoidal_table")
+    levels = HINTS["sinusoidal_table"]
+    attempts = [eval(f"lambda s, d, base=10000.0: posenc_ref.sinusoidal_table(s, d, base) + {n}",  # noqa: S307
+                     {"posenc_ref": posenc_ref}) for n in range(1, len(levels) + 2)]
+    shown = []
+    for n, attempt in enumerate(attempts):
+        with pytest.raises(SelfCheckFailed) as info:
+            check("sinusoidal_table", attempt)
+        report = str(info.value)
+        level = min(n + 1, len(levels))
+        assert f"Hint {level} of {len(levels)}: {levels[level - 1]}" in report
+        shown.append(level)
+        if n == 0:  # the same code again: the same level
+            with pytest.raises(SelfCheckFailed) as again:
+                check("sinusoidal_table", attempt)
+            assert f"Hint 1 of {len(levels)}" in str(again.value)
+    assert shown == list(range(1, len(levels) + 1)) + [len(levels)]
+    assert "That was the last hint" in report
+    forget_attempts("sinusoidal_table")
+
+
+def test_a_validation_failure_gets_its_own_diagnosis_and_no_level(capsys):
+    forget_attempts("sinusoidal_table")
+
+    def sinusoidal_table(seq_len, d_model, base=10000.0):  # right numbers, no check of seq_len
+        if d_model <= 0 or d_model % 2:
+            raise ValueError(f"d_model={d_model} must be even")
+        return posenc_ref.sinusoidal_table(max(seq_len, 1), d_model, base)[:seq_len]
+
+    with pytest.raises(SelfCheckFailed) as info:
+        check("sinusoidal_table", sinusoidal_table)
+    assert "seq_len=0 raises ValueError naming it: expected ValueError, but nothing was raised" in str(info.value)
+    assert "Hint 1" not in str(info.value)
+
+
+def test_a_broken_rotate_half_is_blamed_not_the_head_axis():
+    forget_attempts("apply_rope")
+    namespace = {"torch": torch}
+    exec(  # noqa: S102 — a learner's cell: apply_rope is right, the rotate_half it calls is not
+        "def rotate_half(x):\n"
+        "    half = x.shape[-1] // 2\n"
+        "    return torch.cat((x[..., half:], x[..., :half]), dim=-1)\n"
+        "def apply_rope(x, cos, sin):\n"
+        "    r = cos.shape[-1]\n"
+        "    if r % 2 or r > x.shape[-1]:\n"
+        "        raise ValueError(f'R={r}')\n"
+        "    if cos.dim() == 3:\n"
+        "        cos, sin = cos[:, None], sin[:, None]\n"
+        "    cos, sin = cos.to(x.dtype), sin.to(x.dtype)\n"
+        "    xr = x[..., :r]\n"
+        "    return torch.cat((xr * cos + rotate_half(xr) * sin, x[..., r:]), dim=-1)\n", namespace)
+    with pytest.raises(SelfCheckFailed) as info:
+        check("apply_rope", namespace["apply_rope"])
+    report = str(info.value)
+    assert "apply_rope calls your rotate_half, which does not pass its own self-check yet" in report
+    assert MISTAKES["apply_rotate_half_no_minus"].message in report
+    assert "head axis" not in report.split("Hint 1 of")[0]  # no check blames the broadcasting
+    forget_attempts("apply_rope")
+
+
+def test_a_flipped_causal_mask_is_not_blamed_on_query_alignment():
+    forget_attempts("shaw_attention")
+    with pytest.raises(SelfCheckFailed) as info:
+        check("shaw_attention", MISTAKES["shaw_causal_flipped"].impl)
+    report = str(info.value)
+    assert "the causal mask points the wrong way" in report
+    assert "query i sits at position" not in report
+    forget_attempts("shaw_attention")
+
+
+def test_an_exercise_waiting_for_an_unfinished_one_says_which(capsys):
+    namespace = {"torch": torch, "rope_cos_sin": posenc_ref.rope_cos_sin}
+    exec("def apply_rope(x, cos, sin):\n    raise NotImplementedError('exercise not finished')\n", namespace)  # noqa: S102
+
+    class RoPEAttention(posenc_ref.RoPEAttention):
+        def forward(self, x, position_ids=None, causal=True, kv_cache=None):
+            return namespace["apply_rope"](x, None, None)
+
+    check("RoPEAttention", RoPEAttention)
+    assert "RoPEAttention: waiting for apply_rope, which is not finished yet" in capsys.readouterr().out
+
+
+def test_in_jupyter_a_failed_self_check_shows_its_report_without_a_traceback():
+    forget_attempts("rotate_half")
+    with pytest.raises(SelfCheckFailed) as info:
+        check("rotate_half", MISTAKES["rotate_half_sign"].impl)
+    rendered = info.value._render_traceback_()
+    assert rendered == str(info.value).splitlines()
+    assert rendered[0].startswith("rotate_half: ") and rendered[0].endswith("checks failed")
+    assert not any("Traceback" in line or "posenc_selfcheck" in line for line in rendered)
+    forget_attempts("rotate_half")

@@ -1,0 +1,149 @@
+"""`python -m grader nbgrader OUT`: an nbgrader course source that the real nbgrader releases as the course's
+own student notebooks (no solution line), and the `submitted/<student>/<assignment>/` layout read back.
+
+The nbgrader part (about 15 s: nbgrader's start, seven assignments, one validation that runs a notebook)
+is skipped where nbgrader is not installed (`bash scripts/setup.sh test notebook nbgrader`; CI has it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import build
+from grader.nbgrader_export import CONFIG, assignment_name, export
+from grader.release import scan
+from tests.conftest import ROOT
+
+CHAPTERS = build.chapter_sources()
+
+NBGRADER_SCRIPT = r"""
+import json, sys
+from traitlets.config import Config
+from nbgrader.apps import NbGraderAPI
+from nbgrader.validator import Validator
+
+root, validate = sys.argv[1], sys.argv[2]
+config = Config()
+config.CourseDirectory.root = root
+exec(open(root + "/nbgrader_config.py").read(), {"get_config": lambda: config})
+api = NbGraderAPI(config=config)
+report = {}
+for assignment in sys.argv[3:]:
+    result = api.generate_assignment(assignment, force=True, create=True)
+    report[assignment] = {"success": result["success"], "error": result.get("error", "")[-2000:]}
+report["validate"] = Validator(config=config).validate(validate)
+print("REPORT " + json.dumps(report))
+"""
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    out = tmp_path_factory.mktemp("nbgrader") / "course"
+    run = subprocess.run([sys.executable, "-m", "grader", "nbgrader", str(out)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def released(course):
+    pytest.importorskip("nbgrader")
+    assignments = [assignment_name(c) for c in CHAPTERS]
+    validate = course / "release" / "ch01_sinusoidal" / "01_sinusoidal.ipynb"
+    # nbgrader calls its own console scripts (alembic): the environment's bin folder goes first on PATH
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    run = subprocess.run([sys.executable, "-c", NBGRADER_SCRIPT, str(course), str(validate), *assignments],
+                         cwd=course, capture_output=True, text=True, timeout=300, env=env)
+    lines = [line for line in run.stdout.splitlines() if line.startswith("REPORT ")]
+    assert run.returncode == 0 and lines, run.stderr[-3000:]
+    report = json.loads(lines[0][len("REPORT "):])
+    for assignment in assignments:
+        assert report[assignment]["success"], report[assignment]["error"]
+    return course / "release", report["validate"]
+
+
+def cells_with(nb, **meta):
+    return [c for c in nb.cells if all(c.metadata.get("nbgrader", {}).get(k) == v for k, v in meta.items())]
+
+
+def test_every_chapter_becomes_an_assignment_with_its_notebook_selfchecks_and_config(course):
+    for chapter in CHAPTERS:
+        folder = course / "source" / assignment_name(chapter)
+        assert (folder / f"{chapter.stem}.ipynb").exists()
+        assert (folder / "posenc_selfcheck" / "__init__.py").exists()
+        assert sorted(p.name for p in (folder / "posenc_selfcheck" / "data").iterdir()) == \
+            sorted(p.name for p in (ROOT / "posenc_selfcheck" / "data").iterdir())
+    assert (course / "nbgrader_config.py").read_text() == CONFIG
+
+
+def test_solution_cells_carry_nbgrader_metadata_with_hints_outside_the_region(course):
+    for chapter in CHAPTERS:
+        nb = nbformat.read(course / "source" / assignment_name(chapter) / f"{chapter.stem}.ipynb", as_version=4)
+        marked = [c for c in nb.cells if "### BEGIN SOLUTION" in c.source]
+        assert marked and marked == cells_with(nb, solution=True), chapter.name  # every region, and only those
+        for cell in marked:
+            lines = cell.source.splitlines()
+            for n, line in enumerate(lines):
+                if "### BEGIN SOLUTION" in line:
+                    assert not lines[n + 1].strip().lower().startswith("# hint"), (chapter.name, lines[n + 1])
+        hints = sum(line.strip().lower().startswith("# hint") for c in marked for line in c.source.splitlines())
+        student = nbformat.read(ROOT / "notebooks" / f"{chapter.stem}.ipynb", as_version=4)
+        assert hints == sum(line.strip().lower().startswith("# hint")
+                            for c in student.cells if c.cell_type == "code" for line in c.source.splitlines())
+
+
+def test_grade_ids_are_unique_stable_and_named_after_chapter_and_exercise(course, tmp_path):
+    again = tmp_path / "again"
+    export(again)
+    for chapter in CHAPTERS:
+        name = f"{assignment_name(chapter)}/{chapter.stem}.ipynb"
+        assert (course / "source" / name).read_bytes() == (again / "source" / name).read_bytes()  # stable
+        nb = nbformat.read(course / "source" / name, as_version=4)
+        ids = [c.metadata.nbgrader["grade_id"] for c in nb.cells if "nbgrader" in c.metadata]
+        assert len(ids) == len(set(ids))
+        prefix = f"ch{chapter.stem[:2]}-"
+        for cell in cells_with(nb, solution=True):
+            defined = build_names(cell.source)
+            assert cell.metadata.nbgrader["grade_id"] in {prefix + n for n in defined}
+        for cell in cells_with(nb, locked=True):
+            assert "selfcheck" in cell.metadata.get("tags", [])
+            exercise = cell.source.split('"')[1]
+            assert cell.metadata.nbgrader["grade_id"] == f"{prefix}{exercise}-selfcheck"
+        assert len(cells_with(nb, locked=True)) == sum("selfcheck" in c.metadata.get("tags", []) for c in nb.cells)
+
+
+def build_names(source):
+    import ast
+
+    return [n.name for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+
+
+def test_nbgrader_releases_the_courses_student_notebooks_with_no_solution_line(released):
+    release, _ = released
+    for chapter in CHAPTERS:
+        folder = release / assignment_name(chapter)
+        nb = nbformat.read(folder / f"{chapter.stem}.ipynb", as_version=4)
+        # the build's student notebook, made on its own from the same chapter: the same code, cell by cell
+        student = nbformat.read(ROOT / "notebooks" / f"{chapter.stem}.ipynb", as_version=4)
+        assert [c.source for c in nb.cells if c.cell_type == "code"] == \
+            [c.source for c in student.cells if c.cell_type == "code"], chapter.name
+        assert scan(folder) == [], chapter.name  # the release's own leak scan: no solution line, no marker
+
+
+def test_nbgrader_validates_a_released_notebook_and_locks_the_selfchecks(released):
+    release, validation = released
+    assert validation == {}  # no changed locked cell, no failed test
+    from nbgrader.utils import compute_checksum
+
+    nb = nbformat.read(release / "ch01_sinusoidal" / "01_sinusoidal.ipynb", as_version=4)
+    locked = cells_with(nb, locked=True)
+    assert locked and all(c.metadata.nbgrader["checksum"] == compute_checksum(c) for c in locked)
+    locked[0].source = locked[0].source.replace("check(", "print(")  # a learner edits a self-check
+    assert compute_checksum(locked[0]) != locked[0].metadata.nbgrader["checksum"]  # what validate reports

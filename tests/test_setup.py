@@ -1,0 +1,183 @@
+"""scripts/setup.sh: which environment it uses, which torch it asks pip for, what it never touches.
+
+setup.sh runs for real here, against a stand-in for the environment's python that logs what pip and
+ipykernel are asked to do (nothing is installed) and runs everything else with the real interpreter;
+`torch` is a fake package in a folder of its own (first on PYTHONPATH), importable once "pip install torch==..."
+was logged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+FAKE_PYTHON = r"""#!/bin/bash
+# stand-in for $VIRTUAL_ENV/bin/python: pip and ipykernel are logged, the rest runs in the real python
+echo "$*" >> "$STATE/log"
+case "$1 $2 $3" in
+    "-m pip --version") echo "pip 99.0 from $0"; exit 0 ;;
+    "-m ipykernel install") exit 0 ;;
+    "-m pip install")
+        case "$*" in *--no-index*) exit "$LOCAL_WHEEL_RC" ;; esac
+        if [ "$4" = -r ]; then sed 's/^/  requirement: /' "$5" >> "$STATE/log"; fi
+        for arg in "$@"; do case "$arg" in torch==*)
+            mkdir -p "$STATE/site/torch"; echo "__version__ = '${arg#torch==}'" > "$STATE/site/torch/__init__.py" ;;
+        esac; done
+        exit 0 ;;
+esac
+case "$2" in *urllib*) exit "$PROBE_RC" ;; esac
+PYTHONPATH="$STATE/site" exec "$REAL_PYTHON" "$@"  # $STATE/site/torch shadows any real torch
+"""
+
+
+def run_setup(tmp_path, *, torch=None, local_wheel=False, gpu=False, index_answers=True, index=None):
+    if Path("/proc/driver/nvidia/gpus").exists() and any(Path("/proc/driver/nvidia/gpus").iterdir()) and not gpu:
+        pytest.skip("this machine has an NVIDIA GPU: the no-GPU cases cannot be simulated")
+    venv, bin_dir, state = tmp_path / "venv", tmp_path / "bin", tmp_path / "state"
+    (venv / "bin").mkdir(parents=True)
+    bin_dir.mkdir()
+    state.mkdir()
+    (venv / "bin" / "python").write_text(FAKE_PYTHON)
+    (venv / "bin" / "python").chmod(0o755)
+    # nvidia-smi shadows any real one: it lists a GPU or fails as it does without a driver
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\n" + ("echo 'GPU 0: NVIDIA H100 (UUID: GPU-0)'\n" if gpu
+                                                         else "exit 9\n"))
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    (state / "site" / "torch").mkdir(parents=True)  # no torch until one is "installed"
+    (state / "site" / "torch" / "__init__.py").write_text(f"__version__ = {torch!r}\n" if torch else
+                                                         "raise ImportError('no torch here')\n")
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "VIRTUAL_ENV": str(venv),
+           "STATE": str(state), "REAL_PYTHON": sys.executable, "LOCAL_WHEEL_RC": "0" if local_wheel else "1",
+           "PROBE_RC": "0" if index_answers else "1"}
+    if index:
+        env["POSENC_TORCH_INDEX"] = index
+    run = subprocess.run(["bash", str(ROOT / "scripts" / "setup.sh")], env=env, capture_output=True, text=True,
+                         timeout=60)
+    log = (state / "log").read_text() if (state / "log").exists() else ""
+    return run, log
+
+
+def torch_installs(log):
+    return [line for line in log.splitlines() if line.startswith("-m pip install") and "torch==" in line]
+
+
+def test_an_existing_torch_is_kept_and_never_asked_of_pip(tmp_path):
+    run, log = run_setup(tmp_path, torch="2.6.0")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert torch_installs(log) == []
+    assert "torch 2.6.0 is installed: kept" in run.stdout
+    requirements = [line.split(": ", 1)[1] for line in log.splitlines() if line.startswith("  requirement: ")]
+    assert "numpy>=1.24" in requirements and "jupyterlab>=4" in requirements  # the default extras
+    assert not [r for r in requirements if r.startswith("torch")]  # an existing torch is never upgraded
+
+
+def test_a_torch_wheel_pip_already_has_is_used_without_any_index(tmp_path):
+    run, log = run_setup(tmp_path, local_wheel=True, index_answers=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    first, deps = torch_installs(log)
+    assert "--no-index" in first and "--no-deps" in first and "torch==2.13.0" in first
+    assert "--index-url" not in deps  # then its dependencies, from pip's usual sources
+    assert "urllib" not in log  # no index was probed
+    assert "no download" in run.stdout
+
+
+def test_without_a_gpu_the_cpu_build_comes_from_pytorchs_cpu_index(tmp_path):
+    run, log = run_setup(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert torch_installs(log)[-1].endswith(f"torch==2.13.0 --index-url {CPU_INDEX}")
+    assert "CPU build" in run.stdout and "190 MB" in run.stdout
+
+
+def test_an_unreachable_cpu_index_is_not_handed_to_pip_and_the_fallback_says_its_size(tmp_path):
+    run, log = run_setup(tmp_path, index_answers=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "urllib" in log and all("--index-url" not in line for line in torch_installs(log))
+    assert "did not answer within 5 s" in run.stdout and "3 GB" in run.stdout and "POSENC_TORCH_INDEX" in run.stdout
+
+
+def test_with_an_nvidia_gpu_pypis_cuda_build_is_chosen(tmp_path):
+    run, log = run_setup(tmp_path, gpu=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert torch_installs(log)[-1].endswith("torch==2.13.0") and "urllib" not in log
+    assert "CUDA build" in run.stdout
+
+
+def test_posenc_torch_index_overrides_the_choice(tmp_path):
+    run, log = run_setup(tmp_path, index="https://mirror.example/whl/cu128")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert torch_installs(log)[-1].endswith("torch==2.13.0 --index-url https://mirror.example/whl/cu128")
+    bad, _ = run_setup(tmp_path / "bad", index="cuda please")
+    assert bad.returncode != 0 and "expected auto, cpu, pypi or an index URL" in bad.stderr
+
+
+def test_the_kernel_is_the_courses_own_inside_the_environment_and_the_notebooks_ask_for_it(tmp_path):
+    run, log = run_setup(tmp_path, torch="2.13.0")
+    assert run.returncode == 0, run.stdout + run.stderr
+    (kernel,) = [line.split() for line in log.splitlines() if line.startswith("-m ipykernel install")]
+    assert "--sys-prefix" in kernel and "--user" not in kernel
+    name = kernel[kernel.index("--name") + 1]
+    assert name != "python3"
+    for folder in ("notebooks", "solutions"):
+        for notebook in sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb")):
+            assert json.loads(notebook.read_text())["metadata"]["kernelspec"]["name"] == name, notebook
+
+
+def _copy_scripts(tmp_path):
+    """The scripts and pyproject.toml in a folder with no .venv yet (ROOT is where the scripts are)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "scripts", repo / "scripts")
+    shutil.copy(ROOT / "pyproject.toml", repo)
+    return repo
+
+
+def _clean_env(tmp_path, **extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH")}
+    return {**env, "HOME": str(tmp_path), **extra}
+
+
+def test_a_python_without_ensurepip_gets_a_one_line_instruction_and_no_half_made_venv(tmp_path):
+    # what Debian's and Ubuntu's python3 looks like without the python3-venv package
+    repo = _copy_scripts(tmp_path)
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "ensurepip.py").write_text("raise ImportError('ensurepip is not installed')\n")
+    run = subprocess.run(["bash", str(repo / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=60,
+                         env=_clean_env(tmp_path, PYTHON=sys.executable, PYTHONPATH=str(shadow)))
+    assert run.returncode != 0
+    errors = run.stderr.strip().splitlines()
+    assert len(errors) == 1 and "apt-get install python3." in errors[0] and "-venv" in errors[0], run.stderr
+    assert not (repo / ".venv").exists()
+
+
+def test_a_python_older_than_3_10_is_refused_with_the_reason(tmp_path):
+    old = shutil.which("python3.9") or "/root/.pyenv/versions/3.9.18/bin/python3"
+    if not Path(old).exists():
+        pytest.skip("no Python 3.9 on this machine")
+    repo = _copy_scripts(tmp_path)
+    run = subprocess.run(["bash", str(repo / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=60,
+                         env=_clean_env(tmp_path, PYTHON=old))
+    assert run.returncode != 0 and "Python 3.10 or newer is needed" in run.stderr
+    assert not (repo / ".venv").exists()
+
+
+@pytest.mark.parametrize("variables, expected", [
+    ({"VIRTUAL_ENV": "/opt/some-venv"}, "/opt/some-venv/bin/python"),
+    ({"CONDA_PREFIX": "/opt/conda/envs/course", "CONDA_DEFAULT_ENV": "course"}, "/opt/conda/envs/course/bin/python"),
+    ({"CONDA_PREFIX": "/opt/conda", "CONDA_DEFAULT_ENV": "base"}, str(ROOT / ".venv" / "bin" / "python")),
+    ({}, str(ROOT / ".venv" / "bin" / "python")),
+])
+def test_the_environment_is_the_active_one_else_the_projects_venv(variables, expected):
+    env = {"PATH": "/usr/bin:/bin", **variables}
+    out = subprocess.run(["bash", "-c", f"source {ROOT / 'scripts' / 'env.sh'}; echo $PY"], env=env,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == expected
