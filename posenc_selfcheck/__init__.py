@@ -28,10 +28,10 @@ if "IPython" in sys.modules:  # a learner's kernel: pay the meta device's first 
 
 def export_exercises(chapter, namespace, folder=None):
     """Copy this chapter's finished exercises into your package posenc_mine/ beside the notebook, so that
-    later chapters can use them (see posenc_selfcheck.mine). Returns {exercise: verdict of its self-check}."""
+    later chapters can use them (see posenc_selfcheck.mine), and print each one's self-check verdict."""
     from .mine import export_exercises as export
 
-    return export(chapter, namespace, folder)
+    export(chapter, namespace, folder)  # (returns the verdicts; a notebook cell shows only what it prints)
 
 
 __all__ = ["check", "demo", "export_exercises", "SelfCheckFailed", "PASSED", "FAILED", "SKIPPED", "MISSING",
