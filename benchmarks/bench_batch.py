@@ -12,8 +12,8 @@ Reported: wall time, throughput and its ratio to --jobs 1; the grading time of o
 a worker (median, and the first one, which pays for imports and the reference answers); the
 per-submission overhead of the batch machinery (wall time x jobs minus the time spent grading,
 divided by the number of submissions: worker start-up, scheduling, hashing, files, summary);
-peak memory (RSS) of each worker process and of its largest child (the fork server or a sandbox
-child); and whether both runs gave every submission the same grade.
+peak memory (RSS) of each worker process, of the grading process forked from its zygote, and of the
+zygote; and whether both runs gave every submission the same grade.
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def run(folder, out, jobs):
             "throughput_per_min": round(60 * stats["submissions"] / wall, 2),
             "grade_median_s": round(statistics.median(times), 3), "grade_first_s": round(max(times), 3),
             "overhead_per_submission_s": round((wall * jobs - sum(times)) / len(times), 3),
-            "workers": [{"worker_rss_mb": round(w["maxrss_mb"]), "largest_child_rss_mb": round(w["children_maxrss_mb"])}
-                        for w in stats["workers"]]}, grades
+            "workers": [{"worker_rss_mb": round(w["maxrss_mb"]), "grading_rss_mb": round(w["grading_maxrss_mb"] or 0),
+                         "zygote_rss_mb": round(w["zygote_maxrss_mb"] or 0)} for w in stats["workers"]]}, grades
 
 
 def main():
@@ -111,9 +111,9 @@ def main():
         row["throughput_ratio"] = round(row["throughput_per_min"] / first["throughput_per_min"], 2)
     same = all(g == grades[0] for g in grades)
     print(f"{'jobs':>4} {'wall s':>8} {'subs/min':>9} {'ratio':>6} {'grade s (median)':>17} {'first':>6} "
-          f"{'overhead s/sub':>15}  peak RSS per worker (worker / largest child)")
+          f"{'overhead s/sub':>15}  peak RSS per worker (worker / its grading process / its zygote)")
     for row in rows:
-        rss = ", ".join(f"{w['worker_rss_mb']}/{w['largest_child_rss_mb']} MB" for w in row["workers"])
+        rss = ", ".join(f"{w['worker_rss_mb']}/{w['grading_rss_mb']}/{w['zygote_rss_mb']} MB" for w in row["workers"])
         print(f"{row['jobs']:>4} {row['wall_s']:>8} {row['throughput_per_min']:>9} {row['throughput_ratio']:>6} "
               f"{row['grade_median_s']:>17} {row['grade_first_s']:>6} {row['overhead_per_submission_s']:>15}  {rss}")
     print(f"same grade for every submission in every run: {same}")

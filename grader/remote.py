@@ -80,6 +80,7 @@ class RemoteGrader:
         self.settings = settings
         zygote = zygote or Zygote.start(settings)
         sock, self.pid = zygote.fork_grader()
+        self.zygote_pid = zygote.proc.pid
         self.channel = _Channel(sock)
         self.channel.send({"repo": str(REPO), "tmp": tempfile.gettempdir(), "settings": settings.to_json(),
                            "anonymous": zygote.anonymous,

@@ -97,6 +97,7 @@ def test_summary_plots_and_run_statistics(first):
     stats = json.loads((out / "run.json").read_text())
     assert stats["jobs"] == 2 and stats["graded"] == 4 and len(stats["workers"]) == 2
     assert all(w["maxrss_mb"] > 5 for w in stats["workers"])  # measured (small: the worker never loads torch)
+    assert all(w["grading_maxrss_mb"] > 100 and w["zygote_maxrss_mb"] > 100 for w in stats["workers"])  # torch
     assert "grading [" in run.stderr and "4/4" in run.stderr  # the progress bar
 
 

@@ -56,9 +56,19 @@ def main(settings_json):
         except Exception as exc:  # the grader failed: report it, keep serving
             reply = {"student": job["student"], "ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
         channel.write(json.dumps(reply) + "\n")
-    usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    channel.write(json.dumps({"stats": {"pid": os.getpid(), "maxrss_mb": usage[0] / 1024,
-                                        "children_maxrss_mb": usage[1] / 1024}}) + "\n")
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    channel.write(json.dumps({"stats": {"pid": os.getpid(), "maxrss_mb": own,
+                                        "grading_maxrss_mb": _peak_mb(grader.pid),
+                                        "zygote_maxrss_mb": _peak_mb(grader.zygote_pid)}}) + "\n")
+
+
+def _peak_mb(pid):
+    """Peak resident memory of a live process (VmHWM), in MB; None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError):
+        return None
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Chapter 4 checks: rope_inv_freq, rope_cos_sin, rotate_half, apply_rope, apply_rope_interleaved,
 interleaved_to_half_perm, check_relative_property, RoPEAttention."""
 
+import hashlib
+
 from grader.spec import Check
 
 
@@ -85,14 +87,30 @@ ABOUT = {GOOD: "a correct RoPE with its own frequency ladder (neighbouring plane
          **PUBLIC_REJECT, **ACCEPT, **REJECT}
 
 
+def _hidden_anchors(name):
+    """A hidden correct and a hidden broken candidate other than `name`: a hidden check's anchors. Public
+    anchors would not do there: their code ships with the course, so a test could recognise them by their
+    output and answer a constant for the one it does not know."""
+    good = [n for n in ACCEPT if n != name]
+    bad = [n for n in REJECT if n != name]
+    n = sum(map(ord, name))
+    return good[n % len(good)], bad[n % len(bad)]
+
+
 def verdict_check(name, want, head_dim=64, points=1.0, public=False):
-    """The learner's test on one candidate, and on both anchors (so a constant answer scores nothing)."""
-    expected = {name: want, GOOD: True, BAD: False}
+    """The learner's test on one candidate and on two anchors, a correct and a broken one (so a constant
+    answer scores nothing), in an order that says nothing about which is which."""
+    good, bad = (GOOD, BAD) if public else _hidden_anchors(name)
+    expected = {name: want, good: True, bad: False}
+    order = list(expected)
+    if not public:
+        order.sort(key=lambda n: hashlib.sha256(f"{name}/{n}".encode()).hexdigest())
     verb = "accepts" if want else "rejects"
     title = f"{verb} {ABOUT[name]}" + (f" (head_dim={head_dim})" if head_dim != 64 else "")
     check_id = f"{verb}_{name}" + (f"_head_dim_{head_dim}" if head_dim != 64 else "")
+    check_id += "" if public else "_among_hidden"
     return Check("check_relative_property", title, "relative_property",
-                 {"candidates": list(expected), "head_dim": head_dim}, expect="property", property="verdicts",
+                 {"candidates": order, "head_dim": head_dim}, expect="property", property="verdicts",
                  property_params={"expected": expected, "about": {n: ABOUT[n] for n in expected}},
                  points=points, public=public, id=check_id)
 
