@@ -292,3 +292,14 @@ def test_seeded_fuzz_never_crashes_or_hangs_grade_or_batch(tmp_path):
     assert run.returncode == 0, run.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert len(manifest["students"]) == 8 and all(s["status"] == "graded" for s in manifest["students"].values())
+
+
+def test_recognising_the_published_candidates_earns_nothing_on_the_hidden_checks(tmp_path):
+    path = tmp_path / "fingerprint.py"
+    path.write_text((HOSTILE / "fingerprint_anchors.py").read_text())
+    checks = [c for c in CH04 if c.exercise == "check_relative_property"]
+    grade = Grader(settings(**LIMITS), checks).grade(path)
+    hidden = [v for v in grade.verdicts if not v.check.public]
+    assert hidden and all(v.score == 0 for v in hidden), [(v.check.key, v.status) for v in hidden if v.score]
+    # the attack itself works where the anchors are the published ones: the test can fail
+    assert any(v.score > 0 for v in grade.verdicts if v.check.public)
