@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 
@@ -54,3 +55,23 @@ def notebook_text(path):
     """All cell sources of a notebook (ours: trusted), joined; for leak scans and tests."""
     cells = json.loads(Path(path).read_text()).get("cells", [])
     return "\n".join("".join(c.get("source", "")) for c in cells)
+
+
+def read_regular(path, limit):
+    """The bytes of a regular file, opened without following links (a FIFO does not block the open);
+    None when it is anything else or larger than `limit`. Raises OSError when it cannot be read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks, left = [], info.st_size
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 24))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .escape import one_line
+from .files import read_regular
 from .parse import parse_limited
 from .records import Statement
 
@@ -129,26 +130,6 @@ def list_files(root) -> Listing:
     return listing
 
 
-def read_bytes(path, limit):
-    """The bytes of a regular file, opened without following links; None when it is anything else or
-    larger than `limit` (raises OSError when it cannot be read)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks, left = [], info.st_size
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 22))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def read_submission(path) -> list[SourceFile]:
     listing = list_files(path)
     out, budget = [], MAX_TOTAL_BYTES
@@ -157,7 +138,7 @@ def read_submission(path) -> list[SourceFile]:
         out.append(sf)
         try:
             size = os.lstat(file).st_size
-            data = read_bytes(file, min(MAX_FILE_BYTES, budget)) if size <= MAX_FILE_BYTES else None
+            data = read_regular(file, min(MAX_FILE_BYTES, budget)) if size <= MAX_FILE_BYTES else None
         except OSError as exc:
             sf.notes.append(f"{name} could not be read ({one_line(exc.strerror or exc)}); not graded")
             continue

@@ -8,17 +8,7 @@ from __future__ import annotations
 
 import torch
 
-
-def registry():
-    """(table, decorator): a property module's own registry; `@prop` adds a function under its name."""
-    table = {}
-
-    def register(fn):
-        table[fn.__name__] = fn
-        return fn
-
-    return table, register
-
+from .probes import registry
 
 PROPERTIES, prop = registry()  # this module's; the chapters' are added at the end
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..escape import identifier, one_line
-from ..submission import MAX_FILE_BYTES, SUFFIXES, SubmissionError, list_files, read_bytes
+from ..files import read_regular
+from ..submission import MAX_FILE_BYTES, SUFFIXES, SubmissionError, list_files
 
 MAX_ID = 48
 
@@ -87,7 +88,7 @@ def submission_hash(path):
     for name, file in listing.files:
         digest.update(name.encode() + b"\0")
         try:
-            data = read_bytes(file, MAX_FILE_BYTES)
+            data = read_regular(file, MAX_FILE_BYTES)
         except OSError as exc:
             data = f"unreadable: {exc.strerror}".encode()
         digest.update(data if data is not None else b"too large: " + str(os.lstat(file).st_size).encode())

@@ -10,8 +10,6 @@ and a missing result is a zero.
 from __future__ import annotations
 
 import json
-import os
-import stat
 
 import torch
 from safetensors.torch import load as load_tensors
@@ -19,6 +17,7 @@ from safetensors.torch import load as load_tensors
 from posenc_selfcheck import store
 
 from ..escape import clean
+from ..files import read_regular
 
 JSON_BYTES = 4 << 20
 MAX_KEYS = 500
@@ -31,21 +30,11 @@ class BadResult(ValueError):
 
 
 def read_file(path, limit):
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            raise BadResult("not a regular file of a sensible size")
-        chunks, left = [], info.st_size
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 24))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    """The result file's bytes: a regular file no larger than `limit`, or BadResult."""
+    data = read_regular(path, limit)
+    if data is None:
+        raise BadResult("not a regular file of a sensible size")
+    return data
 
 
 def validated(result):
