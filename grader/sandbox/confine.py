@@ -287,8 +287,25 @@ def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False
     _bind("/sys", jail + "/sys")
     _bind(stub, jail + stub)
     _tmpfs(jail + workdir, f"size={work_bytes},mode=700,uid={uid},gid={gid}")
+    _hide_skeleton(jail, bound + [stub, workdir], keep=("/", "/tmp", "/dev"))
     os.chroot(jail)
     os.chdir("/")
+
+
+def _hide_skeleton(jail, targets, keep):
+    """The folders made only to hold the mount points (the repository's folder around a virtual
+    environment, the sandbox's own folder) may be passed through but not listed: mode 0111, even for
+    their owner (a user namespace's). Mount points themselves and what lies in them are left alone."""
+    skeleton = set()
+    for target in targets:
+        parent = os.path.dirname(target.rstrip("/"))
+        while parent not in ("", "/") and parent not in keep:
+            skeleton.add(parent)
+            parent = os.path.dirname(parent)
+    for folder in sorted(skeleton):
+        if any(_within(folder, t) for t in targets) or not os.path.isdir(jail + folder):
+            continue
+        os.chmod(jail + folder, 0o111)
 
 
 # ---- Landlock --------------------------------------------------------------------------------------
