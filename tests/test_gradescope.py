@@ -11,6 +11,7 @@ import zipfile
 
 import pytest
 
+from grader.checks import all_checks
 from tests.conftest import ROOT
 from tests.test_hostile import HOSTILE, honest_source
 
@@ -86,9 +87,8 @@ def test_run_autograder_writes_gradescope_results_with_hidden_checks_marked(auto
         by_exercise.setdefault(exercise, []).append(t)
     ch01 = {ex: sum(t["score"] for t in by_exercise[ex]) for ex in
             ("sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding")}
-    assert ch01 == {"sinusoidal_table": 9, "shift_matrix": 0, "SinusoidalPositionalEncoding": 13}
-    from grader.checks import all_checks
-
+    full = {ex: sum(c.points for c in all_checks() if c.exercise == ex and not c.cuda) for ex in ch01}
+    assert ch01 == {**full, "shift_matrix": 0}  # the attacked exercise earns nothing, the others full marks
     public = {f"{c.key}: {c.name}": c.public for c in all_checks()}
     for t in tests:
         assert t["visibility"] == ("visible" if public[t["name"]] else "after_due_date")
