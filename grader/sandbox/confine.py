@@ -103,11 +103,12 @@ def python_paths():
     return out
 
 
-def readable_paths(protect):
-    """System and Python folders, minus any that would contain a protected path (a folder that holds
-    the reference is never exposed, even if Python's path points into it)."""
+def readable_paths(protect, python=None):
+    """System and Python folders (`python`: the zygote's, as its hello reports them; default: this
+    interpreter's), minus any that would contain a protected path (a folder that holds the reference is
+    never exposed, even if Python's path points into it)."""
     out = []
-    for path in list(SYSTEM_PATHS) + python_paths():
+    for path in list(SYSTEM_PATHS) + list(python_paths() if python is None else python):
         real = os.path.realpath(path)
         if not os.path.exists(real):
             continue

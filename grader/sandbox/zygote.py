@@ -45,7 +45,7 @@ from pathlib import Path
 
 from .. import hidden_probes
 from ..records import ExerciseRun
-from . import anonymize, policy, procs
+from . import anonymize, confine, policy, procs
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent  # the grader's repository: the reference, the checks, the solutions
@@ -54,7 +54,6 @@ PUBLIC = REPO / "posenc_selfcheck"
 RUNTIME_FILES = [HERE / "server.py", HERE / "confine.py", HERE / "procs.py", HERE / "policy.py", HERE / "seccomp.py",
                  HERE / "cgroup.py", PUBLIC / "store.py",
                  *sorted(PUBLIC.glob("probes*.py")), *hidden_probes.FILES]
-SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc")
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
 EXIT_SETUP_FAILED = 97  # server.py: the child could not be confined
 N_SLOTS = 1000
@@ -72,21 +71,6 @@ class SandboxError(RuntimeError):
 def protected_paths(settings):
     """What no child may see: the grader's repository and the settings' protected folders."""
     return [str(REPO)] + [str(Path(p).resolve()) for p in settings.protect]
-
-
-def _within(path, parent):
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
-def readable_paths(python_paths, protect):
-    """System and Python folders, minus any that would contain a protected path (a folder that holds
-    the reference is never exposed, even if Python's path points into it)."""
-    out = []
-    for path in list(SYSTEM_PATHS) + list(python_paths):
-        real = os.path.realpath(path)
-        if os.path.exists(real) and not any(_within(os.path.realpath(p), real) for p in protect):
-            out.append(path)
-    return out
 
 
 # ---- temporary folders ------------------------------------------------------------------------------
@@ -379,7 +363,7 @@ class Session:
         cuda = os.path.exists("/dev/nvidiactl") and any(str(r.params.get("device", "")).startswith("cuda")
                                                         for r in requests)
         return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
-                              system=tuple(readable_paths(self.caps["python"], protected_paths(self.settings))),
+                              system=tuple(confine.readable_paths(protected_paths(self.settings), self.caps["python"])),
                               protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
                               gpu_devices=gpus, memory_bytes=lim.memory_bytes, pids=lim.nproc,
                               cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes)
