@@ -69,11 +69,12 @@ def problems(chapters=None):
             mine = [c for c in checks if c.exercise == exercise]
             if not mine:
                 out.append((exercise, f"no checks in grader/checks/{registry}.py (or the chapter is not registered)"))
-            if any(c.expect == "match" for c in mine) and not any(c.main for c in mine):
-                out.append((exercise, "no main check (main=True): the grader counts its other checks only once "
-                                      "one of its main inputs is answered"))
-            out += [(exercise, f"main check {c.key} must be public and compare with the reference")
-                    for c in mine if c.main and not (c.public and c.expect == "match")]
+            if not any(c.unseen for c in mine):
+                out.append((exercise, "no main check (spec.unseen_like, inputs drawn per submission): the grader "
+                                      "counts its other checks only once a main check is answered"))
+            out += [(exercise, f"main check {c.key} must draw its inputs per submission and stay out of the "
+                               "self-check data (spec.unseen_like)")
+                    for c in mine if c.main and (c.public or not c.unseen)]
             if exercise not in selfchecks:
                 out.append((exercise, f"no self-check cell in chapters/{source.name}"))
             if exercise not in example:

@@ -75,6 +75,8 @@ class Grade:
     notes: list  # what the learner should know beyond the checks (escaped at output, not here)
     seconds: float
     flags: list = field(default_factory=list)  # code a person should look at (grader.parse.FLAGS)
+    # what children that held hidden requests logged: shown only where hidden checks are (after the due date)
+    hidden_notes: list = field(default_factory=list)
 
     @property
     def total(self):

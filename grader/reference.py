@@ -3,6 +3,8 @@ grader's own process (where no learner code ever runs) and cached for the life o
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from functools import lru_cache
 
 from posenc_selfcheck import probes
@@ -18,15 +20,51 @@ def namespace():
     return dict(vars(posenc_ref))
 
 
-@lru_cache(maxsize=None)
 def answer(check: Check):
-    """The reference's answer to a check's probe."""
+    """The reference's answer to a check's probe (a main check's: for the inputs drawn for one submission)."""
+    return _answer(check) if not check.main else _drawn(("answer", check.key, _params(check)), _run, check)
+
+
+def mistakes(check: Check):
+    """((message, answer), ...) of the known mistakes this check recognises."""
+    return _mistakes(check) if not check.main else _drawn(("mistakes", check.key, _params(check)), _run_mistakes,
+                                                          check)
+
+
+# main checks are resolved per submission (grader/unseen.py): a bounded cache, keyed by what they ask
+_DRAWN = OrderedDict()
+DRAWN_CACHE = 256
+
+
+def _params(check):
+    return json.dumps(check.params, sort_keys=True)
+
+
+def _drawn(key, compute, check):
+    if key in _DRAWN:
+        _DRAWN.move_to_end(key)
+        return _DRAWN[key]
+    _DRAWN[key] = value = compute(check)
+    while len(_DRAWN) > DRAWN_CACHE:
+        _DRAWN.popitem(last=False)
+    return value
+
+
+def _run(check):
     return probes.run(namespace(), check.probe, check.params, check.exercise, hidden_probes.catalog())
 
 
 @lru_cache(maxsize=None)
-def mistakes(check: Check):
-    """((message, answer), ...) of the known mistakes this check recognises."""
+def _answer(check: Check):
+    return _run(check)
+
+
+@lru_cache(maxsize=None)
+def _mistakes(check: Check):
+    return _run_mistakes(check)
+
+
+def _run_mistakes(check):
     from posenc_ref.mistakes import MISTAKES
 
     out = []
@@ -40,5 +78,6 @@ def mistakes(check: Check):
 
 def clear():
     """Forget every cached answer (the build does this after regenerating the reference)."""
-    for fn in (namespace, answer, mistakes):
+    for fn in (namespace, _answer, _mistakes):
         fn.cache_clear()
+    _DRAWN.clear()

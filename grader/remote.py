@@ -19,7 +19,8 @@ from pathlib import Path
 
 from .checks import by_key
 from .records import Grade, Status, Verdict
-from .sandbox.zygote import SandboxError, Zygote, ZygoteClient, _Channel
+from .sandbox.wire import Channel
+from .sandbox.zygote import SandboxError, Zygote, ZygoteClient
 from .settings import Settings
 from .submission import SubmissionError
 
@@ -29,6 +30,7 @@ ERRORS = {"SubmissionError": SubmissionError, "SandboxError": SandboxError}
 
 def grade_to_json(grade):
     return {"submission": grade.submission, "notes": grade.notes, "seconds": grade.seconds, "flags": grade.flags,
+            "hidden_notes": grade.hidden_notes,
             "verdicts": [[v.check.key, str(v.status), v.feedback, v.mistake] for v in grade.verdicts]}
 
 
@@ -36,7 +38,7 @@ def grade_from_json(data):
     checks = by_key()
     return Grade(data["submission"], [Verdict(checks[key], Status(status), feedback, mistake)
                                       for key, status, feedback, mistake in data["verdicts"]],
-                 data["notes"], data["seconds"], data["flags"])
+                 data["notes"], data["seconds"], data["flags"], data["hidden_notes"])
 
 
 # ---- in the forked process ----------------------------------------------------------------------------------
@@ -50,7 +52,7 @@ def serve(sock, control, caps, setup):
     # the grader's temporary folder, not the zygote's: the sandbox's user-id slots are locked there, shared
     # by every grader on the machine (two batch workers must never borrow the same uid)
     tempfile.tempdir = setup["tmp"]
-    channel = _Channel(sock)
+    channel = Channel(sock)
     settings = Settings.from_json(setup["settings"])
     keys = setup.get("checks")
     checks = None if keys is None else [by_key()[k] for k in keys]
@@ -81,7 +83,7 @@ class RemoteGrader:
         zygote = zygote or Zygote.start(settings)
         sock, self.pid = zygote.fork_grader()
         self.zygote_pid = zygote.proc.pid
-        self.channel = _Channel(sock)
+        self.channel = Channel(sock)
         self.channel.send({"repo": str(REPO), "tmp": tempfile.gettempdir(), "settings": settings.to_json(),
                            "anonymous": zygote.anonymous,
                            "checks": None if checks is None else [c.key for c in checks]})

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .checks import chapter_of
-from .escape import clean, one_line
+from .escape import MAX_TEXT, one_line
 from .records import Status
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
@@ -61,17 +61,25 @@ def text_report(grade):
             for v in vs:
                 if v.status in (Status.FAILED, Status.MISSING):
                     # a named mistake repeats across checks: say it once, then refer back to it
-                    text = "the same mistake as above" if v.mistake and v.mistake in said else clean(v.feedback)
+                    text = "the same mistake as above" if v.mistake and v.mistake in said else _line(v.feedback)
                     said.add(v.mistake)
                     lines.append(f"    {STATUS_MARK[v.status]} {v.check.name}: {text}")
         skipped = [v for v in every if v.status == Status.SKIPPED]
         if skipped:  # once per chapter, not under every exercise
-            lines.append(f"  - {len(skipped)} CUDA check(s) skipped: {clean(skipped[0].feedback)}")
+            lines.append(f"  - {len(skipped)} CUDA check(s) skipped: {_line(skipped[0].feedback)}")
     score, top = totals(grade.verdicts)
     lines += ["", f"Total: {score:g} / {top:g}   ({grade.seconds:.1f} s)"]
     if grade.notes:
-        lines += ["", "Notes:"] + [f"  - {clean(n)}" for n in grade.notes]
+        lines += ["", "Notes:"] + [f"  - {_line(n)}" for n in grade.notes]
+    if grade.hidden_notes:
+        lines += ["", "Notes from the hidden checks' runs (not shown to students before the due date):"]
+        lines += [f"  - {_line(n)}" for n in grade.hidden_notes]
     return "\n".join(lines)
+
+
+def _line(text):
+    """Learner-controlled text as one line: a newline in it can never start a report line of its own."""
+    return one_line(text, MAX_TEXT)
 
 
 def gradescope_json(grade, hidden_visibility="after_due_date"):
@@ -85,16 +93,16 @@ def gradescope_json(grade, hidden_visibility="after_due_date"):
             "number": str(n),
             "score": v.score,
             "max_score": v.max_score,
-            "output": clean(v.feedback) if v.status != Status.PASSED else "",
+            "output": _line(v.feedback) if v.status != Status.PASSED else "",
             "output_format": "text",
             "tags": [v.check.exercise],
-            "visibility": "visible" if v.check.public else hidden_visibility,
+            "visibility": "visible" if v.check.visible else hidden_visibility,
         }
         if v.status != Status.SKIPPED:
             test["status"] = "passed" if v.status == Status.PASSED else "failed"
         else:
-            test["output"] = f"skipped: {clean(v.feedback)}"
+            test["output"] = f"skipped: {_line(v.feedback)}"
         tests.append(test)
     return {"score": totals(grade.verdicts)[0], "execution_time": round(grade.seconds, 2),
-            "output": "\n".join(clean(n) for n in grade.notes), "output_format": "text",
+            "output": "\n".join(_line(n) for n in grade.notes), "output_format": "text",
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}

@@ -11,6 +11,7 @@ Environment variables (for graders run by other programs; command-line options o
     POSENC_SANDBOX_MODE         auto | user | nojail | nolandlock (default auto: the strongest available)
     POSENC_SANDBOX_PROTECT      extra folders no learner code may see (os.pathsep-separated)
     POSENC_SANDBOX_UID_BASE     first user id the sandbox may borrow as root (default 61000)
+    POSENC_GRADER_SECRET        the file holding the grader's secret (default .grader-secret in the repository)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 from dataclasses import dataclass, field
 
 MODES = ("auto", "user", "nojail", "nolandlock")
+DEFAULT_SECRET = ".grader-secret"  # in the repository's root; .gitignore'd, never in a release
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
@@ -29,7 +31,7 @@ class Limits:
     """What one exercise may use. Per exercise: wall clock, CPU, memory, files, processes; per
     top-level statement of the submission: wall clock."""
 
-    wall_seconds: float = 30.0  # one exercise: its definitions and all its probes
+    wall_seconds: float = 30.0  # one exercise: its definitions and all its probes, in all its children
     cpu_seconds: int = 60
     memory_mb: int = 6144  # on top of what the fork server has mapped (torch)
     stmt_seconds: float = 5.0  # one top-level statement (a training loop left in a cell is cut here)
@@ -38,6 +40,8 @@ class Limits:
     result_bytes: int = 512 << 20  # all results of one exercise together
     nproc: int = 64  # processes of the sandbox's user id (as root)
     retries: int = 2  # statements that kill their process, skipped one per retry
+    submission_seconds: float = 300.0  # one submission: every child of every exercise, retries included
+    judge_seconds: float = 10.0  # judging one answer in the grader's process (a property, a comparison)
 
     @property
     def memory_bytes(self):
@@ -53,6 +57,9 @@ class Settings:
     hidden_visibility: str = "after_due_date"  # Gradescope: when checks that are not public are shown
     cuda_only: bool = False  # only the checks that need a GPU
     progress: bool = False  # say what is happening on stderr while grading
+    # the grader's secret, from which the main checks' inputs are drawn (grader/unseen.py); "" is
+    # DEFAULT_SECRET in the repository (created on first use, never released)
+    secret_file: str = ""
 
     def __post_init__(self):
         if self.sandbox_mode not in MODES:
@@ -78,6 +85,8 @@ class Settings:
             values["protect"] = tuple(p for p in env["POSENC_SANDBOX_PROTECT"].split(os.pathsep) if p)
         if env.get("POSENC_SANDBOX_UID_BASE"):
             values["uid_base"] = int(env["POSENC_SANDBOX_UID_BASE"])
+        if env.get("POSENC_GRADER_SECRET"):
+            values["secret_file"] = env["POSENC_GRADER_SECRET"]
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "protect" in values:
             values["protect"] = tuple(str(p) for p in values["protect"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import hashlib
 import json
 import re
@@ -30,8 +31,10 @@ class Check:
     hint: str | None = None  # said when the check fails
     mistakes: tuple = ()  # names in posenc_ref.mistakes recognised in a wrong answer
     cuda: bool = False  # runs only where a GPU is present
-    # one of the exercise's main inputs: its other checks count once one of these is answered with the
-    # reference's answer or a named mistake's (grading.gate); public, and compared with the reference
+    # a main check: its inputs are drawn for each submission from the grader's secret (grader/unseen.py),
+    # so no learner has seen them; the exercise's other checks count once one of these is answered with
+    # the reference's answer (or, for the checks that do not depend on the values, a named mistake's:
+    # grading.gate). Declared with `unseen_check`, never public.
     main: bool = False
     # readable, unique within the exercise, and never changed once released: gradebooks, feedback,
     # self-check data and Gradescope key on `key` (grader/checks/ids.lock.json guards it)
@@ -60,3 +63,68 @@ class Check:
     def needs_reference(self):
         """Only "match" checks compare with the reference; the others judge the answer alone."""
         return self.expect == "match"
+
+    @builtins.property
+    def unseen(self):
+        """True for a main check whose params still hold draws (resolved per submission by grader/unseen.py)."""
+        return self.main and has_draws([self.params, self.property_params])
+
+    @builtins.property
+    def visible(self):
+        """Shown before the due date: public checks, and main checks (their inputs are the submission's own)."""
+        return self.public or self.main
+
+
+# ---- draws: inputs decided per submission ---------------------------------------------------------------
+def draw_int(lo, hi, step=1, name=None):
+    """An int from range(lo, hi + 1, step), drawn per submission; `name` lets a later `same(name)` reuse it."""
+    return {"draw": "int", "lo": lo, "hi": hi, "step": step, "name": name}
+
+
+def draw_choice(*options, name=None):
+    return {"draw": "choice", "of": list(options), "name": name}
+
+
+def same(name, times=1, plus=0):
+    """The value drawn earlier (params first, then property_params, each in order) under `name`, times `times`,
+    plus `plus`."""
+    return {"draw": "same", "name": name, "times": times, "plus": plus}
+
+
+def shuffled(*items):
+    """The items (draws among them) in an order drawn per submission."""
+    return {"draw": "shuffle", "of": list(items)}
+
+
+def pairs(*items):
+    """A dict whose keys may be draws: pairs((same("good"), True), ...)."""
+    return {"draw": "pairs", "items": [list(item) for item in items]}
+
+
+SEED = {"draw": "seed"}  # a tensor spec's seed, drawn per submission
+
+
+def has_draws(value):
+    if isinstance(value, dict):
+        return "draw" in value or any(has_draws(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(has_draws(v) for v in value)
+    return False
+
+
+def unseen_like(check, params, name, id, points=1.0, **changes):
+    """A main check modelled on a public one (its probe, expectation, tolerance, known mistakes and hint) on
+    inputs drawn for each submission: `params` holds draws (draw_int, draw_choice, same, shuffled, SEED).
+    Visible (its inputs are the submission's own), never in the self-check data."""
+    if not has_draws([params, changes.get("property_params")]):
+        raise ValueError(f"{check.exercise}: a main check needs draws in its params")
+    return dataclasses.replace(check, name=name, params=params, main=True, public=False, points=points, id=id,
+                               **changes)
+
+
+def find(checks, exercise, check_id):
+    """The check `exercise.check_id` in a chapter's list (to model a main check on it)."""
+    found = [c for c in checks if c.exercise == exercise and c.id == check_id]
+    if len(found) != 1:
+        raise KeyError(f"{exercise}.{check_id}")
+    return found[0]

@@ -138,7 +138,7 @@ def test_answers_of_unforeseen_shapes_fail_their_checks_quickly(tmp_path):
     shift = {tuple(v.check.params.get("args", [])): v for v in grade.verdicts
              if v.check.exercise == "shift_matrix" and not v.check.cuda}
     assert all(v.score == 0 for v in shift.values())
-    assert "far larger than this check's inputs call for" in shift[(11, 24)].feedback
+    assert "expected shape (24, 24), got (12000, 87)" in shift[(11, 24)].feedback
     assert all(v.status == "failed" for args, v in shift.items() if args[0] in (5, -4, 9))
     assert seconds < 60
 
@@ -202,7 +202,7 @@ def test_hidden_inputs_never_reach_feedback_that_is_visible_before_the_due_date(
     grade = Grader(settings(**LIMITS), CH01).grade(path)
     payload = gradescope_json(grade)
     visible = "\n".join([payload["output"]] + [t["output"] for t in payload["tests"] if t["visibility"] == "visible"])
-    hidden_inputs = {tuple(c.params["args"]) for c in CH01 if c.exercise == "sinusoidal_table" and not c.public}
+    hidden_inputs = {tuple(c.params["args"]) for c in CH01 if c.exercise == "sinusoidal_table" and not c.visible}
     public_inputs = {tuple(c.params["args"]) for c in CH01 if c.exercise == "sinusoidal_table" and c.public}
     assert all(f"INPUT<{a},{b}," in visible for a, b in public_inputs)  # what it saw is shown: the test can fail
     assert not [args for args in hidden_inputs if f"INPUT<{args[0]},{args[1]}," in visible]
@@ -299,7 +299,10 @@ def test_recognising_the_published_candidates_earns_nothing_on_the_hidden_checks
     path.write_text((HOSTILE / "fingerprint_anchors.py").read_text())
     checks = [c for c in CH04 if c.exercise == "check_relative_property"]
     grade = Grader(settings(**LIMITS), checks).grade(path)
-    hidden = [v for v in grade.verdicts if not v.check.public]
+    assert grade.total == 0, [(v.check.key, v.status) for v in grade.verdicts if v.score]
+    # without the main check (candidates drawn for each submission), the attack earns the public checks, whose
+    # anchors are published: the test can fail; the hidden checks, whose anchors are hidden, still earn nothing
+    ungated = Grader(settings(**LIMITS), [c for c in checks if not c.main]).grade(path)
+    assert any(v.score > 0 for v in ungated.verdicts if v.check.public)
+    hidden = [v for v in ungated.verdicts if not v.check.visible]
     assert hidden and all(v.score == 0 for v in hidden), [(v.check.key, v.status) for v in hidden if v.score]
-    # the attack itself works where the anchors are the published ones: the test can fail
-    assert any(v.score > 0 for v in grade.verdicts if v.check.public)

@@ -1,6 +1,6 @@
 """Chapter 0 checks: scaled_dot_product_attention from scratch, equal to torch's SDPA."""
 
-from grader.spec import Check
+from grader.spec import SEED, Check, draw_choice, draw_int, find, same, unseen_like
 
 EX = "scaled_dot_product_attention"
 CORE = ("sdpa_no_scale", "sdpa_scale_by_d", "sdpa_softmax_over_queries")
@@ -29,19 +29,19 @@ BOOL_MASK = {"t": "random_bool_mask", "shape": [2, 1, 5, 5], "p": 0.6, "seed": 5
 
 CHECKS = [
     Check(EX, "matches torch's SDPA without a mask, shape (2, 3, 5, 8)", "call", {"args": qkv(2, 3, 5, 5, 8)},
-          points=2, public=True, mistakes=CORE, id="matches_torch_s_sdpa_without_mask_shape", main=True),
+          points=2, public=True, mistakes=CORE, id="matches_torch_s_sdpa_without_mask_shape"),
     Check(EX, "fewer queries than keys (q_len=3, k_len=7)", "call", {"args": qkv(2, 2, 3, 7, 8, seed=10)},
           public=True, mistakes=CORE,
           hint="scores are (..., q_len, k_len): q @ k.transpose(-2, -1), softmax over the last dimension",
-          id="fewer_queries_than_keys_q_len_3_k_len_7", main=True),
+          id="fewer_queries_than_keys_q_len_3_k_len_7"),
     Check(EX, "a bool mask (True = may attend), broadcast over heads", "call",
           {"args": qkv(2, 3, 5, 5, 8, seed=20) + [BOOL_MASK]}, points=2, public=True, mistakes=MASKED,
-          hint=MASK_HINT, id="bool_mask_true_may_attend_broadcast_over", main=True),
+          hint=MASK_HINT, id="bool_mask_true_may_attend_broadcast_over"),
     Check(EX, "a float mask is added to the scores (a bias per head)", "call",
           {"args": qkv(1, 3, 5, 5, 8, seed=30) + [randn(1, 3, 5, 5, seed=33)]}, public=True, mistakes=MASKED,
-          hint=MASK_HINT, id="float_mask_added_scores_bias_per_head", main=True),
+          hint=MASK_HINT, id="float_mask_added_scores_bias_per_head"),
     Check(EX, "a causal bool mask", "call", {"args": qkv(2, 2, 6, 6, 8, seed=40) + [causal(6, 6)]},
-          public=True, mistakes=MASKED, hint=MASK_HINT, id="causal_bool_mask", main=True),
+          public=True, mistakes=MASKED, hint=MASK_HINT, id="causal_bool_mask"),
     Check(EX, "permutation equivariance: attention(P x) = P attention(x)", "permute_tokens",
           {"batch": 2, "seq": 6, "dim": 8, "seed": 0}, expect="property", property="permutation_equivariant",
           public=True, hint="compute each query's output from all keys the same way, with no per-position term",
@@ -99,4 +99,20 @@ CHECKS = [
           {"args": qkv(2, 4, 16, 16, 32, seed=120) + [causal(16, 16)], "device": "cuda", "dtype": dtype},
           cuda=True, hint="build every tensor you need on q.device", id=f"cuda_{dtype}")
     for dtype in ("float32", "float16", "bfloat16")
+]
+
+# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
+def drawn(shape):
+    return {"t": "randn", "shape": shape, "seed": SEED}
+
+
+# (B, H, L, d) with H, L, d drawn once, then reused
+DRAWN_QKV = [drawn([2, draw_int(1, 4, name="h"), draw_int(3, 9, name="l"), draw_choice(4, 8, 16, name="d")]),
+             drawn([2, same("h"), same("l"), same("d")]), drawn([2, same("h"), same("l"), same("d")])]
+CHECKS += [
+    unseen_like(find(CHECKS, EX, "matches_torch_s_sdpa_without_mask_shape"), {"args": DRAWN_QKV},
+                "matches torch's SDPA without a mask, on inputs drawn for this submission", id="main_no_mask"),
+    unseen_like(find(CHECKS, EX, "causal_bool_mask"),
+                {"args": DRAWN_QKV + [{"t": "causal_mask", "q": same("l"), "k": same("l"), "kind": "bool"}]},
+                "a causal bool mask, on inputs drawn for this submission", id="main_causal_mask"),
 ]

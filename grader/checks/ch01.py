@@ -1,6 +1,6 @@
 """Chapter 1 checks: sinusoidal_table, shift_matrix, SinusoidalPositionalEncoding."""
 
-from grader.spec import Check
+from grader.spec import SEED, Check, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0):
@@ -26,9 +26,9 @@ CHECKS = [
     # ---- sinusoidal_table -------------------------------------------------------------------------
     Check("sinusoidal_table", "matches the reference for seq_len=16, d_model=8", "call", table(16, 8),
           public=True, mistakes=TABLE_MISTAKES, tol={**POS_TOL, "max_position": 16},
-          id="matches_reference_seq_len_16_d_model_8", main=True),
+          id="matches_reference_seq_len_16_d_model_8"),
     Check("sinusoidal_table", "a single position (seq_len=1)", "call", table(1, 4), public=True,
-          mistakes=TABLE_MISTAKES, id="single_position_seq_len_1", main=True),
+          mistakes=TABLE_MISTAKES, id="single_position_seq_len_1"),
     Check("sinusoidal_table", "odd d_model raises ValueError naming it", "raises", table(5, 7),
           expect="raises", mentions=("d_model", "7"), public=True,
           hint="interleaved sin/cos needs an even width: check d_model first",
@@ -49,7 +49,7 @@ CHECKS = [
     # ---- shift_matrix -----------------------------------------------------------------------------
     Check("shift_matrix", "matches the reference for k=3, d_model=8", "call", {"args": [3, 8]},
           public=True, mistakes=("shift_backwards",), tol={**POS_TOL, "max_position": 3},
-          id="matches_reference_k_3_d_model_8", main=True),
+          id="matches_reference_k_3_d_model_8"),
     Check("shift_matrix", "M_k PE[p] = PE[p+k] for k=5, d_model=16", "call", {"args": [5, 16]},
           expect="property", property="shifts_sinusoids", property_params={"k": 5, "d_model": 16},
           public=True, mistakes=("shift_backwards",), id="m_k_pe_p_pe_p_k_k_5_d_model_16"),
@@ -71,7 +71,7 @@ CHECKS = [
     # ---- SinusoidalPositionalEncoding -------------------------------------------------------------
     Check(MODULE, "x + PE for a batch (2, 10, 16)", "module_forward",
           forward(([16], {"max_len": 50}), randn(2, 10, 16)),
-          public=True, mistakes=MODULE_MISTAKES, id="x_pe_batch_2_10_16", main=True),
+          public=True, mistakes=MODULE_MISTAKES, id="x_pe_batch_2_10_16"),
     Check(MODULE, "no trainable parameters; the table is a buffer", "module_info",
           {"ctor_args": [16], "ctor_kwargs": {"max_len": 32}}, expect="fields",
           fields={"n_trainable": 0, "n_params": 0, "n_buffers": [1, 8]}, public=True,
@@ -114,4 +114,20 @@ CHECKS = [
           {**forward(([32], {"max_len": 64}), randn(2, 100, 32)), "device": "cuda", "dtype": dtype},
           cuda=True, hint="build positions with device=x.device", id=f"cuda_{dtype}")
     for dtype in ("float32", "float16", "bfloat16")
+]
+
+# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
+CHECKS += [
+    unseen_like(find(CHECKS, "sinusoidal_table", "matches_reference_seq_len_16_d_model_8"),
+                table(draw_int(5, 48), draw_int(4, 32, step=2)),
+                "matches the reference for a seq_len and d_model drawn for this submission", id="main_table",
+                tol={**POS_TOL, "max_position": 48}),
+    unseen_like(find(CHECKS, "shift_matrix", "matches_reference_k_3_d_model_8"),
+                {"args": [draw_int(-20, 20), draw_int(4, 32, step=2)]},
+                "matches the reference for a k and d_model drawn for this submission", id="main_shift",
+                tol={**POS_TOL, "max_position": 20}),
+    unseen_like(find(CHECKS, MODULE, "x_pe_batch_2_10_16"),
+                forward(([draw_int(4, 32, step=2, name="d")], {"max_len": 64}),
+                        {"t": "randn", "shape": [2, draw_int(3, 40), same("d")], "seed": SEED}),
+                "x + PE for a batch drawn for this submission", id="main_forward"),
 ]

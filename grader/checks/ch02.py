@@ -1,6 +1,6 @@
 """Chapter 2 checks: LearnablePositionalEncoding and resize_position_table."""
 
-from grader.spec import Check
+from grader.spec import SEED, Check, draw_int, find, same, unseen_like
 
 MODULE = "LearnablePositionalEncoding"
 RESIZE = "resize_position_table"
@@ -36,17 +36,17 @@ CHECKS = [
     Check(MODULE, "x + E[0 .. seq-1] for a batch (2, 10, 16)", "module_forward",
           forward(([16, 32], {}), randn(2, 10, 16)), points=2, public=True,
           hint="add self.position_embeddings(torch.arange(seq_len, device=x.device)) to x",
-          id="x_e_0_seq_1_batch_2_10_16", main=True),
+          id="x_e_0_seq_1_batch_2_10_16"),
     Check(MODULE, "position_ids of shape (seq,), shared by the batch", "module_forward",
           forward(([16, 32], {}), randn(2, 6, 16, seed=1), seed=1,
                   position_ids={"t": "arange", "start": 20, "end": 26}),
-          public=True, mistakes=IDS_MISTAKES, id="position_ids_shape_seq_shared_batch", main=True),
+          public=True, mistakes=IDS_MISTAKES, id="position_ids_shape_seq_shared_batch"),
     Check(MODULE, "position_ids of shape (batch, seq), one row per sequence", "module_forward",
           forward(([16, 32], {}), randn(2, 6, 16, seed=2), seed=2,
                   position_ids={"t": "randint", "low": 0, "high": 32, "shape": [2, 6], "seed": 3}),
           points=2, public=True, mistakes=IDS_MISTAKES,
           hint="nn.Embedding maps (batch, seq) ids to (batch, seq, d), which adds to x directly",
-          id="position_ids_shape_batch_seq_one_row_per", main=True),
+          id="position_ids_shape_batch_seq_one_row_per"),
     Check(MODULE, "position_embeddings is a trainable nn.Embedding(max_len, d_model)", "module_info",
           {"ctor_args": [16, 48], "attr": "position_embeddings"}, expect="fields",
           # (attr_shape is left out: `fields` reads a two-number list as a range; the forward checks
@@ -108,9 +108,9 @@ CHECKS = [
     # ---- resize_position_table ---------------------------------------------------------------------
     Check(RESIZE, "grow 6 -> 10 rows, as F.interpolate(linear, align_corners=False)", "call",
           resize(randn(6, 4), 10), points=2, public=True, mistakes=RESIZE_MISTAKES, tol=resize_tol(6),
-          id="grow_6_10_rows_f_interpolate_linear", main=True),
+          id="grow_6_10_rows_f_interpolate_linear"),
     Check(RESIZE, "shrink 12 -> 5 rows", "call", resize(randn(12, 3, seed=1), 5), public=True,
-          mistakes=RESIZE_MISTAKES, tol=resize_tol(12), id="shrink_12_5_rows", main=True),
+          mistakes=RESIZE_MISTAKES, tol=resize_tol(12), id="shrink_12_5_rows"),
     Check(RESIZE, "new_len=0 raises ValueError naming it", "raises", resize(randn(6, 4), 0), expect="raises",
           mentions=("new_len",), public=True, id="new_len_0_raises_valueerror_naming"),
     Check(RESIZE, "the same length gives the table back", "call", resize(randn(7, 5, seed=2), 7),
@@ -137,4 +137,24 @@ CHECKS = [
           cuda=True, tol=resize_tol(196) if dtype == "float32" else None,
           hint="build positions and weights on table.device", id=f"cuda_{dtype}")
     for dtype in ("float32", "bfloat16")
+]
+
+# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
+def drawn(*shape):
+    return {"t": "randn", "shape": list(shape), "seed": SEED}
+
+
+CHECKS += [
+    unseen_like(find(CHECKS, MODULE, "x_e_0_seq_1_batch_2_10_16"),
+                forward(([draw_int(4, 32, step=2, name="d"), 48], {}), drawn(2, draw_int(3, 48), same("d")),
+                        seed=SEED),
+                "x + E[0 .. seq-1] for a batch and parameters drawn for this submission", id="main_forward"),
+    unseen_like(find(CHECKS, MODULE, "position_ids_shape_batch_seq_one_row_per"),
+                forward(([draw_int(4, 32, step=2, name="d"), 48], {}), drawn(2, draw_int(3, 12, name="l"), same("d")),
+                        seed=SEED, position_ids={"t": "randint", "low": 0, "high": 48, "shape": [2, same("l")],
+                                                 "seed": SEED}),
+                "position_ids of shape (batch, seq) drawn for this submission", id="main_position_ids"),
+    unseen_like(find(CHECKS, RESIZE, "grow_6_10_rows_f_interpolate_linear"),
+                resize(drawn(draw_int(3, 12, name="old"), draw_int(2, 6)), same("old", times=2, plus=1)),
+                "grow a table drawn for this submission to 2L + 1 rows", id="main_resize", tol=resize_tol(12)),
 ]

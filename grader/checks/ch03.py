@@ -1,7 +1,7 @@
 """Chapter 3 checks: relative_positions, shaw_attention_direct, shaw_attention, RelativePositionBias,
 t5_bucket, alibi_slopes, alibi_bias."""
 
-from grader.spec import Check
+from grader.spec import SEED, Check, draw_choice, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0, scale=1.0):
@@ -74,9 +74,9 @@ SCALE_HINT = ("never build a (B, H, Lq, Lk, d) tensor and never repeat the table
 CHECKS = [
     # ---- relative_positions -----------------------------------------------------------------------
     Check(REL, "j − i for q_len = k_len = 5", "call", {"args": [5, 5]}, public=True, mistakes=REL_MISTAKES,
-          id="j_i_q_len_k_len_5", main=True),
+          id="j_i_q_len_k_len_5"),
     Check(REL, "decoding: 3 queries aligned to the end of 8 keys", "call", {"args": [3, 8]}, public=True,
-          mistakes=REL_MISTAKES, hint=ALIGN_HINT, id="decoding_3_queries_aligned_end_8_keys", main=True),
+          mistakes=REL_MISTAKES, hint=ALIGN_HINT, id="decoding_3_queries_aligned_end_8_keys"),
     Check(REL, "q_len=0 raises ValueError naming it", "raises", {"args": [0, 4]}, expect="raises",
           mentions=("q_len",), public=True, id="q_len_0_raises_valueerror_naming"),
     Check(REL, "one decoding step: 1 query against 6 keys", "call", {"args": [1, 6]}, mistakes=REL_MISTAKES,
@@ -90,10 +90,9 @@ CHECKS = [
           hint="create both aranges with device=device", public=True, id="built_requested_device_checked_meta"),
     # ---- shaw_attention_direct --------------------------------------------------------------------
     Check(DIRECT, "matches the reference: B=2, H=3, L=7, d=8, K=2", "call", shaw(2, 3, 7, 7, 8, 2), public=True,
-          mistakes=DIRECT_MISTAKES, id="matches_reference_b_2_h_3_l_7_d_8_k_2", main=True),
+          mistakes=DIRECT_MISTAKES, id="matches_reference_b_2_h_3_l_7_d_8_k_2"),
     Check(DIRECT, "causal, decoding: 3 queries against 9 keys", "call", shaw(2, 2, 3, 9, 8, 2, causal=True, seed=5),
-          public=True, mistakes=DIRECT_MISTAKES, hint=ALIGN_HINT, id="causal_decoding_3_queries_against_9_keys",
-          main=True),
+          public=True, mistakes=DIRECT_MISTAKES, hint=ALIGN_HINT, id="causal_decoding_3_queries_against_9_keys"),
     Check(DIRECT, "causal, B=1, H=4, L=12, d=16, K=3", "call", shaw(1, 4, 12, 12, 16, 3, causal=True, seed=9),
           mistakes=DIRECT_MISTAKES, public=True, id="causal_b_1_h_4_l_12_d_16_k_3"),
     Check(DIRECT, "float64 in, float64 out", "call", {**shaw(1, 2, 5, 5, 4, 1, seed=3), "dtype": "float64"},
@@ -101,12 +100,11 @@ CHECKS = [
           public=True, id="float64_float64_out"),
     # ---- shaw_attention ---------------------------------------------------------------------------
     Check(SHAW, "matches the reference: B=2, H=3, L=7, d=8, K=2", "call", shaw(2, 3, 7, 7, 8, 2), public=True,
-          mistakes=SHAW_MISTAKES, id="matches_reference_b_2_h_3_l_7_d_8_k_2", main=True),
+          mistakes=SHAW_MISTAKES, id="matches_reference_b_2_h_3_l_7_d_8_k_2"),
     Check(SHAW, "causal, B=2, H=3, L=7, d=8, K=2", "call", shaw(2, 3, 7, 7, 8, 2, causal=True, seed=20),
-          public=True, mistakes=SHAW_MISTAKES, id="causal_b_2_h_3_l_7_d_8_k_2", main=True),
+          public=True, mistakes=SHAW_MISTAKES, id="causal_b_2_h_3_l_7_d_8_k_2"),
     Check(SHAW, "causal, decoding: 3 queries against 9 keys", "call", shaw(2, 2, 3, 9, 8, 2, causal=True, seed=5),
-          public=True, mistakes=SHAW_MISTAKES, hint=ALIGN_HINT, id="causal_decoding_3_queries_against_9_keys",
-          main=True),
+          public=True, mistakes=SHAW_MISTAKES, hint=ALIGN_HINT, id="causal_decoding_3_queries_against_9_keys"),
     Check(SHAW, "with zero tables it is plain scaled dot-product attention", "call",
           {"args": [randn(2, 2, 6, 8, seed=7), randn(2, 2, 6, 8, seed=8), randn(2, 2, 6, 8, seed=9),
                     randn(5, 8, scale=0.0), randn(5, 8, scale=0.0), 2], "kwargs": {"causal": True}},
@@ -163,7 +161,7 @@ CHECKS = [
 ] + [
     # ---- RelativePositionBias ---------------------------------------------------------------------
     Check(BIAS, "bias for H=4, K=3, q_len = k_len = 6", "module_forward", seeded(4, 3, 6, 6), public=True,
-          mistakes=BIAS_MISTAKES, id="bias_h_4_k_3_q_len_k_len_6", main=True),
+          mistakes=BIAS_MISTAKES, id="bias_h_4_k_3_q_len_k_len_6"),
     Check(BIAS, "depends only on j − i and is constant beyond ±K", "module_forward", seeded(3, 2, 7, 7),
           expect="property", property="depends_only_on_distance",
           property_params={"num_heads": 3, "q_len": 7, "k_len": 7, "max_distance": 2}, public=True,
@@ -198,13 +196,13 @@ CHECKS = [
     # ---- t5_bucket --------------------------------------------------------------------------------
     Check(T5, "bidirectional buckets for j − i in [−200, 200] (32 buckets, max_distance 128)", "call",
           {"args": [distances(-200, 201)]}, public=True, mistakes=T5_MISTAKES,
-          id="bidirectional_buckets_j_i_200_200_32", main=True),
+          id="bidirectional_buckets_j_i_200_200_32"),
     Check(T5, "causal buckets for j − i in [−200, 200]", "call",
           {"args": [distances(-200, 201)], "kwargs": {"bidirectional": False}}, public=True, mistakes=T5_MISTAKES,
           hint="causal: n = max(i − j, 0) = max(−r, 0), all num_buckets for the past, no offset",
-          id="causal_buckets_j_i_200_200", main=True),
+          id="causal_buckets_j_i_200_200"),
     Check(T5, "keeps the shape of a (q, k) matrix of distances", "call", {"args": [distances(-20, 20, [5, 8])]},
-          public=True, id="shape_q_k_matrix_distances", main=True),
+          public=True, id="shape_q_k_matrix_distances"),
     Check(T5, "bidirectional, 64 buckets, max_distance 256, every j − i in [−2000, 2000]", "call",
           {"args": [distances(-2000, 2001)], "kwargs": {"num_buckets": 64, "max_distance": 256}}, points=2,
           mistakes=T5_MISTAKES, public=True, id="bidirectional_64_buckets_max_distance"),
@@ -221,10 +219,9 @@ CHECKS = [
     Check(T5, "on CUDA", "call", {"args": [distances(-300, 300)], "kwargs": {"bidirectional": False}, "device": "cuda"},
           cuda=True, id="cuda"),
     # ---- alibi_slopes -----------------------------------------------------------------------------
-    Check(SLOPES, "8 heads: 1/2, 1/4, ..., 1/256", "call", {"args": [8]}, public=True, id="8_heads_1_2_1_4_1_256",
-          main=True),
+    Check(SLOPES, "8 heads: 1/2, 1/4, ..., 1/256", "call", {"args": [8]}, public=True, id="8_heads_1_2_1_4_1_256"),
     Check(SLOPES, "12 heads (not a power of two)", "call", {"args": [12]}, public=True,
-          mistakes=("alibi_slopes_power_of_two_formula",), id="12_heads_not_power_two", main=True),
+          mistakes=("alibi_slopes_power_of_two_formula",), id="12_heads_not_power_two"),
     Check(SLOPES, "num_heads=0 raises ValueError naming it", "raises", {"args": [0]}, expect="raises",
           mentions=("num_heads",), public=True, id="num_heads_0_raises_valueerror_naming"),
     Check(SLOPES, "1 head", "call", {"args": [1]}, public=True, id="1_head"),
@@ -237,9 +234,9 @@ CHECKS = [
     Check(SLOPES, "64 heads", "call", {"args": [64]}, public=True, id="64_heads"),
     # ---- alibi_bias -------------------------------------------------------------------------------
     Check(ALIBI, "8 heads, q_len = k_len = 5", "call", {"args": [8, 5, 5]}, public=True, mistakes=ALIBI_MISTAKES,
-          id="8_heads_q_len_k_len_5", main=True),
+          id="8_heads_q_len_k_len_5"),
     Check(ALIBI, "decoding: 3 queries against 7 keys", "call", {"args": [4, 3, 7]}, public=True,
-          mistakes=ALIBI_MISTAKES, hint=ALIGN_HINT, id="decoding_3_queries_against_7_keys", main=True),
+          mistakes=ALIBI_MISTAKES, hint=ALIGN_HINT, id="decoding_3_queries_against_7_keys"),
     Check(ALIBI, "-m·|j − i|: zero at the query, linear in the distance", "call", {"args": [4, 6, 6]},
           expect="property", property="linear_distance_penalty",
           property_params={"num_heads": 4, "q_len": 6, "k_len": 6}, public=True, mistakes=ALIBI_MISTAKES,
@@ -255,4 +252,48 @@ CHECKS = [
     Check(ALIBI, "on CUDA", "call", {"args": [8, 16, 32], "kwargs": {"device": "cuda"}, "device": "cuda"}, cuda=True,
           hint=DEVICE_HINT.format(where="the one asked for", device="device, for the slopes and for the distances"),
           id="cuda"),
+]
+
+# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
+def drawn(*shape, scale=1.0):
+    return {"t": "randn", "shape": list(shape), "seed": SEED, "scale": scale}
+
+
+def shaw_drawn(causal):
+    """shaw_attention's inputs with B=2 and H, L, d, K drawn: q, k, v (2, H, L, d), tables (2K + 1, d), K."""
+    q = drawn(2, draw_int(1, 4, name="h"), draw_int(2, 9, name="l"), draw_choice(4, 8, name="d"))
+    k, v = drawn(2, same("h"), same("l"), same("d")), drawn(2, same("h"), same("l"), same("d"))
+    rel_k, rel_v = (drawn(same("max_distance", times=2, plus=1), same("d"), scale=0.5) for _ in range(2))
+    return {"args": [q, k, v, rel_k, rel_v, draw_int(1, 4, name="max_distance")], "kwargs": {"causal": causal}}
+
+
+CHECKS += [
+    unseen_like(find(CHECKS, REL, "j_i_q_len_k_len_5"), {"args": [draw_int(1, 8), draw_int(8, 14)]},
+                "j − i for q_len and k_len drawn for this submission", id="main_distances"),
+    unseen_like(find(CHECKS, DIRECT, "matches_reference_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(False),
+                "matches the reference on inputs drawn for this submission", id="main_bidirectional"),
+    unseen_like(find(CHECKS, DIRECT, "causal_decoding_3_queries_against_9_keys"), shaw_drawn(True),
+                "causal, on inputs drawn for this submission", id="main_causal"),
+    unseen_like(find(CHECKS, SHAW, "matches_reference_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(False),
+                "matches the reference on inputs drawn for this submission", id="main_bidirectional"),
+    unseen_like(find(CHECKS, SHAW, "causal_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(True),
+                "causal, on inputs drawn for this submission", id="main_causal"),
+    unseen_like(find(CHECKS, BIAS, "bias_h_4_k_3_q_len_k_len_6"),
+                {"ctor_args": [draw_int(1, 8), draw_int(1, 6)], "ctor_kwargs": {},
+                 "forward_args": [draw_int(1, 6, name="q"), draw_int(6, 12)], "seed_params": SEED},
+                "bias for H, K, q_len and k_len drawn for this submission", id="main_bias"),
+    unseen_like(find(CHECKS, T5, "bidirectional_buckets_j_i_200_200_32"),
+                {"args": [{"t": "arange", "start": draw_int(-300, -20), "end": draw_int(20, 300)}]},
+                "bidirectional buckets for distances drawn for this submission", id="main_bidirectional"),
+    unseen_like(find(CHECKS, T5, "causal_buckets_j_i_200_200"),
+                {"args": [{"t": "arange", "start": draw_int(-300, -20), "end": draw_int(20, 300)}],
+                 "kwargs": {"bidirectional": False}},
+                "causal buckets for distances drawn for this submission", id="main_causal"),
+    unseen_like(find(CHECKS, SLOPES, "8_heads_1_2_1_4_1_256"), {"args": [draw_choice(2, 4, 16, 32)]},
+                "a power-of-two number of heads drawn for this submission", id="main_power_of_two"),
+    unseen_like(find(CHECKS, SLOPES, "12_heads_not_power_two"), {"args": [draw_choice(3, 5, 6, 10, 12, 20, 24)]},
+                "a number of heads (not a power of two) drawn for this submission", id="main_other"),
+    unseen_like(find(CHECKS, ALIBI, "8_heads_q_len_k_len_5"),
+                {"args": [draw_choice(2, 4, 8, 16), draw_int(1, 6), draw_int(6, 12)]},
+                "heads, q_len and k_len drawn for this submission", id="main_bias"),
 ]

@@ -3,7 +3,7 @@ interleaved_to_half_perm, check_relative_property, RoPEAttention."""
 
 import hashlib
 
-from grader.spec import Check
+from grader.spec import SEED, Check, draw_choice, draw_int, find, pairs, same, shuffled, unseen_like
 
 
 def randn(*shape, seed=0, scale=1.0):
@@ -127,7 +127,7 @@ def attention(x, **kw):
 CHECKS = [
     # ---- rope_inv_freq ----------------------------------------------------------------------------
     Check("rope_inv_freq", "matches the reference for head_dim=8", "call", call(8), public=True,
-          mistakes=INV_FREQ_MISTAKES, id="matches_reference_head_dim_8", main=True),
+          mistakes=INV_FREQ_MISTAKES, id="matches_reference_head_dim_8"),
     Check("rope_inv_freq", "odd head_dim raises ValueError naming it", "raises", call(7), expect="raises",
           mentions=("head_dim", "7"), public=True, hint="pairs of coordinates need an even head_dim: check it first",
           id="odd_head_dim_raises_valueerror_naming"),
@@ -140,7 +140,7 @@ CHECKS = [
           mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming"),
     # ---- rope_cos_sin -----------------------------------------------------------------------------
     Check("rope_cos_sin", "position_ids (6,), head_dim=8: tables (6, 8)", "call", call(arange(6), 8), public=True,
-          mistakes=COS_SIN_MISTAKES, tol=pos_tol(6), id="position_ids_6_head_dim_8_tables_6_8", main=True),
+          mistakes=COS_SIN_MISTAKES, tol=pos_tol(6), id="position_ids_6_head_dim_8_tables_6_8"),
     Check("rope_cos_sin", "built on the device of position_ids (checked on the meta device)", "meta_call",
           call(arange(5), 8), expect="ok", public=True, hint=DEVICE_HINT, id="built_device_position_ids_checked_meta"),
     Check("rope_cos_sin", "position_ids (batch, seq) = (2, 5), head_dim=16, base 500000", "call",
@@ -156,7 +156,7 @@ CHECKS = [
           cuda=True, hint=DEVICE_HINT, id="cuda_tables_gpu_float32"),
     # ---- rotate_half ------------------------------------------------------------------------------
     Check("rotate_half", "x of shape (2, 3, 4, 8)", "call", call(randn(2, 3, 4, 8)), public=True,
-          mistakes=ROTATE_MISTAKES, id="x_shape_2_3_4_8", main=True),
+          mistakes=ROTATE_MISTAKES, id="x_shape_2_3_4_8"),
     Check("rotate_half", "a single pair: (a, b) -> (-b, a)", "call", call(randn(2, seed=1)), mistakes=ROTATE_MISTAKES,
           public=True, id="single_pair_b_b"),
     Check("rotate_half", "a float16 input keeps float16", "call", {**call(randn(3, 16, seed=2)), "dtype": "float16"},
@@ -166,14 +166,14 @@ CHECKS = [
     # ---- apply_rope -------------------------------------------------------------------------------
     Check("apply_rope", "tables (seq, head_dim) for x of shape (2, 3, 5, 8)", "rope_apply",
           {"x": randn(2, 3, 5, 8), "angles": randn(5, 4, seed=1, scale=3.0)}, public=True,
-          mistakes=APPLY_MISTAKES, id="tables_seq_head_dim_x_shape_2_3_5_8", main=True),
+          mistakes=APPLY_MISTAKES, id="tables_seq_head_dim_x_shape_2_3_5_8"),
     Check("apply_rope", "tables (batch, seq, head_dim), shared by the heads", "rope_apply",
           {"x": randn(2, 4, 6, 16), "angles": randn(2, 6, 8, seed=1, scale=3.0)}, public=True, points=2,
           mistakes=APPLY_MISTAKES, hint="insert the head axis into (B, L, R) tables: cos[:, None] is (B, 1, L, R)",
-          id="tables_batch_seq_head_dim_shared_heads", main=True),
+          id="tables_batch_seq_head_dim_shared_heads"),
     Check("apply_rope", "partial rotary: the first 4 of 16 coordinates (GPT-NeoX)", "rope_apply",
           {"x": randn(2, 2, 5, 16), "angles": randn(5, 2, seed=1, scale=3.0)}, public=True, points=2,
-          mistakes=APPLY_MISTAKES, hint=PARTIAL_HINT, id="partial_rotary_first_4_16_coordinates", main=True),
+          mistakes=APPLY_MISTAKES, hint=PARTIAL_HINT, id="partial_rotary_first_4_16_coordinates"),
     Check("apply_rope", "partial rotary: 32 of 80 coordinates (Phi-2's factor 0.4), batched tables", "rope_apply",
           {"x": randn(2, 2, 4, 80), "angles": randn(2, 4, 16, seed=1, scale=3.0)}, mistakes=APPLY_MISTAKES,
           hint=PARTIAL_HINT, public=True, id="partial_rotary_32_80_coordinates_phi_2_s"),
@@ -196,7 +196,7 @@ CHECKS = [
            "dtype": "float16"}, cuda=True, id="cuda_float16"),
     # ---- apply_rope_interleaved -------------------------------------------------------------------
     Check("apply_rope_interleaved", "x (2, 3, 5, 8) at positions 0..4", "call", call(randn(2, 3, 5, 8), arange(5)),
-          public=True, mistakes=INTERLEAVED_MISTAKES, id="x_2_3_5_8_positions_0_4", main=True),
+          public=True, mistakes=INTERLEAVED_MISTAKES, id="x_2_3_5_8_positions_0_4"),
     Check("apply_rope_interleaved", "runs on the device of its input (checked on the meta device)", "meta_call",
           call(randn(1, 2, 3, 8), arange(3)), expect="ok", public=True, hint=DEVICE_HINT,
           id="runs_device_input_checked_meta_device"),
@@ -222,7 +222,7 @@ CHECKS = [
           id="cuda_bfloat16"),
     # ---- interleaved_to_half_perm -----------------------------------------------------------------
     Check("interleaved_to_half_perm", "head_dim=8", "call", call(8), public=True, mistakes=("perm_inverse",),
-          id="head_dim_8", main=True),
+          id="head_dim_8"),
     Check("interleaved_to_half_perm", "head_dim=128", "call", call(128), mistakes=("perm_inverse",),
           public=True, id="head_dim_128"),
     Check("interleaved_to_half_perm", "odd head_dim raises ValueError naming it", "raises", call(9), expect="raises",
@@ -241,7 +241,7 @@ CHECKS = [
     # ---- RoPEAttention ----------------------------------------------------------------------------
     Check(MODULE, "causal forward of a batch (2, 7, 32) with 4 heads: output and returned (k, v)", "rope_attention",
           attention(randn(2, 7, 32)), public=True, points=2, mistakes=ATTN_MISTAKES,
-          id="causal_forward_batch_2_7_32_4_heads", main=True),
+          id="causal_forward_batch_2_7_32_4_heads"),
     # what the text asks: nothing trainable beyond four bias-free (d, d) Linear layers (a frozen tensor of
     # frequencies, a buffer or a Parameter with requires_grad=False, is allowed; the names are checked by
     # every forward check, which loads q_proj ... o_proj by name)
@@ -319,4 +319,50 @@ CHECKS = [
           attention(randn(2, 12, 32, seed=11), prefix=5, chunk=2, device="cuda", dtype=dtype), cuda=True,
           hint=DEVICE_HINT, id=f"cuda_{dtype}_decoding_cache")
     for dtype in ("float16", "bfloat16")
+]
+
+# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
+def drawn(*shape, scale=1.0):
+    return {"t": "randn", "shape": list(shape), "seed": SEED, "scale": scale}
+
+
+def positions():
+    return {"t": "arange", "start": 0, "end": same("l")}
+
+
+EVEN = draw_int(2, 32, step=2)
+CHECKS += [
+    unseen_like(find(CHECKS, "rope_inv_freq", "matches_reference_head_dim_8"), call(EVEN),
+                "matches the reference for a head_dim drawn for this submission", id="main_inv_freq"),
+    unseen_like(find(CHECKS, "rope_cos_sin", "position_ids_6_head_dim_8_tables_6_8"),
+                call({"t": "arange", "start": 0, "end": draw_int(2, 20)}, EVEN),
+                "tables for positions and a head_dim drawn for this submission", id="main_tables", tol=pos_tol(20)),
+    unseen_like(find(CHECKS, "rotate_half", "x_shape_2_3_4_8"),
+                call(drawn(2, draw_int(1, 4), draw_int(1, 8), EVEN)),
+                "x of a shape drawn for this submission", id="main_rotate"),
+    unseen_like(find(CHECKS, "apply_rope", "tables_seq_head_dim_x_shape_2_3_5_8"),
+                {"x": drawn(2, draw_int(1, 4), draw_int(2, 9, name="l"), same("r", times=2)),
+                 "angles": drawn(same("l"), draw_int(1, 8, name="r"), scale=3.0)},
+                "tables (seq, head_dim) for x drawn for this submission", id="main_apply"),
+    unseen_like(find(CHECKS, "apply_rope", "partial_rotary_first_4_16_coordinates"),
+                {"x": drawn(2, draw_int(1, 4), draw_int(2, 9, name="l"), same("r", times=4)),
+                 "angles": drawn(same("l"), draw_int(1, 4, name="r"), scale=3.0)},
+                "partial rotary (half of a head drawn for this submission)", id="main_partial"),
+    unseen_like(find(CHECKS, "apply_rope_interleaved", "x_2_3_5_8_positions_0_4"),
+                call(drawn(2, draw_int(1, 4), draw_int(2, 9, name="l"), EVEN), positions()),
+                "x and positions drawn for this submission", id="main_interleaved"),
+    unseen_like(find(CHECKS, "interleaved_to_half_perm", "head_dim_8"), call(EVEN),
+                "a head_dim drawn for this submission", id="main_perm"),
+    # a correct and a broken RoPE from the hidden catalogues, in an order drawn for this submission; their
+    # descriptions stay hidden (the feedback says only which of the two was misjudged)
+    unseen_like(verdict_check(GOOD, True, public=True),
+                {"candidates": shuffled(draw_choice(*ACCEPT, name="good"), draw_choice(*REJECT, name="bad")),
+                 "head_dim": draw_choice(16, 32, 64)},
+                "tells a correct RoPE from a broken one, both drawn for this submission", id="main_verdicts",
+                property_params={"expected": pairs((same("good"), True), (same("bad"), False)),
+                                 "about": pairs((same("good"), "the correct RoPE drawn for this submission"),
+                                                (same("bad"), "the broken RoPE drawn for this submission"))}),
+    unseen_like(find(CHECKS, MODULE, "causal_forward_batch_2_7_32_4_heads"),
+                attention(drawn(2, draw_int(2, 10), 32), seed=SEED),
+                "causal forward of a batch and weights drawn for this submission", id="main_forward"),
 ]

@@ -1,7 +1,7 @@
 """Chapter 5 checks: yarn_ramp, scaled_rope_inv_freq (the reference equals transformers 5.23.0's
 modeling_rope_utils.ROPE_INIT_FUNCTIONS; tests/test_ch05.py proves it)."""
 
-from grader.spec import Check
+from grader.spec import Check, draw_choice, find, unseen_like
 
 RAMP = "yarn_ramp"
 SCALED = "scaled_rope_inv_freq"
@@ -40,7 +40,7 @@ def raises(check_id, name, params, mentions, **kw):
 CHECKS = [
     # ---- yarn_ramp --------------------------------------------------------------------------------
     Check(RAMP, "matches the reference for head_dim=16, base=10000, L0=2048", "call", ramp(16, 10000.0, 2048),
-          public=True, mistakes=RAMP_MISTAKES, id="matches_reference_head_dim_16_base_10000", main=True),
+          public=True, mistakes=RAMP_MISTAKES, id="matches_reference_head_dim_16_base_10000"),
     Check(RAMP, "odd head_dim raises ValueError naming it", "raises", ramp(7, 10000.0, 2048), expect="raises",
           mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming"),
     Check(RAMP, "LLaMA 2's geometry: head_dim=128, base=10000, L0=4096", "call", ramp(128, 10000.0, 4096),
@@ -63,20 +63,20 @@ CHECKS = [
     # ---- scaled_rope_inv_freq --------------------------------------------------------------------
     match("default_head_dim_8",
           "default: base^(-2i/d), attention factor 1 (head_dim=8)", scaled(8, 10000.0, "default"),
-          hint="1 / base ** (arange(0, d, 2) / d) in float32, and attention_factor 1.0", main=True),
+          hint="1 / base ** (arange(0, d, 2) / d) in float32, and attention_factor 1.0"),
     match("linear_factor_4", "linear, factor 4 (head_dim=8)", scaled(8, 10000.0, "linear", 4.0),
-          mistakes=("linear_multiplies",), main=True),
+          mistakes=("linear_multiplies",)),
     match("dynamic_above_l0",
           "dynamic with seq_len above L0 (seq_len=256, L0=64, factor 2)", scaled(8, 10000.0, "dynamic", 2.0, 64, 256),
-          mistakes=("dynamic_no_exponent", "dynamic_static"), main=True),
+          mistakes=("dynamic_no_exponent", "dynamic_static")),
     match("dynamic_below_l0", "dynamic with seq_len below L0 equals default (seq_len=48, L0=64)",
           scaled(8, 10000.0, "dynamic", 2.0, 64, 48), mistakes=("dynamic_no_clamp", "dynamic_static"),
-          hint="L = max(seq_len, L0): up to L0 the model runs exactly as trained", main=True),
+          hint="L = max(seq_len, L0): up to L0 the model runs exactly as trained"),
     match("yarn_factor_4", "yarn, factor 4 (head_dim=16, L0=2048)", scaled(16, 10000.0, "yarn", 4.0, 2048),
-          mistakes=YARN_MISTAKES, main=True),
+          mistakes=YARN_MISTAKES),
     match("llama3_llama31_head_dim_16",
           "llama3 with Llama 3.1's parameters (head_dim=16)", scaled(16, 500000.0, "llama3", 8.0, 8192, **L31),
-          mistakes=("llama3_swapped",), main=True),
+          mistakes=("llama3_swapped",)),
     raises("unknown_rope_type_raises",
            "an unknown rope_type raises ValueError naming it", scaled(8, 10000.0, "ntk", 2.0), ("ntk",)),
     raises("factor_below_1_raises",
@@ -135,4 +135,18 @@ CHECKS = [
                 "otherwise be silently ignored"),
     raises("yarn_factor_below_1_raises",
            "factor < 1 raises ValueError for yarn too", scaled(16, 10000.0, "yarn", 0.25, 2048), ("factor",)),
+]
+
+# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
+HEAD_DIM, BASE, FACTOR, L0 = (draw_choice(8, 16, 32, 64), draw_choice(10000.0, 500000.0), draw_choice(2.0, 4.0, 8.0),
+                              draw_choice(1024, 2048, 4096))
+CHECKS += [
+    unseen_like(find(CHECKS, RAMP, "matches_reference_head_dim_16_base_10000"), ramp(HEAD_DIM, BASE, L0),
+                "matches the reference for head_dim, base and L0 drawn for this submission", id="main_ramp"),
+    unseen_like(find(CHECKS, SCALED, "default_head_dim_8"), scaled(HEAD_DIM, BASE, "default"),
+                "default, for head_dim and base drawn for this submission", id="main_default"),
+    unseen_like(find(CHECKS, SCALED, "linear_factor_4"), scaled(HEAD_DIM, BASE, "linear", FACTOR),
+                "linear, for head_dim, base and factor drawn for this submission", id="main_linear"),
+    unseen_like(find(CHECKS, SCALED, "yarn_factor_4"), scaled(HEAD_DIM, 10000.0, "yarn", FACTOR, L0),
+                "yarn, for head_dim, factor and L0 drawn for this submission", id="main_yarn"),
 ]

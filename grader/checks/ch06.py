@@ -1,6 +1,6 @@
 """Chapter 6 checks: RotaryCache."""
 
-from grader.spec import Check
+from grader.spec import Check, draw_int, find, unseen_like
 
 EX = "RotaryCache"
 ALL = ("cache_interleaved", "cache_not_grown", "cache_low_precision_angles")
@@ -23,7 +23,7 @@ CHECKS = [
     Check(EX, "position_ids (6,), head_dim=8: cos/sin (6, 8) equal rope_cos_sin", "module_forward",
           forward(8, arange(6), max_len=16), public=True, mistakes=ALL, tol={**POS_TOL, "max_position": 6},
           hint="tables in the half layout cat(freqs, freqs), float32 angles p * theta_i, indexed by position_ids",
-          id="position_ids_6_head_dim_8_cos_sin_6_8", main=True),
+          id="position_ids_6_head_dim_8_cos_sin_6_8"),
     Check(EX, "position_ids (batch, seq) = (2, 5), head_dim=16, base=500000", "module_forward",
           forward(16, {"t": "randint", "low": 0, "high": 30, "shape": [2, 5], "seed": 3}, base=500000.0, max_len=32),
           points=2, mistakes=ALL, tol={**POS_TOL, "max_position": 30},
@@ -32,7 +32,7 @@ CHECKS = [
     Check(EX, "positions past max_len grow the cache (max_len=8, positions 0..39)", "module_forward",
           forward(8, arange(40), max_len=8), public=True, points=2, mistakes=ALL, tol={**POS_TOL, "max_position": 40},
           hint="when a position reaches max_len, recompute longer tables (on the buffers' device) before indexing",
-          id="positions_past_max_len_grow_cache_max", main=True),
+          id="positions_past_max_len_grow_cache_max"),
     Check(EX, "a position exactly at max_len (decoding one step past the cache)", "module_forward",
           forward(16, arange(17, start=16, shape=[1, 1]), max_len=16), mistakes=ALL,
           tol={**POS_TOL, "max_position": 17},
@@ -77,4 +77,16 @@ CHECKS = [
     Check(EX, "on CUDA: tables on the GPU, float16 on request", "module_forward_dtype",
           {**forward(32, arange(300), max_len=128), "device": "cuda", "out_dtype": "float16"}, cuda=True,
           hint="grow the tables on self.cos_cached.device", id="cuda_tables_gpu_float16_request"),
+]
+
+# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
+CHECKS += [
+    unseen_like(find(CHECKS, EX, "position_ids_6_head_dim_8_cos_sin_6_8"),
+                forward(draw_int(2, 32, step=2), arange(draw_int(2, 16)), max_len=16),
+                "tables for positions and a head_dim drawn for this submission", id="main_tables",
+                tol={**POS_TOL, "max_position": 16}),
+    unseen_like(find(CHECKS, EX, "positions_past_max_len_grow_cache_max"),
+                forward(draw_int(2, 32, step=2), arange(draw_int(20, 60)), max_len=8),
+                "positions past max_len, drawn for this submission", id="main_grow",
+                tol={**POS_TOL, "max_position": 60}),
 ]

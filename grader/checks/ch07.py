@@ -1,7 +1,7 @@
 """Chapter 7 checks: PositionalAttention and TinyDecoder, wired to schemes the probes build from plain tensors
 (posenc_selfcheck/probes_ch07.py), with seeded weights loaded by name."""
 
-from grader.spec import Check
+from grader.spec import SEED, Check, draw_int, find, unseen_like
 
 
 def randn(*shape, seed=0):
@@ -58,10 +58,10 @@ CHECKS = [
           "scheme_attention", attention(NONE, randn(2, 7, 32)), public=True, id="nope_forward"),
     Check(ATTN, "a learned relative bias: added to the scaled logits, causal", "scheme_attention",
           attention(BIAS, randn(2, 7, 32, seed=1)), public=True, points=2, mistakes=BIAS_MISTAKES,
-          main=True, id="bias_forward"),
+          id="bias_forward"),
     Check(ATTN, "rotary: queries and keys rotated, values not", "scheme_attention",
           attention(ROTARY, randn(2, 7, 32, seed=2)), public=True, points=2, mistakes=ROTATE_MISTAKES,
-          main=True, id="rotary_forward"),
+          id="rotary_forward"),
     Check(ATTN, "ALiBi, decoding token by token with the cache equals the full forward pass",
           "scheme_attention_decode", attention(ALIBI, randn(2, 8, 32, seed=3), prefix=3), expect="property",
           property="decode_matches_full", public=True, points=2, mistakes=("scheme_no_decode_offset",),
@@ -116,10 +116,9 @@ CHECKS = [
     # ---- TinyDecoder ------------------------------------------------------------------------------
     Check(DECODER, "no positions: logits of (2, 9) tokens, 2 layers, d_model=32, 4 heads", "scheme_decoder",
           decoder(NONE, tokens(2, 9)), public=True, points=2, mistakes=DECODER_MISTAKES, hint=BLOCK_HINT,
-          main=True, id="nope_logits"),
+          id="nope_logits"),
     Check(DECODER, "an absolute table is added once, to the scaled token embeddings", "scheme_decoder",
-          decoder(TABLE, tokens(2, 9, seed=1)), public=True, points=2, mistakes=EMBED_MISTAKES,
-          main=True, id="table_logits"),
+          decoder(TABLE, tokens(2, 9, seed=1)), public=True, points=2, mistakes=EMBED_MISTAKES, id="table_logits"),
     Check(DECODER, "decoding with the caches equals the full pass (absolute table: positions offset)",
           "scheme_decoder_decode", decoder(TABLE, tokens(2, 8, seed=2), prefix=3), expect="property",
           property="decode_matches_full", public=True, points=2, mistakes=("decoder_no_decode_offset",),
@@ -162,4 +161,25 @@ CHECKS = [
           decoder(ALL, tokens(2, 10, seed=11), prefix=4, chunk=3, device="cuda", dtype=dtype), cuda=True,
           tol=LOGIT_TOL.get(dtype), hint=DEVICE_HINT, id=f"cuda_{dtype}")
     for dtype in ("float32", "bfloat16")
+]
+
+# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
+def drawn_x():
+    return {"t": "randn", "shape": [2, draw_int(3, 10), 32], "seed": SEED}
+
+
+def drawn_tokens():
+    return {"t": "randint", "low": 0, "high": 20, "shape": [2, draw_int(3, 12)], "seed": SEED}
+
+
+CHECKS += [
+    unseen_like(find(CHECKS, ATTN, "bias_forward"), attention({"kind": "bias", "seed": SEED}, drawn_x(), seed=SEED),
+                "a learned relative bias, on inputs and weights drawn for this submission", id="main_bias"),
+    unseen_like(find(CHECKS, ATTN, "rotary_forward"), attention(ROTARY, drawn_x(), seed=SEED),
+                "rotary, on inputs and weights drawn for this submission", id="main_rotary"),
+    unseen_like(find(CHECKS, DECODER, "nope_logits"), decoder(NONE, drawn_tokens(), seed=SEED),
+                "no positions: logits of tokens and weights drawn for this submission", id="main_nope"),
+    unseen_like(find(CHECKS, DECODER, "table_logits"), decoder({"kind": "table", "seed": SEED}, drawn_tokens(),
+                                                               seed=SEED),
+                "an absolute table, on tokens and weights drawn for this submission", id="main_table"),
 ]

@@ -69,7 +69,8 @@ def load_result(outdir, token, tensor_limit):
 
 
 def collect(outdir, requests, ended, tensor_limit):
-    """({token: result}, [(where, what)]) from one child's result folder."""
+    """({token: result}, [(where, what)], [index of each statement the alarm cut]) from one child's result
+    folder."""
     results = {}
     for request in requests:
         try:
@@ -81,10 +82,11 @@ def collect(outdir, requests, ended, tensor_limit):
             result = {"error": f"no result: what came back was not a plain result ({clean(exc, 200)})",
                       "error_type": "NoResult"}
         results[request.token] = result
-    log = []
+    log, timed_out = [], []
     try:
-        entries = json.loads(read_file(outdir / "_exec.json", JSON_BYTES))
-        log = [(clean(e.get("where"), 200), clean(e.get("error"), 400)) for e in entries if isinstance(e, dict)][:50]
+        entries = [e for e in json.loads(read_file(outdir / "_exec.json", JSON_BYTES)) if isinstance(e, dict)]
+        log = [(clean(e.get("where"), 200), clean(e.get("error"), 400)) for e in entries][:50]
+        timed_out = [e["timed_out"] for e in entries if type(e.get("timed_out")) is int]
     except Exception:
         pass
-    return results, log
+    return results, log, timed_out

@@ -15,11 +15,15 @@ group, a jail with nothing of the grader's files in view (as root), a user id of
 root), Landlock, rlimits, stdin/stdout/stderr on /dev/null, and every file descriptor closed but
 one: the write end of the result pipe.
 
-Protocol with the grader (JSON lines): the zygote says {"hello": {...capabilities}} on its control
-socket, then answers every {"cmd": "session"} (carrying one socket) with {"session": pid}. On a
-session socket the grader writes {"cmd": "run", ...}; the session server answers {"pid": N} when the
-child starts and {"pid": N, "status": S, "progress": P} when it has ended and everything it started
-is gone. Nothing a child prints reaches these channels.
+Protocol with the grader (JSON lines, wire.py): the zygote says {"hello": {...capabilities}} on its
+control socket, then answers every {"cmd": "session"} (carrying one socket) with {"session": pid}. On a
+session socket the grader sends a RunJob (with the read end of a request pipe beside it); the session
+server answers Started when the child is forked, ResultReady each time it has stored one of the child's
+results, and Ended when the child has ended and everything it started is gone. The child reads its
+requests from the request pipe, one line each, and the grader writes the next one only after the
+previous one's ResultReady: a child never holds more than the request it is answering (nor, since
+public and hidden checks run in separate children, a hidden request while a public one's answer is
+still to come). Nothing a child prints reaches these channels.
 
 Results travel over a pipe as lines "<name>\\t<base64>\\n". The session server keeps only lines whose
 name is one this exercise expects (the opaque tokens of its probe requests, the execution log, the
@@ -53,6 +57,7 @@ import probes  # noqa: E402
 import procs  # noqa: E402
 import store  # noqa: E402
 import torch  # noqa: E402  (imported once, before any fork)
+import wire  # noqa: E402
 from safetensors.torch import save as save_tensors  # noqa: E402
 
 # argv: the control socket's fd, the sandbox mode, then the hidden probe modules copied beside the public
@@ -112,7 +117,8 @@ class _Channel:
 
 
 def _execute(statements, stmt_timeout, channel):
-    """Execute top-level statements one by one; a failing one is logged and skipped."""
+    """Execute top-level statements one by one; a failing one is logged and skipped (a statement cut by
+    the alarm is logged with its index, so that the grader skips it in this submission's later children)."""
     ns = {"__name__": "submission", "__builtins__": __builtins__}
     log = []
     signal.signal(signal.SIGALRM, _on_alarm)
@@ -126,7 +132,8 @@ def _execute(statements, stmt_timeout, channel):
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except StatementTimeout:
-            log.append({"where": label, "error": f"skipped: ran longer than {stmt_timeout:g} s at grading time"})
+            log.append({"where": label, "error": f"skipped: ran longer than {stmt_timeout:g} s at grading time",
+                        "timed_out": n})
         except SystemExit as exc:
             log.append({"where": label, "error": f"called sys.exit({exc.code!r}); skipped"})
         except BaseException as exc:  # learner code may raise anything
@@ -136,7 +143,16 @@ def _execute(statements, stmt_timeout, channel):
     return ns, log
 
 
-def _confine(job, result_fd):
+def _close_all_but(keep):
+    """Close every file descriptor from 3 up, except those in `keep`."""
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
+def _confine(job, keep_fds):
     """Everything between fork and the first learner statement."""
     os.setpgid(0, 0)
     signal.set_wakeup_fd(-1)
@@ -145,28 +161,43 @@ def _confine(job, result_fd):
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    os.closerange(3, result_fd)
-    os.closerange(result_fd + 1, 1 << 16)
+    _close_all_but(keep_fds)
     # the operating system's part, in the order policy.py decided for this machine: cgroup, jail, user,
     # Landlock, rlimits, seccomp (confine.apply)
-    confine.apply(policy.Policy(**job["policy"]), GROUP[0] if GROUP else None)
-    os.environ.update(HOME=job["workdir"], TMPDIR=job["workdir"], MPLCONFIGDIR=job["workdir"])
-    sys.path.insert(0, job["stub"])
+    confine.apply(policy.Policy(**job.policy), GROUP[0] if GROUP else None)
+    os.environ.update(HOME=job.workdir, TMPDIR=job.workdir, MPLCONFIGDIR=job.workdir)
+    sys.path.insert(0, job.stub)
     sys.meta_path.insert(0, _Blocker())
 
 
-def _child(job, result_fd):
+def _requests(fd):
+    """The grader's requests, one JSON line at a time, as it sends them (it sends the next one only when
+    this child's answer to the last one is stored); ends at end of file."""
+    buffer = b""
+    while True:
+        while b"\n" not in buffer:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return
+            buffer += chunk
+        line, _, buffer = buffer.partition(b"\n")
+        yield json.loads(line)
+
+
+def _child(job, result_fd, request_fd):
     try:
-        _confine(job, result_fd)
+        _confine(job, {result_fd, request_fd})
     except BaseException:
         os._exit(EXIT_SETUP_FAILED)
     torch.set_num_threads(1)
     torch.manual_seed(0)
     channel = _Channel(result_fd)
-    ns, log = _execute(job["statements"], job["stmt_timeout"], channel)
+    statements, stmt_timeout = job.statements, job.stmt_timeout
+    job = None  # the child keeps nothing of the job but its statements
+    ns, log = _execute(statements, stmt_timeout, channel)
     channel.send("_progress", b"probes")
     channel.send("_exec.json", json.dumps(log).encode())
-    for request in job["requests"]:
+    for request in _requests(request_fd):
         signal.setitimer(signal.ITIMER_REAL, 0)
         try:
             result = probes.run(ns, request["probe"], request["params"], request["exercise"], CATALOG)
@@ -177,6 +208,7 @@ def _child(job, result_fd):
         except BaseException as exc:
             channel.send_result(request["token"], {"error": f"could not store the result: {exc}"[:500],
                                                    "error_type": "StoreError"})
+        request = result = None
     channel.send("_progress", b"done")
 
 
@@ -184,8 +216,8 @@ def _child(job, result_fd):
 class Receiver:
     """Parse result lines from the pipe; keep the expected ones as files in the result folder."""
 
-    def __init__(self, outdir, allowed, line_bytes, total_bytes):
-        self.outdir, self.allowed = outdir, allowed
+    def __init__(self, outdir, allowed, line_bytes, total_bytes, on_result=lambda token: None):
+        self.outdir, self.allowed, self.on_result = outdir, allowed, on_result
         self.line_bytes, self.total_left = line_bytes, total_bytes
         self.buffer, self.skipping, self.progress, self.dropped = bytearray(), False, None, 0
 
@@ -225,6 +257,8 @@ class Receiver:
         with open(path + ".tmp", "wb") as f:
             f.write(payload)
         os.replace(path + ".tmp", path)
+        if name.endswith(".json") and not name.startswith("_"):  # a result is complete with its .json
+            self.on_result(name[:-len(".json")])
 
 
 def _drain(fd, receiver):
@@ -281,31 +315,10 @@ CAPS = {}
 GROUP = []  # the memory cgroup of the child being forked (the child joins it first thing)
 
 
-def _send(sock, message):
-    sock.sendall((json.dumps(message) + "\n").encode())
-
-
-class _Lines:
-    """JSON lines from a socket (with the file descriptors that came with them)."""
-
-    def __init__(self, sock):
-        self.sock, self.buffer, self.fds = sock, b"", []
-
-    def next(self):
-        while b"\n" not in self.buffer:
-            data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 4)
-            self.fds += fds
-            if not data:
-                return None
-            self.buffer += data
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
-
-
 # ---- a session: one submission ----------------------------------------------------------------------
 def _group(job, n):
     """A fresh memory cgroup for one child, as the policy asks (None when it asks for none)."""
-    rule = job["policy"]
+    rule = job.policy
     GROUP.clear()
     if rule["cgroup_bytes"]:
         try:
@@ -315,9 +328,10 @@ def _group(job, n):
     return None
 
 
-def run_exercise(job, out, n):
-    """Fork the child for one exercise, collect its results, clean up, report."""
-    rule = job["policy"]
+def run_exercise(job, request_fd, out, n):
+    """Fork the child for one run (its requests come on `request_fd`, straight from the grader), tell the
+    grader as each result is stored, clean up, report."""
+    rule = job.policy
     ipc_before = confine.sysv_ipc(os.getuid()) if rule["clean_ipc"] == "new" else set()
     note = _group(job, n)
     read_fd, write_fd = os.pipe()
@@ -326,48 +340,52 @@ def run_exercise(job, out, n):
         code = 0
         try:
             os.close(read_fd)
-            _child(job, write_fd)
+            _child(job, write_fd, request_fd)
         except BaseException:
             traceback.print_exc()
             code = 1
         finally:
             os._exit(code)
     os.close(write_fd)
+    os.close(request_fd)  # the child's alone
     os.set_blocking(read_fd, False)
     try:
         os.setpgid(pid, pid)
     except OSError:
         pass  # the child already did it (or is gone)
-    _send(out, {"pid": pid})
-    allowed = {f"{r['token']}.{ext}" for r in job["requests"] for ext in ("json", "safetensors")}
-    receiver = Receiver(job["outdir"], allowed | {"_exec.json", "_progress"}, job["line_bytes"], job["result_bytes"])
+    out.send(wire.Started(pid))
+    allowed = {f"{token}.{ext}" for token in job.tokens for ext in ("json", "safetensors")}
+    receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
+                        on_result=lambda token: out.send(wire.ResultReady(token)))
     status = _reap(WAKE[-1], pid, read_fd, receiver)
     os.close(read_fd)
-    _clean_up(job["uid"])
+    _clean_up(job.uid)
     oom = bool(GROUP) and GROUP[0].oom_killed()
     if GROUP:
         GROUP.pop().kill_and_remove()
     if rule["clean_ipc"] == "uid":
-        confine.remove_sysv_ipc(job["uid"])
+        confine.remove_sysv_ipc(job.uid)
     elif rule["clean_ipc"] == "new":
         confine.remove_sysv_ipc(os.getuid(), keep=ipc_before)
     if rule["clean_files_of_uid"]:
-        confine.remove_files_of(job["uid"])
-    _send(out, {"pid": pid, "status": status, "progress": receiver.progress, "dropped": receiver.dropped,
-                "oom": oom, "note": note})
+        confine.remove_files_of(job.uid)
+    out.send(wire.Ended(pid, status, receiver.progress, receiver.dropped, oom, note))
 
 
 def session(sock):
-    """Serve one submission's exercises until the grader closes the socket, then leave nothing behind."""
+    """Serve one submission's runs until the grader closes the socket, then leave nothing behind."""
     confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)  # not inherited from the zygote: set it here
     _wake_on_sigchld()  # a wake-up pipe of its own: sessions share nothing, not even wake-ups
-    lines, uid, n = _Lines(sock), None, 0
+    channel, uid, n = wire.Channel(sock), None, 0
     while True:
-        job = lines.next()
-        if job is None or job.get("cmd") != "run":
+        job = wire.RunJob.from_wire(channel.receive())
+        fds = channel.take_fds()
+        if job is None or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
             break
-        uid, n = job["uid"], n + 1
-        run_exercise(job, sock, n)
+        uid, n = job.uid, n + 1
+        run_exercise(job, fds[0], channel, n)
     _clean_up(uid)
 
 
@@ -447,29 +465,26 @@ def main():
     confine.prctl(confine.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
     CAPS.update(confine.capabilities(MODE, UID_BASE), python=confine.python_paths())
     _wake_on_sigchld()
-    _send(control, {"hello": CAPS})
-    controls, children = {control: _Lines(control)}, set()
+    wire.Channel(control).send({"hello": CAPS})
+    controls, children = {control: wire.Channel(control)}, set()
     while control in controls:
         ready, _, _ = select.select(list(controls), [], [], 1.0)
         _reap_sessions(children)
         for sock in ready:
-            lines = controls[sock]
-            try:
-                command = lines.next()
-            except (OSError, ValueError):
-                command = None
-            fds, lines.fds = lines.fds, []
+            channel = controls[sock]
+            command = channel.receive()
+            fds = channel.take_fds()
             kind = (command or {}).get("cmd")
             if kind == "session" and len(fds) == 1:
                 pid = _fork(lambda fd: session(socket.socket(fileno=fd)), list(controls), fds[0])
-                _send(sock, {"session": pid})
+                channel.send({"session": pid})
             elif kind == "grader" and len(fds) == 3:  # its socket, and both ends of its control socket
                 mine = socket.socket(fileno=os.dup(fds[1]))
                 pid = _fork(lambda a, b, theirs: os.close(theirs) or trusted_grader(socket.socket(fileno=a),
                                                                                   socket.socket(fileno=b)),
                             [*controls, mine], fds[0], fds[2], fds[1])
-                controls[mine] = _Lines(mine)
-                _send(sock, {"grader": pid})
+                controls[mine] = wire.Channel(mine)
+                channel.send({"grader": pid})
             else:  # the other side is gone (or speaks nonsense): forget it; the grader's own ends everything
                 controls.pop(sock)
                 if sock is not control:

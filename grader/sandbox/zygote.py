@@ -45,17 +45,18 @@ from pathlib import Path
 
 from .. import hidden_probes
 from ..records import ExerciseRun
-from . import anonymize, confine, policy, procs
+from . import anonymize, confine, policy, procs, wire
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent  # the grader's repository: the reference, the checks, the solutions
 PUBLIC = REPO / "posenc_selfcheck"
 # Files the servers need, copied into their runtime folder: nothing that knows any answer.
 RUNTIME_FILES = [HERE / "server.py", HERE / "confine.py", HERE / "procs.py", HERE / "policy.py", HERE / "seccomp.py",
-                 HERE / "cgroup.py", PUBLIC / "store.py",
+                 HERE / "cgroup.py", HERE / "wire.py", PUBLIC / "store.py",
                  *sorted(PUBLIC.glob("probes*.py")), *hidden_probes.FILES]
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
 EXIT_SETUP_FAILED = 97  # server.py: the child could not be confined
+TIMED_OUT = "skipped: ran longer than {:g} s at grading time"  # server.py's words for the same
 N_SLOTS = 1000
 
 _names = [p.name for p in RUNTIME_FILES]  # copied flat into one folder: a repeated name would be lost
@@ -137,48 +138,13 @@ def _protect_by_chmod(paths):
     return done
 
 
-# ---- JSON lines over a socket -----------------------------------------------------------------------------
-class _Channel:
-    def __init__(self, sock):
-        self.sock, self.buffer = sock, b""
-
-    def send(self, message, fds=()):
-        data = (json.dumps(message) + "\n").encode()
-        if fds:
-            socket.send_fds(self.sock, [data], list(fds))
-        else:
-            self.sock.sendall(data)
-
-    def receive(self, deadline):
-        """One message, or None on timeout or when the other side is gone."""
-        while b"\n" not in self.buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([self.sock], [], [], remaining)
-            if not ready:
-                return None
-            try:
-                data = self.sock.recv(1 << 16)
-            except OSError:
-                return None
-            if not data:
-                return None
-            self.buffer += data
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        try:
-            return json.loads(line)
-        except ValueError:
-            return None
-
-
 # ---- the zygote -------------------------------------------------------------------------------------------
 class ZygoteClient:
     """A control connection to a zygote: asks it for sessions (and, for the process that started it, for
     trusted grading processes). `caps` is what the zygote found; `anonymous` the candidates' names."""
 
     def __init__(self, sock, caps=None, anonymous=None):
-        self.channel = _Channel(sock)
+        self.channel = wire.Channel(sock)
         self.caps = caps
         self.anonymous = anonymous or {}
 
@@ -305,6 +271,27 @@ def close_all():
         _ZYGOTES.popitem()[1].close()
 
 
+def _write_line(fd, message, deadline):
+    """Write one JSON line to a child's request pipe by the deadline; False when it cannot be (the child is
+    gone, or reads nothing while the pipe is full)."""
+    data = memoryview((json.dumps(message) + "\n").encode())
+    os.set_blocking(fd, False)
+    while data:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        _, ready, _ = select.select([], [fd], [], remaining)
+        if not ready:
+            continue
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            continue
+        except OSError:  # EPIPE: the child is gone
+            return False
+    return True
+
+
 # ---- one submission -----------------------------------------------------------------------------------------
 @dataclass
 class Attempt:
@@ -333,7 +320,8 @@ class Session:
         (self.root / "jail").mkdir()
         self.sock = self.pid = self.channel = None
         self.uid = self.gid = self.slot_fd = None
-        self.fatal = {}  # (label, source) -> why the statement is skipped
+        self.skipped = {}  # (label, source) -> why later children skip the statement
+        self._cuda = False
         self.count = 0
         self.caps = self.zygote.ready()
         self._configure(self.caps)
@@ -343,7 +331,7 @@ class Session:
         of the session's own where the mode runs learner code under one; keep the report's notes."""
         self.capabilities = policy.Caps(**{f.name: caps[f.name] for f in dataclasses.fields(policy.Caps)})
         try:
-            probe = policy.decide(self.capabilities, self._request([], uid=self.settings.uid_base))
+            probe = policy.decide(self.capabilities, self._request(uid=self.settings.uid_base))
         except policy.Refused as exc:
             raise SandboxError(str(exc)) from None
         if probe.uid is not None:
@@ -357,11 +345,10 @@ class Session:
         self.notes += list(probe.notes)
         self.mode, self.jailed = probe.mode, probe.jail is not None
 
-    def _request(self, requests, workdir="", uid=None):
+    def _request(self, cuda=False, workdir="", uid=None):
         lim = self.limits
         gpus = tuple(glob.glob("/dev/nvidia*") + glob.glob("/dev/dri"))  # CUDA opens its devices read-write
-        cuda = os.path.exists("/dev/nvidiactl") and any(str(r.params.get("device", "")).startswith("cuda")
-                                                        for r in requests)
+        cuda = cuda and os.path.exists("/dev/nvidiactl")
         return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
                               system=tuple(confine.readable_paths(protected_paths(self.settings), self.caps["python"])),
                               protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
@@ -374,7 +361,7 @@ class Session:
 
     def _open(self):
         self.sock, self.pid = self.zygote.fork_session()
-        self.channel = _Channel(self.sock)
+        self.channel = wire.Channel(self.sock)
 
     def _kill_submission(self):
         """Everything the submission started: below the session server, and (as root) of its uid."""
@@ -412,42 +399,51 @@ class Session:
         self.close()
 
     # -- one exercise --------------------------------------------------------------------------------------
-    def run(self, statements, requests, read):
-        """Execute `statements` [Statement] in a fresh child, then each ProbeRequest; `read(outdir,
-        requests, ended)` turns the result folder into (results, log) (results.py, which needs torch)."""
+    def run(self, statements, requests, read, seconds=None):
+        """Execute `statements` [Statement] in a fresh child, then answer each ProbeRequest, one at a time;
+        `read(outdir, requests, ended)` turns the result folder into (results, log, timed_out) (results.py,
+        which needs torch). Everything, retries included, within `seconds` of wall clock (default: the
+        exercise's limit)."""
         statements = [(s.label, s.source) for s in statements]
+        deadline = time.monotonic() + (self.limits.wall_seconds if seconds is None else seconds)
         for attempt in range(self.limits.retries + 1):
-            kept = [s for s in statements if s not in self.fatal]
-            tried = self._attempt(kept, requests)
+            kept = [s for s in statements if s not in self.skipped]
+            tried = self._attempt(kept, requests, deadline)
             try:
-                tried.run.results, log = read(tried.outdir, requests, tried.run.ended)
+                tried.run.results, log, timed_out = read(tried.outdir, requests, tried.run.ended)
                 tried.run.log += log
             finally:
                 if tried.outdir is not None:
                     shutil.rmtree(tried.outdir, ignore_errors=True)
+            # a statement the alarm cut here would be cut again: later children of this submission skip it
+            for index in timed_out:
+                if 0 <= index < len(kept):
+                    self.skipped.setdefault(kept[index], TIMED_OUT.format(self.limits.stmt_seconds))
             progress = tried.progress or ""
-            if not progress.isdigit() or int(progress) >= len(kept) or attempt == self.limits.retries:
+            if not progress.isdigit() or int(progress) >= len(kept):
                 break
-            # the child died while executing statement `progress`: skip it and run the exercise again
-            self.fatal[kept[int(progress)]] = f"this statement ended the process ({tried.run.ended}); it was skipped"
+            # the child died while executing statement `progress`: this submission's later children skip it, and
+            # this one runs again without it while its time lasts
+            self.skipped[kept[int(progress)]] = f"this statement ended the process ({tried.run.ended}); it was skipped"
+            if attempt == self.limits.retries or time.monotonic() >= deadline:
+                break
         run = tried.run
-        fatal = [(key[0], why) for key, why in self.fatal.items() if key in statements]
-        run.log = [("sandbox", n) for n in self.notes] + fatal + run.log
+        skipped = [(key[0], why) for key, why in self.skipped.items() if key in statements]
+        run.log = [("sandbox", n) for n in self.notes] + skipped + run.log
         return run
 
-    def _job(self, statements, requests, outdir, workdir):
+    def _job(self, statements, tokens, outdir, workdir):
         """What the session server needs for one child: nothing that names a protected folder reaches the
-        child (the policy lists what it may read, never what it may not)."""
+        child (the policy lists what it may read, never what it may not), and no request."""
         lim = self.limits
-        rule = policy.decide(self.capabilities, self._request(requests, workdir, self.uid))
-        job = {"cmd": "run", "outdir": str(outdir), "workdir": str(workdir), "statements": statements,
-               "requests": [r.to_json() for r in requests], "stmt_timeout": lim.stmt_seconds,
-               "result_bytes": lim.result_bytes, "line_bytes": lim.result_bytes * 4 // 3 + 1024, "uid": self.uid,
-               "stub": str(self.stub), "policy": dataclasses.asdict(rule)}
-        job["policy"]["chmod_protect"] = []  # done here, once (_configure): the child never hears of those folders
-        return job
+        rule = dataclasses.asdict(policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid)))
+        rule["chmod_protect"] = []  # done here, once (_configure): the child never hears of those folders
+        return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
+                           stmt_timeout=lim.stmt_seconds, result_bytes=lim.result_bytes,
+                           line_bytes=lim.result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
+                           policy=rule)
 
-    def _attempt(self, statements, requests):
+    def _attempt(self, statements, requests, deadline):
         if not self._alive():
             self._open()
         self.count += 1
@@ -458,30 +454,72 @@ class Session:
             workdir.mkdir(mode=0o700)
             if self.uid is not None:
                 os.chown(workdir, self.uid, self.gid)
-        run = ExerciseRun()
+        run, begun = ExerciseRun(), time.monotonic()
+        self._cuda = any(str(r.params.get("device", "")).startswith("cuda") for r in requests)
+        job = self._job(statements, [r.token for r in requests], outdir, workdir)
+        read_end, write_end = os.pipe()
         try:
-            self.channel.send(self._job(statements, requests, outdir, workdir))
-            started = self.channel.receive(time.monotonic() + 60)
+            self.channel.send(job, fds=[read_end])
+            started = wire.Started.from_wire(self.channel.receive(min(deadline, time.monotonic() + 60)))
         except OSError:
             started = None
-        if started is None or "pid" not in started:
+        finally:
+            os.close(read_end)
+        if started is None:
+            os.close(write_end)
             run.ended = "the sandbox could not start this exercise"
             self._close_server()
             shutil.rmtree(workdir, ignore_errors=True)
             return Attempt(run, outdir, None)
-        finished = self.channel.receive(time.monotonic() + self.limits.wall_seconds)
-        if finished is None:
-            run.ended = f"timed out after {self.limits.wall_seconds:g} s"
+        ended = None
+        try:
+            for request in requests:  # one at a time: the next only once the last one's result is stored
+                if not _write_line(write_end, request.to_json(), deadline):
+                    break
+                ended = self._until(deadline, lambda m: wire.ResultReady.from_wire(m) is not None
+                                    and m["token"] == request.token)
+                if ended is not None:
+                    break
+        finally:
+            os.close(write_end)  # end of file: the child returns
+        if ended is None:
+            ended = self._until(deadline, lambda m: False)
+        if ended == "late":
+            run.ended = f"timed out: it used up its {self._budget(begun, deadline):g} s of wall clock"
             self._kill_submission()
-            finished = self.channel.receive(time.monotonic() + 10)  # the server reports the killed child
-            if finished is None:
-                self._close_server()
-        else:
-            run.ended = "was killed: out of memory" if finished.get("oom") else self._ended(finished["status"])
-            if finished.get("note"):
-                run.log.append(("sandbox", finished["note"]))
+            ended = self._until(time.monotonic() + 10, lambda m: False)  # the server reports the killed child
+        if ended == "gone" or ended == "late":
+            run.ended = run.ended or (f"was lost: the sandbox's session server ended unexpectedly after "
+                                      f"{time.monotonic() - begun:.1f} s")
+            self._close_server()
+            ended = None
+        elif not run.ended:
+            run.ended = "was killed: out of memory" if ended.oom else self._ended(ended.status)
+        if ended is not None and ended.note:
+            run.log.append(("sandbox", ended.note))
         shutil.rmtree(workdir, ignore_errors=True)
-        return Attempt(run, outdir, finished.get("progress") if finished else None)
+        return Attempt(run, outdir, ended.progress if ended is not None else None)
+
+    @staticmethod
+    def _budget(begun, deadline):
+        return round(deadline - begun, 1)
+
+    def _until(self, deadline, wanted):
+        """Read the session's messages until one that `wanted(message)` accepts (then None), or the child's
+        Ended (returned); "late" at the deadline, "gone" when the session server is."""
+        while True:
+            message = self.channel.receive(deadline)
+            if message is None:
+                if self.channel.closed:
+                    return "gone"
+                if time.monotonic() >= deadline:
+                    return "late"
+                continue  # a line that was not JSON
+            ended = wire.Ended.from_wire(message)
+            if ended is not None:
+                return ended
+            if wanted(message):
+                return None
 
     def _ended(self, status):
         if os.WIFSIGNALED(status):

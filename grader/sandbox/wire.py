@@ -1,0 +1,127 @@
+"""The one framing between the grader, the zygote and the session servers, and the session's messages.
+
+Framing: one JSON object per line on a Unix stream socket; file descriptors travel beside a line
+(SCM_RIGHTS). Standard library only: the fork servers import this file flat (server.py), the grader
+as `grader.sandbox.wire`.
+
+A session (one submission) speaks these messages, in this order, for each run of a child:
+
+    grader  -> session   RunJob       what to execute and how to confine it; the read end of a
+                                      request pipe travels beside it
+    session -> grader    Started      the child's pid
+    grader  -> child     a request    one line on the request pipe, the next only after ...
+    session -> grader    ResultReady  ... the child's result for it has been stored
+    session -> grader    Ended        how the child ended, once everything it started is gone
+
+The child holds one request at a time: the grader writes the next one only when the last one's result
+is stored, and never the expected answers. Results travel from the child to the session server over
+a pipe of their own (server.py's Receiver), never through these channels.
+"""
+
+import json
+import select
+import socket
+import time
+from dataclasses import asdict, dataclass, field, fields
+
+LINE_BYTES = 1 << 16  # one read
+MAX_FDS = 4  # file descriptors accepted beside one line
+
+
+class Channel:
+    """JSON lines on a socket. `receive` returns one message (a dict) or None, and says why in
+    `closed` (the other side is gone) or not (the deadline passed, or a line was not JSON)."""
+
+    def __init__(self, sock):
+        self.sock, self.buffer, self.fds, self.closed = sock, b"", [], False
+
+    def send(self, message, fds=()):
+        if hasattr(message, "to_wire"):
+            message = message.to_wire()
+        data = (json.dumps(message) + "\n").encode()
+        if fds:
+            socket.send_fds(self.sock, [data], list(fds))
+        else:
+            self.sock.sendall(data)
+
+    def receive(self, deadline=None):
+        """The next message; None at the deadline (time.monotonic(); None waits for ever) or at end of file."""
+        while b"\n" not in self.buffer:
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                ready, _, _ = select.select([self.sock], [], [], remaining)
+                if not ready:
+                    return None
+            try:
+                data, fds, _, _ = socket.recv_fds(self.sock, LINE_BYTES, MAX_FDS)
+            except OSError:
+                data, fds = b"", []
+            self.fds += fds
+            if not data:
+                self.closed = True
+                return None
+            self.buffer += data
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return None
+        return message if isinstance(message, dict) else None
+
+    def take_fds(self):
+        fds, self.fds = self.fds, []
+        return fds
+
+    def close(self):
+        self.sock.close()
+
+
+class _Message:
+    """A dataclass that travels as {"kind": name, **fields}."""
+
+    def to_wire(self):
+        return {"kind": type(self).__name__, **asdict(self)}
+
+    @classmethod
+    def from_wire(cls, data):
+        if not isinstance(data, dict) or data.get("kind") != cls.__name__:
+            return None
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+@dataclass
+class RunJob(_Message):
+    """Fork one child: execute `statements` [(label, source)], then answer requests one at a time."""
+
+    outdir: str  # where the session server stores the child's results (only it and the grader can reach it)
+    workdir: str  # the child's working folder
+    statements: list
+    tokens: list  # the opaque names its requests will carry (random for each run)
+    stmt_timeout: float
+    result_bytes: int
+    line_bytes: int
+    uid: object  # the sandbox's user id, or None
+    stub: str  # a folder with the no-op posenc_selfcheck notebooks import
+    policy: dict = field(default_factory=dict)  # policy.Policy as a dict
+
+
+@dataclass
+class Started(_Message):
+    pid: int
+
+
+@dataclass
+class ResultReady(_Message):
+    token: str
+
+
+@dataclass
+class Ended(_Message):
+    pid: int
+    status: object  # os.waitpid's status, or None
+    progress: object  # the child's last progress marker: a statement's index, "probes" or "done"
+    dropped: int = 0  # result lines it could not parse
+    oom: bool = False
+    note: object = None  # what the server could not do as asked (no cgroup, ...)
