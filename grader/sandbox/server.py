@@ -38,6 +38,7 @@ child's end.
 
 import base64
 import binascii
+import gc
 import json
 import os
 import re
@@ -209,6 +210,7 @@ def _child(job, result_fd, request_fd):
             channel.send_result(request["token"], {"error": f"could not store the result: {exc}"[:500],
                                                    "error_type": "StoreError"})
         request = result = None
+        gc.collect()  # what the last request left in reference cycles (a traceback's frames) goes with it
     channel.send("_progress", b"done")
 
 

@@ -485,7 +485,9 @@ class Session:
         if ended is None:
             ended = self._until(deadline, lambda m: False)
         if ended == "late":
-            run.ended = f"timed out: it used up its {self._budget(begun, deadline):g} s of wall clock"
+            run.ended = (f"timed out after {time.monotonic() - begun:.1f} s, the time left of its wall-clock budget "
+                         f"({self.limits.wall_seconds:g} s per exercise, {self.limits.submission_seconds:g} s per "
+                         "submission)")
             self._kill_submission()
             ended = self._until(time.monotonic() + 10, lambda m: False)  # the server reports the killed child
         if ended == "gone" or ended == "late":
@@ -499,10 +501,6 @@ class Session:
             run.log.append(("sandbox", ended.note))
         shutil.rmtree(workdir, ignore_errors=True)
         return Attempt(run, outdir, ended.progress if ended is not None else None)
-
-    @staticmethod
-    def _budget(begun, deadline):
-        return round(deadline - begun, 1)
 
     def _until(self, deadline, wanted):
         """Read the session's messages until one that `wanted(message)` accepts (then None), or the child's
