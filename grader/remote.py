@@ -13,6 +13,7 @@ batch workers and the Gradescope runner use it; the tests and the pytest plugin 
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -49,6 +50,7 @@ def serve(sock, control, caps, setup):
     from .grading import Grader
 
     torch.set_num_threads(1)
+    _limit_memory(settings_memory(setup))
     # the grader's temporary folder, not the zygote's: the sandbox's user-id slots are locked there, shared
     # by every grader on the machine (two batch workers must never borrow the same uid)
     tempfile.tempdir = setup["tmp"]
@@ -72,6 +74,26 @@ def serve(sock, control, caps, setup):
         except Exception as exc:  # the grader itself failed: say what, and keep serving
             reply = {"error": ["RuntimeError", f"{type(exc).__name__}: {exc}"]}
         channel.send(reply)
+
+
+def settings_memory(setup):
+    return Settings.from_json(setup["settings"]).limits.judge_memory_mb
+
+
+def _limit_memory(megabytes):
+    """The trusted grading process judges answers within `megabytes` more than it has mapped now (an address-space
+    limit: a judgement that needs more fails its check, never the grader). Not on a machine with an NVIDIA driver:
+    CUDA reserves far more address space than it uses."""
+    import resource
+
+    if os.path.exists("/dev/nvidiactl"):
+        return
+    with open("/proc/self/statm") as f:
+        mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = mapped + (megabytes << 20)
+    if hard == resource.RLIM_INFINITY or limit < hard:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
 # ---- in the grader's process ------------------------------------------------------------------------------------

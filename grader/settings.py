@@ -42,6 +42,7 @@ class Limits:
     retries: int = 2  # statements that kill their process, skipped one per retry
     submission_seconds: float = 300.0  # one submission: every child of every exercise, retries included
     judge_seconds: float = 10.0  # judging one answer in the grader's process (a property, a comparison)
+    judge_memory_mb: int = 4096  # what the trusted grading process may map beyond its start (remote.py)
 
     @property
     def memory_bytes(self):

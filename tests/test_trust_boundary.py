@@ -228,6 +228,14 @@ FRAGMENTS = [
     "import torch\nX = torch.zeros(3)\n",
     "raise SystemExit(3)\n", "def shift_matrix(k, d):\n    return 1/0\n", "class A(:\n", "%%bash\nls\n",
     "\x00\x1b[2J", "'" * 5000, "def f():\n" + "    " * 50 + "pass\n",
+    # forged results: the child's probe runner replaced, fields left out, "skipped" claimed, wrong types
+    "import sys\n_P = sys.modules.get('probes')\n_Q = _P and setattr(_P, 'run', lambda *a, **k: {'out': 1.0, "
+    "'skipped': 'no', 'out:dtype': 'float64', 'ok': True, 'raised': 'ValueError', 'message': 'seq_len d_model'})\n",
+    "import sys\n_P = sys.modules.get('probes')\n_Q = _P and setattr(_P, '_pack', lambda r, k, v: r)\n",
+    # request inspection, and garbage written to every descriptor the child holds
+    "import gc\n_R = [o for o in gc.get_objects() if isinstance(o, dict) and 'params' in o]\n",
+    "import os\n_W = [os.write(fd, b'r0.json\\tAAAA\\n_progress\\tMA==\\n' * 9) for fd in range(3, 12) "
+    "if os.path.exists(f'/proc/self/fd/{fd}')]\n",
 ]
 
 
@@ -286,6 +294,8 @@ def test_seeded_fuzz_never_crashes_or_hangs_grade_or_batch(tmp_path):
             continue
         text_report(grade)
         json.dumps(gradescope_json(grade))
+        # no fragment implements an exercise: whatever it forges, it earns nothing
+        assert grade.total == 0, [(v.check.key, v.feedback) for v in grade.verdicts if v.score]
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--no-progress",
                           "--wall-seconds", "10"], cwd=ROOT, capture_output=True, text=True, timeout=600)

@@ -217,3 +217,25 @@ def test_honest_code_is_graded_the_same_on_every_draw(tmp_path):
         os.chmod(file, 0o600)
         grade = Grader(settings(**LIMITS).replace(secret_file=str(file)), CH01).grade(example)
         assert grade.total == grade.max_score, [(v.check.key, v.feedback) for v in grade.verdicts if not v.score]
+
+
+# ---- notes say what happened ---------------------------------------------------------------------------------
+def test_a_lost_session_server_is_not_reported_as_a_timeout():
+    import signal
+    import threading
+
+    from grader.records import ProbeRequest
+    from grader.sandbox.results import collect
+    from grader.sandbox.zygote import Zygote
+
+    config = settings(wall_seconds=30)
+    with Zygote.start(config).session(config) as session:
+        request = [ProbeRequest("r0", "call", {"args": [4, 8]}, "sinusoidal_table")]
+        source = "import time\n_x = time.sleep(4)\ndef sinusoidal_table(n, d):\n    return None\n"
+        session._open()
+        threading.Timer(1.0, lambda: os.kill(session.pid, signal.SIGKILL)).start()
+        start = time.monotonic()
+        run = session.run([Statement("cell 1", source)], request,
+                          lambda outdir, reqs, ended: collect(outdir, reqs, ended, 1 << 20))
+        assert time.monotonic() - start < 25
+    assert "session server ended unexpectedly" in run.ended and "timed out" not in run.ended, run.ended

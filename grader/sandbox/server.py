@@ -171,18 +171,41 @@ def _confine(job, keep_fds):
     sys.meta_path.insert(0, _Blocker())
 
 
-def _requests(fd):
-    """The grader's requests, one JSON line at a time, as it sends them (it sends the next one only when
-    this child's answer to the last one is stored); ends at end of file."""
-    buffer = b""
-    while True:
-        while b"\n" not in buffer:
-            chunk = os.read(fd, 1 << 16)
+class _Requests:
+    """The grader's requests on the request pipe, one JSON line each, read one at a time (the grader writes the
+    next only when this child's answer to the last one is stored)."""
+
+    def __init__(self, fd):
+        self.fd, self.buffer = fd, b""
+
+    def next(self):
+        """The next request, or None at end of file."""
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.fd, 1 << 16)
             if not chunk:
-                return
-            buffer += chunk
-        line, _, buffer = buffer.partition(b"\n")
-        yield json.loads(line)
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+
+def _answer_next(requests, ns, channel):
+    """Answer one request; False when there is none left. The request lives in this frame alone, so nothing of
+    it is left for the next request's learner code to find (not even in a frame's cached locals)."""
+    request = requests.next()
+    if request is None:
+        return False
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        result = probes.run(ns, request["probe"], request["params"], request["exercise"], CATALOG)
+    except BaseException as exc:  # SystemExit raised from inside learner code, and worse
+        result = {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
+    try:
+        channel.send_result(request["token"], result)
+    except BaseException as exc:
+        channel.send_result(request["token"], {"error": f"could not store the result: {exc}"[:500],
+                                               "error_type": "StoreError"})
+    return True
 
 
 def _child(job, result_fd, request_fd):
@@ -198,18 +221,8 @@ def _child(job, result_fd, request_fd):
     ns, log = _execute(statements, stmt_timeout, channel)
     channel.send("_progress", b"probes")
     channel.send("_exec.json", json.dumps(log).encode())
-    for request in _requests(request_fd):
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        try:
-            result = probes.run(ns, request["probe"], request["params"], request["exercise"], CATALOG)
-        except BaseException as exc:  # SystemExit raised from inside learner code, and worse
-            result = {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
-        try:
-            channel.send_result(request["token"], result)
-        except BaseException as exc:
-            channel.send_result(request["token"], {"error": f"could not store the result: {exc}"[:500],
-                                                   "error_type": "StoreError"})
-        request = result = None
+    requests = _Requests(request_fd)
+    while _answer_next(requests, ns, channel):
         gc.collect()  # what the last request left in reference cycles (a traceback's frames) goes with it
     channel.send("_progress", b"done")
 
@@ -337,6 +350,7 @@ def run_exercise(job, request_fd, out, n):
     ipc_before = confine.sysv_ipc(os.getuid()) if rule["clean_ipc"] == "new" else set()
     note = _group(job, n)
     read_fd, write_fd = os.pipe()
+    gc.freeze()  # what the server holds is out of the child's collections: they scan only what the child made
     pid = os.fork()
     if pid == 0:
         code = 0
