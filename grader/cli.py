@@ -13,8 +13,16 @@ import sys
 import time
 from pathlib import Path
 
-from .settings import (BATCH_TIMEOUT_SECONDS, GRADESCOPE_MEMORY_MB, GRADESCOPE_WALL_SECONDS, LAYOUTS,
-                       VISIBILITIES, Limits, Settings, default_jobs)
+from .settings import (
+    BATCH_TIMEOUT_SECONDS,
+    GRADESCOPE_MEMORY_MB,
+    GRADESCOPE_WALL_SECONDS,
+    LAYOUTS,
+    VISIBILITIES,
+    Limits,
+    Settings,
+    default_jobs,
+)
 
 DEFAULTS = Limits()
 REPO = Path(__file__).resolve().parent.parent
@@ -161,10 +169,10 @@ def _assignment(args):
 
 
 def cmd_grade(args):
+    from .assignment import report_for
     from .files import write_json
     from .progress import Progress, say
     from .remote import RemoteGrader
-    from .assignment import report_for
     from .report import gradescope_json
     from .submission import SubmissionError
 
@@ -234,12 +242,15 @@ def cmd_batch(args):
 
 
 def cmd_gradescope(args):
-    from .gradescope import build_zip
+    from .gradescope import build_zip, container_mb
 
     assignment = _assignment(args)
     names = build_zip(args.zip, args.hidden_visibility, args.wall_seconds, args.memory_mb, assignment)
     what = f"assignment {assignment.name}" if assignment else "the whole course"
-    print(f"wrote {args.zip} ({len(names)} files, {what}): upload it as the assignment's autograder")
+    need = container_mb(assignment)
+    print(f"wrote {args.zip} ({len(names)} files, {what}): upload it as the assignment's autograder"
+          + (f"; choose a container of at least {need} MB (docs/instructor.md, Gradescope)" if need else
+             "; see docs/instructor.md for the container memory to choose"))
     return 0
 
 

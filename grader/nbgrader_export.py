@@ -52,7 +52,8 @@ CONFIG = f'''# nbgrader's configuration for the course written by `python -m gra
 # Release to students:   nbgrader generate_assignment ch01_sinusoidal   (one assignment per chapter, or --assignment)
 # Grade in the grader's sandbox (path 2, recommended):
 #   python -m grader batch submitted --out grading/ch01 --assignment ch01 --nbgrader-gradebook
-# or with nbgrader (path 1: the notebooks run in nbgrader's kernel WITHOUT the sandbox):  nbgrader autograde ch01_sinusoidal
+# or with nbgrader (path 1: the notebooks run in nbgrader's kernel WITHOUT the sandbox):
+#   nbgrader autograde ch01_sinusoidal
 import os
 
 c = get_config()  # noqa: F821 (nbgrader defines it)
@@ -70,8 +71,8 @@ c.Execute.timeout = 600  # a test cell grades the whole assignment once (the oth
 
 # (no word "grader" in a learner's notebook: the batch flags code that names it, grader/parse.py FLAGS)
 SHIM = "posenc_nbgrader"  # kernels/posenc-course/posenc_nbgrader.py: grader.nbgrader_cell.grade, on the kernel's path
-TEST_CELL = """# nbgrader's test of {exercise}: {points:g} points. Where the course's autograder is installed it grades this
-# notebook for {exercise}, in its sandbox; elsewhere the self-check stands in.
+TEST_CELL = """# nbgrader's test of {exercise}: {points:g} points. Where the course's autograder is installed, it
+# grades this notebook for {exercise} in its sandbox; elsewhere the self-check stands in.
 try:
     from posenc_nbgrader import grade
 except ImportError:
@@ -257,7 +258,8 @@ def _inject_grades_class():
             exercise = self.grade_ids.get(meta.get("grade_id"))
             if cell.cell_type == "code" and meta.get("grade") and exercise:
                 result = self.scores[self.student][exercise]
-                outputs = [new_output("stream", name="stdout", text=result["feedback"] + "\n")] if result["feedback"] else []
+                outputs = [new_output("stream", name="stdout", text=result["feedback"] + "\n")
+                           for _ in [1] if result["feedback"]]
                 score = min(round(result["score"], 6), float(meta.get("points", 0)))
                 outputs.append(new_output("execute_result", data={"text/plain": repr(score)}, execution_count=index))
                 cell.outputs = outputs

@@ -33,7 +33,8 @@ from nbgrader.validator import Validator
 root, validate = sys.argv[1], sys.argv[2]
 config = Config()
 config.CourseDirectory.root = root
-exec(open(root + "/nbgrader_config.py").read(), {"get_config": lambda: config, "__file__": root + "/nbgrader_config.py"})
+path = root + "/nbgrader_config.py"
+exec(open(path).read(), {"get_config": lambda: config, "__file__": path})
 api = NbGraderAPI(config=config)
 report = {}
 for assignment in sys.argv[3:]:

@@ -12,7 +12,6 @@ import io
 import statistics
 import time
 from collections import Counter
-
 from datetime import datetime
 
 from ..escape import csv_cell, markdown
@@ -29,7 +28,8 @@ def record(entry, grade, job):
         ex["max"] += v.max_score
     return {
         "student": entry.student, "entry": entry.name, "sha256": job["sha256"], "fingerprint": job["fingerprint"],
-        "assignment": job.get("assignment", ""), "run_id": job["run_id"], "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(grade.seconds, 2),
+        "assignment": job.get("assignment", ""), "run_id": job["run_id"],
+        "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(grade.seconds, 2),
         "total": grade.total, "max": grade.max_score, "exercises": per_exercise, "notes": grade.notes,
         "flags": grade.flags,
         "checks": [{"id": v.check.key, "exercise": v.check.exercise, "name": v.check.name, "status": str(v.status),

@@ -114,7 +114,8 @@ def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None, layout
         say("writing the grades into nbgrader's gradebook…", settings.progress, stream)
         summary["nbgrader"] = save_to_gradebook(folder, assignment, out, entries)
     write_json(out / "run.json", {
-        "run_id": run_id, "folder": str(folder), "layout": used, "assignment": assignment.name, "jobs": jobs, "submissions": len(entries), "graded": len(todo),
+        "run_id": run_id, "folder": str(folder), "layout": used, "assignment": assignment.name, "jobs": jobs,
+        "submissions": len(entries), "graded": len(todo),
         "errors": sum(not r["ok"] for r in replies), "seconds": round(seconds, 2), "workers_ready_s": ready,
         "grading_seconds": [round(r.get("seconds", 0), 3) for r in replies if r["ok"]], "workers": stats,
         "fingerprint": fingerprint})
