@@ -188,3 +188,13 @@ def test_visibility_of_hidden_checks_is_a_build_option(tmp_path):
     assert config["hidden_visibility"] == "hidden" and config["memory_mb"] == 400 and config["assignment"] is None
     with pytest.raises(ValueError):
         build_zip(tmp_path / "b.zip", hidden_visibility="sometimes")
+
+
+def test_running_out_of_memory_is_named_with_the_container_to_choose():
+    from grader.gradescope import container_mb, failure
+
+    results = failure("grading the submission", MemoryError(), get("ch03"))
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == 0 and results["tests"] == []
+    assert "while grading the submission: MemoryError" in results["output"]
+    assert "out of memory" in results["output"] and f"needs {container_mb(get('ch03'))} MB" in results["output"]
