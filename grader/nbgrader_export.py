@@ -50,8 +50,8 @@ SELFCHECK = re.compile(r"""\bcheck\(\s*["'](\w+)["']""")
 
 CONFIG = f'''# nbgrader's configuration for the course written by `python -m grader nbgrader`.
 # Release to students:   nbgrader generate_assignment ch01_sinusoidal   (one assignment per chapter, or --assignment)
-# Grade in the grader's sandbox (path 2, recommended):
-#   python -m grader batch submitted --out grading/ch01 --assignment ch01 --nbgrader-gradebook
+# Grade in the grader's sandbox (path 2, recommended), from the course repository's root:
+#   python -m grader batch COURSE/submitted --out grading/ch01 --assignment ch01 --nbgrader-gradebook
 # or with nbgrader (path 1: the notebooks run in nbgrader's kernel WITHOUT the sandbox):
 #   nbgrader autograde ch01_sinusoidal
 import os
