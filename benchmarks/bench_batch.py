@@ -72,7 +72,7 @@ def generate(folder, n, seed=0):
 def run(folder, out, jobs):
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--jobs", str(jobs),
-                    "--no-progress"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+                    "--quiet"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
     stats = json.loads((out / "run.json").read_text())
     grades = {}

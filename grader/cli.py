@@ -7,22 +7,44 @@ passed down; nothing below reads the environment again.
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 import time
 from pathlib import Path
 
-from .settings import VISIBILITIES, Limits, Settings
+from .settings import (
+    BATCH_TIMEOUT_SECONDS,
+    GRADESCOPE_MEMORY_MB,
+    GRADESCOPE_WALL_SECONDS,
+    LAYOUTS,
+    VISIBILITIES,
+    Limits,
+    Settings,
+    default_jobs,
+)
 
 DEFAULTS = Limits()
+REPO = Path(__file__).resolve().parent.parent
 
 EXAMPLES = {
-    "grade": "python -m grader grade examples/complete --json out/results.json",
+    "grade": "python -m grader grade examples/complete --assignment ch01 --json out/results.json",
     "build": "python -m grader build --check",
-    "batch": "python -m grader batch submissions/ --out grading/ --jobs 2",
-    "gradescope": "python -m grader gradescope autograder.zip --hidden-visibility after_due_date",
-    "release": "python -m grader release student-bundle/",
-    "nbgrader": "python -m grader nbgrader course/",
+    "batch": "python -m grader batch submissions/ --out grading/ --assignment ch01 --due 2026-03-01T23:59",
+    "gradescope": "python -m grader gradescope autograder-ch01.zip --assignment ch01",
+    "release": "python -m grader release student-bundle/ --assignment ch01",
+    "nbgrader": "python -m grader nbgrader course/ --assignment ch01",
 }
+MEMORY_WHY = {
+    "local": "6 GB leaves a wrong but honest answer room to fail on its numbers, not on memory",
+    "gradescope": "fits inside the container the docs recommend; a memory bomb meets this limit first",
+}
+
+
+def version():
+    """The project's version, from pyproject.toml (the project is run from its folder, never installed)."""
+    found = re.search(r'^version\s*=\s*"([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M)
+    return found.group(1) if found else "unknown"
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -41,69 +63,125 @@ def _sub(subparsers, name, help_text, description=""):
                                  epilog=f"example:\n  {EXAMPLES[name]}")
 
 
-def _limits_options(p, wall):
+def _limits_options(p, wall, memory=None, why="local"):
     p.add_argument("--wall-seconds", type=float, default=wall, metavar="S",
                    help="wall-clock limit for one exercise (its definitions and all its checks)")
-    p.add_argument("--memory-mb", type=int, default=None, metavar="MB",
-                   help=f"memory one exercise may add (default: $POSENC_SANDBOX_MEMORY_MB or {DEFAULTS.memory_mb})")
+    shown = f"$POSENC_SANDBOX_MEMORY_MB or {DEFAULTS.memory_mb}" if memory is None else str(memory)
+    p.add_argument("--memory-mb", type=int, default=memory, metavar="MB",
+                   help=f"memory one exercise may add (default: {shown}: {MEMORY_WHY[why]})")
+
+
+def _assignment_options(p, what):
+    p.add_argument("--assignment", metavar="NAME", default=None,
+                   help=f"{what} one assignment only: a chapter (ch00, ch01, ...) or one defined in the course "
+                        "file (default: the whole course)")
+    p.add_argument("--course", metavar="FILE", default=None,
+                   help="the course file that defines assignments (default: course.json at the repository root)")
+
+
+def _quiet(p, what="no progress lines on stderr"):
+    p.add_argument("--quiet", action="store_true", help=what)
+
+
+def _jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 (got {value})")
+    return value
 
 
 def parser():
     p = argparse.ArgumentParser(prog="python -m grader", formatter_class=_Formatter,
                                 description="Grade positional-encoding exercises, build the course, package it.",
                                 epilog="examples:\n" + "\n".join(f"  {e}" for e in EXAMPLES.values()))
+    p.add_argument("--version", action="version", version=f"posenc-course grader {version()}",
+                   help="print the grader's version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     g = _sub(sub, "grade", "grade one submission (a notebook, a .py file, or a folder of them)",
              "Grade one submission and print the report. Learner code runs in the sandbox; exit status 0 "
              "whenever grading completed, whatever the score; 2 when the path holds nothing gradable.")
     g.add_argument("submission", help="a notebook (.ipynb), a .py file, or a folder of them")
-    g.add_argument("--json", metavar="PATH", default=None, help="also write Gradescope-compatible results.json here")
+    g.add_argument("--json", metavar="PATH", default=None,
+                   help="also write Gradescope-compatible results.json here ('-': to stdout, the report to stderr)")
     g.add_argument("--cuda-only", action="store_true", help="run only the checks that need a CUDA device")
-    g.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _assignment_options(g, "grade")
+    _quiet(g)
     _limits_options(g, DEFAULTS.wall_seconds)
     b = _sub(sub, "build", "generate notebooks, solutions, reference and self-check data from chapters/")
     b.add_argument("--check", action="store_true", help="only compare; exit 1 when something is out of sync")
     bt = _sub(sub, "batch", "grade a folder of submissions (one per student) into a gradebook",
-              "Grade a class: parallel, resumable, deterministic. Writes gradebook.csv, per-student feedback, "
-              "a class summary with plots. Also reads nbgrader's submitted/<student>/<assignment>/ layout.")
-    bt.add_argument("folder", help="one notebook, .py file or folder per student")
+              "Grade a class: parallel, resumable, deterministic. Writes gradebook.csv, lms.csv, per-student "
+              "feedback, a class summary with plots. Reads one entry per student, or nbgrader's "
+              "submitted/<student>/<assignment>/ layout (--layout).")
+    bt.add_argument("folder", help="one notebook, .py file or folder per student (or nbgrader's submitted/)")
     bt.add_argument("--out", required=True, metavar="DIR", help="results, feedback, gradebook.csv, summary")
-    bt.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once (one core each)")
-    bt.add_argument("--timeout", type=float, default=1800.0, metavar="S", help="time limit for one submission")
-    bt.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _assignment_options(bt, "grade")
+    bt.add_argument("--layout", choices=LAYOUTS, default="auto",
+                    help="plain: every entry of FOLDER is a student; nbgrader: FOLDER is nbgrader's submitted/ "
+                         "(<student>/<assignment>/); auto: nbgrader only when every entry fits that layout")
+    bt.add_argument("--due", metavar="TIME", default=None,
+                    help="due time (ISO 8601, e.g. 2026-03-01T23:59 or 2026-03-01T23:59+01:00; without an offset: "
+                         "UTC): submissions after it are flagged late in the gradebook")
+    bt.add_argument("--nbgrader-gradebook", action="store_true",
+                    help="also write the grades into the gradebook.db of the nbgrader course that holds FOLDER "
+                         "(needs --assignment and nbgrader; generate_feedback and export then work on them)")
+    bt.add_argument("--jobs", type=_jobs, default=default_jobs(), metavar="N",
+                    help="submissions graded at once, at least 1 (default: %(default)s, the cores this process "
+                         "may use; each job uses one core and about 0.7 GB)")
+    bt.add_argument("--timeout", type=float, default=BATCH_TIMEOUT_SECONDS, metavar="S",
+                    help="time limit for one submission")
+    _quiet(bt, "no progress bar on stderr")
+    bt.add_argument("--no-progress", action="store_true", dest="quiet", help=argparse.SUPPRESS)  # the old spelling
     _limits_options(bt, DEFAULTS.wall_seconds)
-    gs = _sub(sub, "gradescope", "build the Gradescope autograder zip")
+    gs = _sub(sub, "gradescope", "build the Gradescope autograder zip (one per assignment)")
     gs.add_argument("zip", metavar="OUT.zip", help="where to write the autograder")
+    _assignment_options(gs, "grade")
     gs.add_argument("--hidden-visibility", default="after_due_date", choices=VISIBILITIES,
                     help="when students see the checks that are not public")
-    gs.add_argument("--wall-seconds", type=float, default=30.0, metavar="S", help="time limit for one exercise")
-    gs.add_argument("--memory-mb", type=int, default=512, metavar="MB", help="memory one exercise may add")
+    _limits_options(gs, GRADESCOPE_WALL_SECONDS, GRADESCOPE_MEMORY_MB, why="gradescope")
     rl = _sub(sub, "release", "write the student bundle: notebooks and self-checks, no solutions")
     rl.add_argument("out", metavar="OUT", help="the bundle's folder (an earlier release there is replaced)")
+    _assignment_options(rl, "release")
     rl.add_argument("--no-check", action="store_true", help="skip `build --check` (generated files up to date)")
-    rl.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    nb = _sub(sub, "nbgrader", "write an nbgrader course source: one assignment per chapter",
-              "Write OUT/nbgrader_config.py and OUT/source/chNN_name/ for every chapter (grader/nbgrader_export.py).")
+    _quiet(rl)
+    nb = _sub(sub, "nbgrader", "write an nbgrader course source: one assignment per chapter, or --assignment",
+              "Write OUT/nbgrader_config.py and OUT/source/<assignment>/ (grader/nbgrader_export.py): solution "
+              "cells, locked self-checks, and one autograded test cell per exercise worth the grader's points.")
     nb.add_argument("out", metavar="OUT", help="the nbgrader course folder to write (its source/ is replaced)")
+    _assignment_options(nb, "write")
     return p
 
 
 def _settings(args, **extra):
     limits = {"wall_seconds": getattr(args, "wall_seconds", None), "memory_mb": getattr(args, "memory_mb", None)}
-    return Settings.from_env(limits=limits, **extra)
+    return Settings.from_env(limits=limits, assignment=getattr(args, "assignment", None) or "",
+                             course_file=getattr(args, "course", None) or "", **extra)
+
+
+def _assignment(args):
+    """The assignment named by --assignment (None for the whole course); CourseError when there is none."""
+    from .assignment import get
+
+    return get(args.assignment, args.course)
 
 
 def cmd_grade(args):
+    from .assignment import report_for
     from .files import write_json
     from .progress import Progress, say
     from .remote import RemoteGrader
-    from .report import gradescope_json, text_report
+    from .report import gradescope_json
     from .submission import SubmissionError
 
     start = time.perf_counter()
+    assignment = _assignment(args)
     settings = _settings(args, cuda_only=args.cuda_only)
     say("starting the sandbox and loading the reference…", enabled=not args.quiet)
-    grader = RemoteGrader(settings)  # grades in a fork of the sandbox's zygote: this process never loads torch
+    # grades in a fork of the sandbox's zygote: this process never loads torch
+    grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
     bar = None
 
     def progress(exercise, done, total):
@@ -118,37 +196,62 @@ def cmd_grade(args):
     except SubmissionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if assignment:
+        grade = assignment.apply(grade)
     grade.seconds = time.perf_counter() - start  # the whole command, start-up included
     if bar is not None and bar.tty:
         sys.stderr.write("\r\x1b[K")
-    print(text_report(grade))
-    if args.json:
+    to_stdout = args.json == "-"
+    print(report_for(grade, assignment), file=sys.stderr if to_stdout else sys.stdout)
+    if to_stdout:
+        print(json.dumps(gradescope_json(grade, settings.hidden_visibility), indent=1))
+    elif args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        write_json(args.json, gradescope_json(grade))
+        write_json(args.json, gradescope_json(grade, settings.hidden_visibility))
     return 0
 
 
 def cmd_batch(args):
-    from .batch.run import run_batch
+    from .batch.discovery import DiscoveryError
+    from .batch.run import parse_due, run_batch
 
     if not Path(args.folder).is_dir():
         print(f"error: {args.folder!r} is not a folder", file=sys.stderr)
         return 2
-    settings = _settings(args, progress=not args.no_progress)
+    if args.nbgrader_gradebook and not args.assignment:
+        print("error: --nbgrader-gradebook needs --assignment (the nbgrader assignment to write)", file=sys.stderr)
+        return 2
+    _assignment(args)  # an unknown name fails here, before any worker starts
     try:
-        summary = run_batch(args.folder, args.out, settings, jobs=args.jobs, timeout=args.timeout)
+        due = parse_due(args.due) if args.due else None
+    except ValueError as exc:
+        print(f"error: --due: {exc}", file=sys.stderr)
+        return 2
+    settings = _settings(args, progress=not args.quiet)
+    try:
+        summary = run_batch(args.folder, args.out, settings, jobs=args.jobs, timeout=args.timeout,
+                            layout=args.layout, due=due, nbgrader_gradebook=args.nbgrader_gradebook)
     except KeyboardInterrupt:
         return 130
-    print(f"{summary['graded']} of {summary['submissions']} submissions graded; gradebook: "
+    except DiscoveryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{summary['graded']} of {summary['submissions']} submissions graded ({summary['layout']}); gradebook: "
           f"{Path(args.out) / 'gradebook.csv'}; summary: {Path(args.out) / 'summary.md'}")
     return 0 if not summary["errors"] else 1
 
 
 def cmd_gradescope(args):
-    from .gradescope import build_zip
+    from .gradescope import build_zip, container_mb
 
-    names = build_zip(args.zip, args.hidden_visibility, args.wall_seconds, args.memory_mb)
-    print(f"wrote {args.zip} ({len(names)} files): upload it as the assignment's autograder")
+    assignment = _assignment(args)
+    names = build_zip(args.zip, args.hidden_visibility, args.wall_seconds, args.memory_mb, assignment,
+                      secret_file=Settings.from_env().secret_file)
+    what = f"assignment {assignment.name}" if assignment else "the whole course"
+    need = container_mb(assignment)
+    print(f"wrote {args.zip} ({len(names)} files, {what}): upload it as the assignment's autograder"
+          + (f"; choose a container of at least {need} MB (docs/instructor.md, Gradescope)" if need else
+             "; see docs/instructor.md for the container memory to choose"))
     return 0
 
 
@@ -156,7 +259,8 @@ def cmd_release(args):
     from .release import build_release
 
     try:
-        files = build_release(args.out, check_sync=not args.no_check, progress=not args.quiet)
+        files = build_release(args.out, check_sync=not args.no_check, progress=not args.quiet,
+                              assignment=_assignment(args))
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -173,7 +277,7 @@ def cmd_build(args):
 def cmd_nbgrader(args):
     from .nbgrader_export import main as nbgrader_main
 
-    return nbgrader_main(args.out)
+    return nbgrader_main(args.out, _assignment(args), args.course)
 
 
 COMMANDS = {"grade": cmd_grade, "batch": cmd_batch, "gradescope": cmd_gradescope, "release": cmd_release,
@@ -181,5 +285,11 @@ COMMANDS = {"grade": cmd_grade, "batch": cmd_batch, "gradescope": cmd_gradescope
 
 
 def main(argv=None):
+    from .assignment import CourseError
+
     args = parser().parse_args(argv)
-    return COMMANDS[args.command](args)
+    try:
+        return COMMANDS[args.command](args)
+    except CourseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -15,10 +15,13 @@ before grading the runner makes /autograder/source, /autograder/submission and
 the reference or write the results. AUTOGRADER_ROOT (run_autograder) or --root (run) points
 at another tree: the tests use a temporary folder.
 
-Gradescope's default container (768 MB of memory, half a CPU, 10 minutes) has the time but not the
-memory for a submission of the whole course (1.1 GB peak, measured): choose 2 GB or more in the
-autograder's settings. The sandbox's address-space allowance per exercise is --memory-mb (default
-512 MB), so a memory bomb meets that limit, not the container's.
+One bundle per assignment (`--assignment NAME`, grader/assignment.py): gradescope.json carries the
+assignment's checks with their points and visibility, so students see only its tests. Without it, the
+bundle grades the whole course. The container memory to choose per assignment is in MEMORY_MB (measured
+with benchmarks/bench_gradescope_memory.py, with margin; docs/instructor.md has the table). The sandbox's
+allowance per exercise is --memory-mb (default 512 MB), so a memory bomb meets that limit, not the
+container's. When grading cannot start (a package missing, no memory), results.json says which step
+failed and why.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from pathlib import Path
 
 from .escape import clean
 from .files import write_json
-from .settings import VISIBILITIES
+from .settings import DEFAULT_SECRET, GRADESCOPE_MEMORY_MB, GRADESCOPE_WALL_SECONDS, VISIBILITIES
+from .unseen import load_secret
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("grader", "posenc_ref", "posenc_selfcheck")
@@ -129,15 +133,20 @@ def _source_files():
                 yield path
 
 
-def build_zip(out_zip, hidden_visibility="after_due_date", wall_seconds=30.0, memory_mb=512):
-    """Write the autograder zip; return the list of names in it."""
+def build_zip(out_zip, hidden_visibility="after_due_date", wall_seconds=GRADESCOPE_WALL_SECONDS,
+              memory_mb=GRADESCOPE_MEMORY_MB, assignment=None, secret_file=""):
+    """Write the autograder zip (for one grader.assignment.Assignment, or the whole course); return the list
+    of names in it."""
     if hidden_visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {VISIBILITIES}")
-    config = {"hidden_visibility": hidden_visibility, "wall_seconds": wall_seconds, "memory_mb": memory_mb}
+    config = {"hidden_visibility": hidden_visibility, "wall_seconds": wall_seconds, "memory_mb": memory_mb,
+              "assignment": assignment.spec() if assignment else None}
     entries = [("setup.sh", SETUP_SH, 0o755), ("run_autograder", RUN_AUTOGRADER, 0o755),
                ("requirements.txt", _requirements(), 0o644),
                ("gradescope.json", json.dumps(config, indent=1) + "\n", 0o644)]
     entries += [(str(p.relative_to(REPO)), p.read_bytes(), 0o644) for p in _source_files()]
+    # the grader's secret (grader/unseen.py): the same main-check inputs as `grade` and `batch` draw here
+    entries.append((DEFAULT_SECRET, load_secret(secret_file or REPO / DEFAULT_SECRET), 0o600))
     out_zip = Path(out_zip)
     out_zip.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_zip.with_name(f".{out_zip.name}.tmp")
@@ -159,33 +168,118 @@ def _private(*paths):
                 os.chmod(path, 0o700)
 
 
+PACKAGES_NEEDED = ("torch", "numpy", "safetensors")
+
+
+def _import_problem(python):
+    """Why the packages grading needs cannot be imported by `python -I` (what the sandbox runs), or ""."""
+    import subprocess
+
+    code = "import " + ", ".join(PACKAGES_NEEDED)
+    try:
+        run = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{python} could not run ({type(exc).__name__})"
+    if run.returncode == 0:
+        return ""
+    last = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
+    return clean(last, 300, newlines=False)
+
+
+def _memory_events():
+    """(the container's memory limit in MB or None, how many times it killed a process for memory)."""
+    limit, kills = None, 0
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(path).read_text().strip()
+            limit = int(text) >> 20 if text.isdigit() and int(text) < 1 << 50 else None
+            break
+        except OSError:
+            continue
+    try:
+        events = dict(line.split() for line in Path("/sys/fs/cgroup/memory.events").read_text().splitlines())
+        kills = int(events.get("oom_kill", 0))
+    except (OSError, ValueError):
+        pass
+    return limit, kills
+
+
+def failure(step, exc, assignment=None):
+    """results.json for grading that could not run: which step, and the cause where it can be found."""
+    causes = []
+    problem = _import_problem(sys.executable)
+    if problem:
+        causes.append(f"a package is missing or broken ({problem}): setup.sh installs torch, numpy and "
+                      "safetensors; read the autograder's build output")
+    limit, kills = _memory_events()
+    if kills or isinstance(exc, MemoryError):
+        need = container_mb(assignment)
+        causes.append("out of memory" + (f": the container's limit is {limit} MB" if limit else "")
+                      + (f"; this assignment needs {need} MB (docs/instructor.md)" if need else ""))
+    cause = "; ".join(causes) or "no cause found (the package check passed and no process ran out of memory)"
+    return {"score": 0, "execution_time": 0.0, "visibility": "visible", "stdout_visibility": "hidden",
+            "output": f"The autograder failed while {step}: {type(exc).__name__}: {clean(exc, 300)}. Cause: {cause}. "
+                      "Your submission was not graded; please tell your instructor.", "output_format": "text",
+            "tests": []}
+
+
+# Container memory to choose on Gradescope, per assignment (MB), from `python benchmarks/bench_gradescope_memory.py
+# --assignment all` on examples/complete: the peak (the larger of the process tree's PSS and its memory cgroup's
+# peak) times 1.5, and at least the peak plus --memory-mb's 512 MB (so a memory bomb meets the sandbox's limit
+# first), in 256 MB steps. "course": the whole course in one bundle. docs/instructor.md has the measurements.
+MEMORY_MB = {"ch00": 1024, "ch01": 1024, "ch02": 1024, "ch03": 1536, "ch04": 1024, "ch05": 1024, "ch06": 1024,
+             "ch07": 1024, "course": 1536}
+
+
+def container_mb(assignment=None):
+    """The container memory the docs recommend for a bundle (None where no measurement exists yet)."""
+    return MEMORY_MB.get(assignment.name if assignment else "course")
+
+
 def results_payload(root):
     """Grade root/submission; Gradescope's results.json as a dict (never raises)."""
+    import time
+
+    from .assignment import Assignment
     from .remote import RemoteGrader
     from .report import gradescope_json
     from .settings import Settings
     from .submission import SubmissionError
 
+    start = time.perf_counter()
     root = Path(root)
     source, submission, results_dir = root / "source", root / "submission", root / "results"
-    config = {"hidden_visibility": "after_due_date", "wall_seconds": 30.0, "memory_mb": 512}
+    config = {"hidden_visibility": "after_due_date", "wall_seconds": GRADESCOPE_WALL_SECONDS,
+              "memory_mb": GRADESCOPE_MEMORY_MB, "assignment": None}
     try:
         config.update(json.loads((source / "gradescope.json").read_text()))
     except (OSError, ValueError):
         pass
     _private(source, submission, results_dir)
+    assignment = Assignment.from_spec(config["assignment"]) if config["assignment"] else None
+    step = "starting the sandbox"
     try:
         settings = Settings.from_env(limits={"wall_seconds": config["wall_seconds"], "memory_mb": config["memory_mb"]},
                                      protect=(str(submission), str(results_dir)),
+                                     secret_file=str(source / DEFAULT_SECRET),
                                      hidden_visibility=config["hidden_visibility"])
-        result = RemoteGrader(settings).grade(submission)
+        grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
+        step = "grading the submission"
+        result = grader.grade(submission)
     except SubmissionError as exc:
-        return {"score": 0, "output": f"Nothing to grade: {clean(exc)}. Upload your notebooks (.ipynb) or .py files.",
-                "visibility": "visible", "tests": []}
-    except Exception as exc:  # the grader itself failed: say so, never a silent zero
-        return {"score": 0, "output": f"The autograder failed ({type(exc).__name__}: {clean(exc, 300)}). "
-                                      "Please tell your instructor.", "visibility": "visible", "tests": []}
-    return gradescope_json(result, settings.hidden_visibility)
+        return {"score": 0, "execution_time": round(time.perf_counter() - start, 2),
+                "output": f"Nothing to grade: {clean(exc)}. Upload your notebooks (.ipynb) or .py files.",
+                "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+    except Exception as exc:  # the grader itself failed: say where and why, never a silent zero
+        return failure(step, exc, assignment)
+    if assignment:
+        result = assignment.apply(result)
+    result.seconds = time.perf_counter() - start  # what the student waited for: start-up included
+    payload = gradescope_json(result, settings.hidden_visibility)
+    if assignment:
+        payload["output"] = "\n".join(filter(None, [f"Assignment {assignment.name}: {assignment.title}",
+                                                     payload["output"]]))
+    return payload
 
 
 def run(root):

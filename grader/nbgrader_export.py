@@ -1,25 +1,42 @@
-"""python -m grader nbgrader OUT: the course as an nbgrader course source, one assignment per chapter.
+"""python -m grader nbgrader OUT [--assignment A]: the course as an nbgrader course, one assignment per
+chapter (or the one named), graded two ways.
 
     OUT/nbgrader_config.py
-    OUT/source/chNN_name/NN_name.ipynb        the chapter with its solutions, in nbgrader's cell metadata
-    OUT/source/chNN_name/posenc_selfcheck/    the public self-check package (what the notebook imports)
+    OUT/kernels/posenc-course/kernel.json      the notebooks' kernel for nbgrader: this Python, the grader importable
+    OUT/source/<assignment>/NN_name.ipynb     each chapter of the assignment, in nbgrader's cell metadata
+    OUT/source/<assignment>/posenc_selfcheck/ the public self-check package (what the notebooks import)
 
 From the chapter sources (chapters/NN_name.py), like the build:
   - a code cell with `### BEGIN SOLUTION` ... `### END SOLUTION` regions is an nbgrader solution cell.
     The hint that opens a region moves above its BEGIN marker, so `nbgrader generate_assignment` keeps the
     hint and replaces the rest by the course's stub;
   - a self-check cell (tag `selfcheck`) is read-only (nbgrader's locked cell);
-  - grade_ids are stable: `chNN-<exercise>` for a solution cell, `chNN-<exercise>-selfcheck` for its check;
+  - after it, an autograded test cell per exercise of the assignment, worth the exercise's points on the CPU
+    checks (grader/assignment.py): where the grader is importable (nbgrader's kernel, through the course's
+    kernel.json) it grades the notebook's folder for that exercise in the grader's sandbox
+    (grader/nbgrader_cell.py) and returns the points; elsewhere it runs the self-check, so `nbgrader validate`
+    fails an unfinished notebook;
+  - grade_ids are stable: `chNN-<exercise>` for a solution cell, `chNN-<exercise>-selfcheck` for its check,
+    `chNN-<exercise>-points` for its test;
   - cells tagged `solution-only` are left out (nbgrader cannot remove a cell from the release).
-Grading stays with this grader: `python -m grader batch` reads nbgrader's `submitted/<student>/<assignment>/`
-(grader/batch/discovery.py finds the submissions there).
+
+Two ways to grade (docs/instructor.md, "nbgrader"):
+  (1) `nbgrader autograde A`: nbgrader runs each notebook in its kernel, WITHOUT the sandbox (the student's
+      code runs there before the test cells); the test cells grade through the grader;
+  (2) `python -m grader batch OUT/submitted --assignment A --nbgrader-gradebook`: the grader grades every
+      submission in its sandbox, then `save_to_gradebook` runs nbgrader's own autograde pipeline with the
+      notebook's execution replaced by the batch's points (InjectGrades), so nbgrader's gradebook.db,
+      autograded/ notebooks, `generate_feedback`, `release_feedback` and `export` hold the same points.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import nbformat
@@ -28,18 +45,39 @@ from . import build
 from .leaks import BEGIN
 
 COURSE_ID = "posenc-course"
+KERNEL = "posenc-course"  # the notebooks' kernelspec name (scripts/setup.sh registers one for learners)
 SELFCHECK = re.compile(r"""\bcheck\(\s*["'](\w+)["']""")
 
-CONFIG = f'''# nbgrader's configuration for the course source written by `python -m grader nbgrader`.
-# Release to students:   nbgrader generate_assignment ch01_sinusoidal   (one assignment per chapter)
-# Grade what they hand in (submitted/<student>/<assignment>/):   python -m grader batch submitted/ --out grading/
+CONFIG = f'''# nbgrader's configuration for the course written by `python -m grader nbgrader`.
+# Release to students:   nbgrader generate_assignment ch01_sinusoidal   (one assignment per chapter, or --assignment)
+# Grade in the grader's sandbox (path 2, recommended), from the course repository's root:
+#   python -m grader batch COURSE/submitted --out grading/ch01 --assignment ch01 --nbgrader-gradebook
+# or with nbgrader (path 1: the notebooks run in nbgrader's kernel WITHOUT the sandbox):
+#   nbgrader autograde ch01_sinusoidal
+import os
+
 c = get_config()  # noqa: F821 (nbgrader defines it)
 c.CourseDirectory.course_id = "{COURSE_ID}"
 # where a solution was, students find the course's own stub (the self-checks report "not implemented yet")
 c.ClearSolutions.code_stub = {{"python": {build.STUB!r}}}
 c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
 c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
+# the notebooks' kernel, {KERNEL!r}, from this course's kernels/ folder: the Python that wrote this course, with
+# the grader importable (no environment variable to set, no kernel to install)
+_here = os.path.dirname(os.path.abspath(globals().get("__file__", "nbgrader_config.py")))
+os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [_here, os.environ.get("JUPYTER_PATH", "")]))
+c.Execute.timeout = 600  # a test cell grades the whole assignment once (the others reuse it)
 '''
+
+# (no word "grader" in a learner's notebook: the batch flags code that names it, grader/parse.py FLAGS)
+SHIM = "posenc_nbgrader"  # kernels/posenc-course/posenc_nbgrader.py: grader.nbgrader_cell.grade, on the kernel's path
+TEST_CELL = """# nbgrader's test of {exercise}: {points:g} points. Where the course's autograder is installed, it
+# grades this notebook for {exercise} in its sandbox; elsewhere the self-check stands in.
+try:
+    from posenc_nbgrader import grade
+except ImportError:
+    grade = None
+grade("{assignment}", "{exercise}") if grade else check("{exercise}", {exercise})"""
 
 
 def assignment_name(chapter):
@@ -73,16 +111,43 @@ def _defined(source):
     return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
 
 
-def _meta(grade_id, solution=False, locked=False):
-    return {"grade": False, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution,
-            "task": False}
+def _meta(grade_id, solution=False, locked=False, points=None):
+    meta = {"grade": points is not None, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+            "solution": solution, "task": False}
+    if points is not None:
+        meta["points"] = points
+    return meta
 
 
-def notebook(chapter):
-    """The nbgrader source notebook of one chapter (an nbformat NotebookNode)."""
+def test_cell(prefix, exercise, assignment):
+    """The autograded test of one exercise: worth its points on the CPU checks."""
+    points = round(assignment.exercise_points(exercise), 6)
+    cell = nbformat.v4.new_code_cell(TEST_CELL.format(exercise=exercise, points=points,
+                                                      assignment=assignment.nbgrader_name))
+    cell.metadata["nbgrader"] = _meta(f"{prefix}-{exercise}-points", locked=True, points=points)
+    cell.metadata["tags"] = ["selfcheck"]  # the grader reads past it, like a self-check (no flag, nothing run)
+    return cell
+
+
+def test_grade_ids(assignment):
+    """{grade_id of a test cell: exercise} for the assignment's notebooks."""
+    from .checks import chapter_of
+
+    chapters = chapter_of()
+    return {f"{chapters[ex]}-{ex}-points": ex for ex in assignment.exercises}
+
+
+def notebook(chapter, assignment=None):
+    """The nbgrader source notebook of one chapter (an nbformat NotebookNode), with a test cell per exercise
+    of `assignment` (a grader.assignment.Assignment; default: the chapter's own)."""
     import jupytext
 
+    from .assignment import get
+
     prefix = f"ch{chapter.stem[:2]}"
+    assignment = assignment or get(prefix)
+    tested = [ex for ex in assignment.exercises if f"{prefix}-{ex}-points" in test_grade_ids(assignment)
+              and assignment.exercise_points(ex) > 0]
     nb = jupytext.read(chapter)
     cells, used = [], set()
 
@@ -109,26 +174,52 @@ def notebook(chapter):
                 found = SELFCHECK.search(copy.source)
                 name = found.group(1) if found else f"cell{index}"
                 copy.metadata["nbgrader"] = _meta(unique(f"{prefix}-{name}-selfcheck"), locked=True)
+                if name in tested:
+                    cells += [copy, test_cell(prefix, name, assignment)]
+                    tested.remove(name)
+                    continue
         cells.append(copy)
+    cells += [test_cell(prefix, ex, assignment) for ex in tested]  # exercises without a self-check cell
     out = nbformat.v4.new_notebook()
     out.cells = cells
     out.metadata = nbformat.from_dict(dict(nb.metadata))
     return build._clean(out)
 
 
-def export(out):
-    """Write the course source under `out`; return the files written (relative to `out`)."""
+def kernel_spec(folder):
+    """The notebooks' kernel for nbgrader: this Python, with the repository and the test cells' module (in
+    `folder`, beside kernel.json) importable."""
+    return {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "posenc-course (nbgrader)", "language": "python",
+            "env": {"PYTHONPATH": f"{folder}{os.pathsep}{build.ROOT}"}}
+
+
+def export(out, assignment=None):
+    """Write the course under `out` (every chapter's assignment, or `assignment`); return the files written
+    (relative to `out`)."""
+    from .assignment import default_assignments
+
     out = Path(out)
     selfcheck = build.ROOT / "posenc_selfcheck"
     written = []
-    for chapter in build.chapter_sources():
-        folder = out / "source" / assignment_name(chapter)
+    for a in [assignment] if assignment else default_assignments().values():
+        folder = out / "source" / a.nbgrader_name
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        nbformat.write(notebook(chapter), folder / f"{chapter.stem}.ipynb")
+        for chapter in a.chapters:
+            sources = sorted((build.ROOT / "chapters").glob(f"{chapter[2:]}_*.py"))
+            if sources:
+                nbformat.write(notebook(sources[0], a), folder / f"{sources[0].stem}.ipynb")
         shutil.copytree(selfcheck, folder / "posenc_selfcheck", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         written += [p for p in folder.rglob("*") if p.is_file()]
+    kernel = out / "kernels" / KERNEL / "kernel.json"
+    kernel.parent.mkdir(parents=True, exist_ok=True)
+    kernel.write_text(json.dumps(kernel_spec(kernel.parent.resolve()), indent=1) + "\n")
+    shim = kernel.parent / f"{SHIM}.py"
+    shim.write_text('"""The test cells\' entry point (grader/nbgrader_cell.py), on this kernel\'s path."""\n'
+                    "from grader.nbgrader_cell import grade  # noqa: F401\n")
+    written += [kernel, shim]
     config = out / "nbgrader_config.py"
     if not config.exists() or config.read_text().startswith(CONFIG.splitlines()[0]):  # never the instructor's own
         config.write_text(CONFIG)
@@ -136,9 +227,84 @@ def export(out):
     return sorted(str(p.relative_to(out)) for p in written)
 
 
-def main(out):
-    files = export(out)
-    chapters = len([f for f in files if f.endswith(".ipynb")])
-    print(f"wrote {out}: an nbgrader course source, {chapters} assignments (one per chapter).\n"
-          f"Release one with:  cd {out} && nbgrader generate_assignment {assignment_name(build.chapter_sources()[1])}")
+def main(out, assignment=None, course_file=None):
+    files = export(out, assignment)
+    notebooks = len([f for f in files if f.endswith(".ipynb")])
+    first = assignment.nbgrader_name if assignment else assignment_name(build.chapter_sources()[1])
+    print(f"wrote {out}: an nbgrader course source, {notebooks} notebooks"
+          f"{f' (assignment {assignment.nbgrader_name})' if assignment else ' (one assignment per chapter)'}.\n"
+          f"Release it with:  cd {out} && nbgrader generate_assignment {first}")
     return 0
+
+
+# ---- path (2): the batch's grades into nbgrader's gradebook ------------------------------------------------------
+def _inject_grades_class():
+    from nbformat.v4 import new_output
+    from nbgrader.preprocessors import NbGraderPreprocessor
+
+    class InjectGrades(NbGraderPreprocessor):
+        """In place of nbgrader's Execute: each test cell's output is the batch's points for its exercise (and
+        the feedback of its failed checks), so nbgrader's SaveAutoGrades records them. Nothing is executed."""
+
+        scores = {}  # {nbgrader student id: {exercise: {"score", "max", "feedback"}}}
+        grade_ids = {}  # {test cell grade_id: exercise}
+
+        def preprocess(self, nb, resources):
+            self.student = resources["nbgrader"]["student"]
+            return super().preprocess(nb, resources)
+
+        def preprocess_cell(self, cell, resources, index):
+            meta = cell.metadata.get("nbgrader", {})
+            exercise = self.grade_ids.get(meta.get("grade_id"))
+            if cell.cell_type == "code" and meta.get("grade") and exercise:
+                result = self.scores[self.student][exercise]
+                outputs = [new_output("stream", name="stdout", text=result["feedback"] + "\n")
+                           for _ in [1] if result["feedback"]]
+                score = min(round(result["score"], 6), float(meta.get("points", 0)))
+                outputs.append(new_output("execute_result", data={"text/plain": repr(score)}, execution_count=index))
+                cell.outputs = outputs
+            return cell, resources
+
+    return InjectGrades
+
+
+def save_to_gradebook(submitted, assignment, out, entries):
+    """Write a batch's points (`out`/results) into the gradebook.db of the nbgrader course holding `submitted`,
+    through nbgrader's own autograde (sanitising, saving grades, late penalties). Needs the assignment released
+    with `nbgrader generate_assignment` (so nbgrader knows its notebooks and test cells). {student: success}."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, LimitOutput, SaveAutoGrades
+    from traitlets.config import Config
+
+    from .batch.discovery import DiscoveryError
+    from .files import read_json
+    from .nbgrader_cell import per_exercise
+
+    submitted = Path(submitted)
+    course = submitted.parent
+    config_file = course / "nbgrader_config.py"
+    if submitted.name != "submitted" or not config_file.is_file():
+        raise DiscoveryError(f"--nbgrader-gradebook: {submitted} is not the submitted/ folder of an nbgrader course "
+                             "(nbgrader_config.py beside it)")
+    config = Config()
+    config.CourseDirectory.root = str(course)
+    exec(compile(config_file.read_text(), str(config_file), "exec"),  # the instructor's own file, as nbgrader runs it
+         {"get_config": lambda: config, "__file__": str(config_file)})
+    inject = _inject_grades_class()
+    inject.grade_ids = test_grade_ids(assignment)
+    inject.scores = {}
+    for student, entry in entries.items():
+        record = read_json(Path(out) / "results" / f"{student}.json")
+        if record and entry.path is not None and entry.folder and not record.get("refused"):
+            inject.scores[entry.folder] = per_exercise(assignment, record["checks"])
+    config.Autograde.autograde_preprocessors = [inject, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+                                                CheckCellMetadata]
+    api = NbGraderAPI(config=config)
+    done = {}
+    for student in sorted(inject.scores):
+        result = api.autograde(assignment.nbgrader_name, student)
+        done[student] = bool(result["success"])
+        if not result["success"]:
+            raise RuntimeError(f"nbgrader could not record {student}'s grades: "
+                               f"{(result.get('error') or result.get('log') or '')[-1500:]}")
+    return done

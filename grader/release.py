@@ -112,9 +112,10 @@ def _requirements():
     return "\n".join(keep + ["jupyterlab>=4"]) + "\n"
 
 
-def build_release(out, check_sync=True, progress=False):
+def build_release(out, check_sync=True, progress=False, assignment=None):
     """Write the bundle to `out` (replacing an earlier release there); return its files. With
-    `progress`, each step is said on stderr as it starts."""
+    `progress`, each step is said on stderr as it starts. With `assignment` (grader/assignment.py), only its
+    chapters' notebooks (the self-check package stays whole: it holds public checks only)."""
     from .progress import say
 
     out = Path(out).resolve()
@@ -131,7 +132,8 @@ def build_release(out, check_sync=True, progress=False):
     out.mkdir(parents=True)
     say("[2/3] copying the student notebooks and the self-check package…", progress)
     for notebook in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        shutil.copy(notebook, out / notebook.name)
+        if assignment is None or f"ch{notebook.name[:2]}" in assignment.chapters:
+            shutil.copy(notebook, out / notebook.name)
     shutil.copytree(REPO / "posenc_selfcheck", out / "posenc_selfcheck",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     (out / "README.md").write_text(README)

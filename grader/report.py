@@ -82,27 +82,43 @@ def _line(text):
     return one_line(text, MAX_TEXT)
 
 
+MAX_TEST_NAME = 80  # characters of a Gradescope test's name; the whole description goes in its output
+
+
+def _short(text, limit):
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
 def gradescope_json(grade, hidden_visibility="after_due_date"):
-    """results.json in Gradescope's format: every test named after its check's stable key (which starts
-    with the exercise's name) and tagged with the exercise. Checks that are not public get
-    `hidden_visibility`, so what they ask stays out of sight until then."""
-    tests = []
-    for n, v in enumerate(grade.verdicts, start=1):
-        test = {
-            "name": f"{v.check.key}: {v.check.name}",
-            "number": str(n),
+    """results.json in Gradescope's format (https://gradescope-autograders.readthedocs.io, "Autograder
+    Specifications"): one test per check that is worth points here, numbered "<exercise>.<check>" in the
+    assignment's order and tagged with the exercise; its name is short ("<exercise>: <check>", at most
+    MAX_TEST_NAME characters), its output starts with the whole description and the check's stable key.
+    Checks that are not public get `hidden_visibility`, so what they ask stays out of sight until then.
+    CUDA checks skipped for want of a device are said once, in the top-level output, not as 0-point tests."""
+    tests, skipped, numbers = [], [], {}
+    for v in grade.verdicts:
+        if v.status == Status.SKIPPED or v.max_score <= 0:
+            if v.status == Status.SKIPPED:
+                skipped.append(v)
+            continue
+        exercise = numbers.setdefault(v.check.exercise, [len(numbers) + 1, 0])
+        exercise[1] += 1
+        description = f"{v.check.name} [{v.check.key}]"
+        tests.append({
+            "name": _short(f"{v.check.exercise}: {v.check.name}", MAX_TEST_NAME),
+            "number": f"{exercise[0]}.{exercise[1]}",
             "score": v.score,
             "max_score": v.max_score,
-            "output": _line(v.feedback) if v.status != Status.PASSED else "",
+            "status": "passed" if v.status == Status.PASSED else "failed",
+            "output": description + ("" if v.status == Status.PASSED else "\n" + _line(v.feedback)),
             "output_format": "text",
             "tags": [v.check.exercise],
             "visibility": "visible" if v.check.visible else hidden_visibility,
-        }
-        if v.status != Status.SKIPPED:
-            test["status"] = "passed" if v.status == Status.PASSED else "failed"
-        else:
-            test["output"] = f"skipped: {_line(v.feedback)}"
-        tests.append(test)
-    return {"score": totals(grade.verdicts)[0], "execution_time": round(grade.seconds, 2),
-            "output": "\n".join(_line(n) for n in grade.notes), "output_format": "text",
+        })
+    output = [_line(n) for n in grade.notes]
+    if skipped:
+        output.append(f"{len(skipped)} CUDA check(s) not run: {_line(skipped[0].feedback)} (worth no points here)")
+    return {"score": sum(t["score"] for t in tests), "execution_time": round(grade.seconds, 2),
+            "output": "\n".join(output), "output_format": "text",
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}

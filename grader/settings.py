@@ -24,6 +24,24 @@ from dataclasses import dataclass, field
 MODES = ("auto", "user", "nojail", "nolandlock")
 DEFAULT_SECRET = ".grader-secret"  # in the repository's root; .gitignore'd, never in a release
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+LAYOUTS = ("auto", "plain", "nbgrader")  # batch: how a class folder is read (grader/batch/discovery.py)
+
+# Memory one exercise may add, per command (docs/instructor.md, "Memory", has the table):
+# - grade and batch run on the instructor's machine: 6 GB leaves room for a wrong but honest answer (the
+#   direct Shaw et al. form at L = 1024 takes 2.8 GB) to fail its check on its numbers instead of on memory;
+# - Gradescope's container is small (768 MB by default; the docs recommend a size per assignment): 512 MB
+#   per exercise keeps a memory bomb inside the sandbox's limit, below the container's.
+GRADESCOPE_MEMORY_MB = 512
+GRADESCOPE_WALL_SECONDS = 30.0
+BATCH_TIMEOUT_SECONDS = 1800.0  # one whole submission in batch (all its exercises, start-up included)
+
+
+def default_jobs():
+    """batch --jobs: one submission per core this process may use (a worker and its sandbox use one thread)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -61,6 +79,8 @@ class Settings:
     # the grader's secret, from which the main checks' inputs are drawn (grader/unseen.py); "" is
     # DEFAULT_SECRET in the repository (created on first use, never released)
     secret_file: str = ""
+    assignment: str = ""  # grade one assignment (grader/assignment.py); "" = the whole course
+    course_file: str = ""  # the course file that defines assignments; "" = course.json at the repository root
 
     def __post_init__(self):
         if self.sandbox_mode not in MODES:

@@ -4,27 +4,57 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import stat
 import subprocess
 import sys
+import time
 import zipfile
+from pathlib import Path
 
+import jsonschema
 import pytest
 
+from grader.assignment import get
 from grader.checks import all_checks
 from tests.conftest import ROOT
 from tests.test_hostile import HOSTILE, honest_source
 
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "gradescope_results.schema.json").read_text())
+
+
+def valid_results(results, assignment=None):
+    """results.json as Gradescope documents it (the JSON schema), and as students should see it: tests
+    numbered "<exercise>.<check>" in order, short names, no 0-point test, the total the sum of the tests."""
+    jsonschema.validate(results, SCHEMA)
+    tests = results["tests"]
+    assert abs(results["score"] - sum(t["score"] for t in tests)) < 1e-9
+    numbers = [tuple(int(x) for x in t["number"].split(".")) for t in tests]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    exercises = list(dict.fromkeys(t["tags"][0] for t in tests))
+    for t, (major, _) in zip(tests, numbers):
+        assert exercises[major - 1] == t["tags"][0]  # grouped by exercise: "1.2" is the first one's second check
+        assert len(t["name"]) <= 80 and t["max_score"] > 0 and 0 <= t["score"] <= t["max_score"] + 1e-9
+        assert t["status"] == ("passed" if t["score"] == t["max_score"] else "failed")
+    if assignment is not None:
+        assert set(exercises) <= set(assignment.exercises)
+        keys = {re.search(r"\[([\w.]+)\]$", t["output"].splitlines()[0]).group(1) for t in tests}
+        assert keys <= assignment.keys
+    return tests
+
+
+def build(out, *args):
+    run = subprocess.run([sys.executable, "-m", "grader", "gradescope", str(out), "--wall-seconds", "5", *args],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return out
 
 
 @pytest.fixture(scope="module")
 def autograder_zip(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    run = subprocess.run([sys.executable, "-m", "grader", "gradescope", str(out), "--wall-seconds", "5"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    return out
+    return build(tmp_path_factory.mktemp("gradescope") / "autograder-ch01.zip", "--assignment", "ch01")
 
 
 def unpack(zip_path, root):
@@ -39,8 +69,8 @@ def unpack(zip_path, root):
     return source
 
 
-def run_autograder(root):
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable}
+def run_autograder(root, python=sys.executable):
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": python}
     env.pop("PYTHONPATH", None)
     return subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
                           text=True, timeout=300, cwd="/")
@@ -69,29 +99,75 @@ def test_the_zip_holds_what_grading_needs_and_nothing_else(autograder_zip):
 def test_run_autograder_writes_gradescope_results_with_hidden_checks_marked(autograder_zip, tmp_path):
     root = tmp_path / "autograder"
     unpack(autograder_zip, root)
-    # the honest solution, plus an attack on shift_matrix that also writes a fake results.json
+    # the honest solution of the whole course, plus an attack on shift_matrix that also writes a fake results.json
     attack = (HOSTILE / "fake_results_file.py").read_text().replace("__TARGET__", str(root / "results"))
     (root / "submission" / "notebook.py").write_text(honest_source() + "\n\n" + attack)
+    start = time.monotonic()
     run = run_autograder(root)
+    waited = time.monotonic() - start
     assert run.returncode == 0, run.stderr
     text = (root / "results" / "results.json").read_text()
     assert "FAKE-RESULT" not in text and "31337" not in text
     results = json.loads(text)
-    tests = results["tests"]
-    assert results["stdout_visibility"] == "hidden" and abs(results["score"] - sum(t["score"] for t in tests)) < 1e-9
+    ch01 = get("ch01")
+    tests = valid_results(results, ch01)
+    assert results["stdout_visibility"] == "hidden"
+    # the assignment only: chapter 1's exercises, none of the other chapters' "not implemented yet"
+    assert [t["tags"][0] for t in tests] == [c.exercise for c in ch01.checks if not c.cuda]
+    # what the student waited for, start-up included (the grading itself is most of it, never a fraction)
+    assert 0.5 * waited <= results["execution_time"] <= waited
+    cuda = [c for c in ch01.checks if c.cuda]
+    assert cuda and f"{len(cuda)} CUDA check(s) not run" in results["output"]  # said once, not as 0-point tests
     by_exercise = {}
     for t in tests:
-        exercise = t["tags"][0]
-        assert t["name"].startswith(exercise + ".") and t["visibility"] in VISIBILITY
-        assert t.get("status", "passed") in ("passed", "failed")
-        by_exercise.setdefault(exercise, []).append(t)
-    ch01 = {ex: sum(t["score"] for t in by_exercise[ex]) for ex in
-            ("sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding")}
-    full = {ex: sum(c.points for c in all_checks() if c.exercise == ex and not c.cuda) for ex in ch01}
-    assert ch01 == {**full, "shift_matrix": 0}  # the attacked exercise earns nothing, the others full marks
-    public = {f"{c.key}: {c.name}": c.public for c in all_checks()}
+        by_exercise.setdefault(t["tags"][0], []).append(t)
+    scores = {ex: sum(t["score"] for t in by_exercise[ex]) for ex in by_exercise}
+    full = {ex: sum(c.points for c in all_checks() if c.exercise == ex and not c.cuda) for ex in scores}
+    assert scores == {**full, "shift_matrix": 0}  # the attacked exercise earns nothing, the others full marks
+    public = {c.key: c.public for c in all_checks()}
     for t in tests:
-        assert t["visibility"] == ("visible" if public[t["name"]] else "after_due_date")
+        key = re.search(r"\[([\w.]+)\]$", t["output"].splitlines()[0]).group(1)
+        assert t["visibility"] == ("visible" if public[key] else "after_due_date")
+
+
+def test_a_defined_assignment_bundles_its_points_and_hidden_checks(tmp_path):
+    course = tmp_path / "course.json"
+    hidden = "sinusoidal_table.odd_d_model_raises_valueerror_naming"
+    course.write_text(json.dumps({"assignments": {"week1": {
+        "title": "Week 1", "chapters": ["ch00", "ch01"], "exercises": ["sinusoidal_table", "shift_matrix"],
+        "points": {"sinusoidal_table": 20}, "hidden": [hidden]}}}))
+    week1 = get("week1", course)
+    assert week1.exercise_points("sinusoidal_table") == pytest.approx(20)
+    assert week1.exercise_points("shift_matrix") == sum(c.points for c in all_checks()
+                                                        if c.exercise == "shift_matrix" and not c.cuda)
+    assert not next(c for c in week1.checks if c.key == hidden).public
+    assert next(c for c in all_checks() if c.key == hidden).public  # the registry is untouched
+    out = build(tmp_path / "week1.zip", "--assignment", "week1", "--course", str(course))
+    root = tmp_path / "autograder"
+    unpack(out, root)
+    shutil.copy(ROOT / "solutions" / "01_sinusoidal.ipynb", root / "submission")
+    assert run_autograder(root).returncode == 0
+    results = json.loads((root / "results" / "results.json").read_text())
+    tests = valid_results(results, week1)
+    assert results["score"] == pytest.approx(week1.max_points())  # the solution: full marks, in week1's points
+    assert {t["tags"][0] for t in tests} == {"sinusoidal_table", "shift_matrix"}
+    hidden_test = next(t for t in tests if f"[{hidden}]" in t["output"])
+    assert hidden_test["visibility"] == "after_due_date"
+
+
+def test_a_set_up_failure_names_its_cause_in_results_json(autograder_zip, tmp_path):
+    """torch missing (a broken setup.sh): results.json says which step failed and which package is missing."""
+    python = shutil.which("python3", path="/usr/bin")
+    if not python or subprocess.run([python, "-I", "-c", "import torch"], capture_output=True).returncode == 0:
+        pytest.skip("needs a system python3 without torch")
+    root = tmp_path / "autograder"
+    unpack(autograder_zip, root)
+    shutil.copy(ROOT / "solutions" / "01_sinusoidal.ipynb", root / "submission")
+    assert run_autograder(root, python).returncode == 0
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == 0 and results["tests"] == []
+    assert "while starting the sandbox" in results["output"] and "No module named 'torch'" in results["output"]
 
 
 def test_an_empty_submission_still_gets_a_results_file(autograder_zip, tmp_path):
@@ -100,14 +176,39 @@ def test_an_empty_submission_still_gets_a_results_file(autograder_zip, tmp_path)
     run = run_autograder(root)
     assert run.returncode == 0
     results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA)
     assert results["score"] == 0 and results["tests"] == [] and "Nothing to grade" in results["output"]
 
 
 def test_visibility_of_hidden_checks_is_a_build_option(tmp_path):
     from grader.gradescope import build_zip
 
-    build_zip(tmp_path / "a.zip", hidden_visibility="hidden", memory_mb=400)
+    build_zip(tmp_path / "a.zip", hidden_visibility="hidden", memory_mb=400,
+              secret_file=os.environ["POSENC_GRADER_SECRET"])
     config = json.loads(zipfile.ZipFile(tmp_path / "a.zip").read("gradescope.json"))
-    assert config["hidden_visibility"] == "hidden" and config["memory_mb"] == 400
+    assert config["hidden_visibility"] == "hidden" and config["memory_mb"] == 400 and config["assignment"] is None
     with pytest.raises(ValueError):
         build_zip(tmp_path / "b.zip", hidden_visibility="sometimes")
+
+
+def test_running_out_of_memory_is_named_with_the_container_to_choose():
+    from grader.gradescope import container_mb, failure
+
+    results = failure("grading the submission", MemoryError(), get("ch03"))
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == 0 and results["tests"] == []
+    assert "while grading the submission: MemoryError" in results["output"]
+    assert "out of memory" in results["output"] and f"needs {container_mb(get('ch03'))} MB" in results["output"]
+
+
+def test_the_bundle_carries_the_graders_secret_readable_by_its_owner_alone(tmp_path):
+    """The main checks draw the same inputs on Gradescope as in `grade` and `batch` (grader/unseen.py)."""
+    from grader.gradescope import build_zip
+    from grader.settings import DEFAULT_SECRET
+    from grader.unseen import load_secret
+
+    secret_file = os.environ["POSENC_GRADER_SECRET"]
+    build_zip(tmp_path / "a.zip", secret_file=secret_file)
+    info = zipfile.ZipFile(tmp_path / "a.zip").getinfo(DEFAULT_SECRET)
+    assert zipfile.ZipFile(tmp_path / "a.zip").read(info) == load_secret(secret_file)
+    assert (info.external_attr >> 16) & 0o777 == 0o600

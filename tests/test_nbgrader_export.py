@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +33,8 @@ from nbgrader.validator import Validator
 root, validate = sys.argv[1], sys.argv[2]
 config = Config()
 config.CourseDirectory.root = root
-exec(open(root + "/nbgrader_config.py").read(), {"get_config": lambda: config})
+path = root + "/nbgrader_config.py"
+exec(open(path).read(), {"get_config": lambda: config, "__file__": path})
 api = NbGraderAPI(config=config)
 report = {}
 for assignment in sys.argv[3:]:
@@ -81,6 +83,7 @@ def test_every_chapter_becomes_an_assignment_with_its_notebook_selfchecks_and_co
         assert sorted(p.name for p in (folder / "posenc_selfcheck" / "data").iterdir()) == \
             sorted(p.name for p in (ROOT / "posenc_selfcheck" / "data").iterdir())
     assert (course / "nbgrader_config.py").read_text() == CONFIG
+    assert (course / "kernels" / "posenc-course" / "posenc_nbgrader.py").exists()
 
 
 def test_solution_cells_carry_nbgrader_metadata_with_hints_outside_the_region(course):
@@ -112,11 +115,58 @@ def test_grade_ids_are_unique_stable_and_named_after_chapter_and_exercise(course
         for cell in cells_with(nb, solution=True):
             defined = build_names(cell.source)
             assert cell.metadata.nbgrader["grade_id"] in {prefix + n for n in defined}
-        for cell in cells_with(nb, locked=True):
+        for cell in cells_with(nb, locked=True, grade=False):
             assert "selfcheck" in cell.metadata.get("tags", [])
             exercise = cell.source.split('"')[1]
             assert cell.metadata.nbgrader["grade_id"] == f"{prefix}{exercise}-selfcheck"
         assert len(cells_with(nb, locked=True)) == sum("selfcheck" in c.metadata.get("tags", []) for c in nb.cells)
+
+
+def test_every_exercise_has_an_autograded_test_cell_worth_the_graders_points(course):
+    """nbgrader's gradebook holds the grader's points: one test cell per exercise, after its self-check,
+    worth the exercise's points on the CPU checks (summed here from the check registry)."""
+    from grader.checks import chapter_checks
+
+    for chapter in CHAPTERS:
+        nb = nbformat.read(course / "source" / assignment_name(chapter) / f"{chapter.stem}.ipynb", as_version=4)
+        key = f"ch{chapter.stem[:2]}"
+        expected = {}
+        for check in chapter_checks(key):
+            if not check.cuda:
+                expected[check.exercise] = expected.get(check.exercise, 0) + check.points
+        tests = cells_with(nb, grade=True)
+        assert {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"] for c in tests} == \
+            {f"{key}-{ex}-points": points for ex, points in expected.items()}, chapter.name
+        for cell in tests:
+            exercise = cell.metadata.nbgrader["grade_id"].split("-")[1]
+            before = nb.cells[nb.cells.index(cell) - 1]
+            assert "selfcheck" in before.metadata.get("tags", []) and f'"{exercise}"' in before.source
+            assert cell.metadata.nbgrader["locked"] and not cell.metadata.nbgrader["solution"]
+            assert f'grade("{assignment_name(chapter)}", "{exercise}")' in cell.source
+            assert f'check("{exercise}", {exercise})' in cell.source  # the self-check stands in for learners
+            assert not re.search(r"\bgrader\b", cell.source)  # the batch would flag every notebook otherwise
+
+
+def test_the_kernel_is_the_course_s_own_and_needs_no_environment_variable(course):
+    spec = json.loads((course / "kernels" / "posenc-course" / "kernel.json").read_text())
+    assert spec["argv"][0] == sys.executable
+    env = {**os.environ, "PYTHONPATH": spec["env"]["PYTHONPATH"]}
+    run = subprocess.run([sys.executable, "-c", "from posenc_nbgrader import grade; print(grade.__module__)"],
+                         env=env, cwd=course, capture_output=True, text=True)
+    assert run.stdout.strip() == "grader.nbgrader_cell", run.stderr
+    config = {}
+    namespace = {"get_config": lambda: type("C", (), {"__getattr__": lambda self, k: config.setdefault(k, type(
+        "S", (), {})())})(), "__file__": str(course / "nbgrader_config.py")}
+    saved = os.environ.get("JUPYTER_PATH")
+    try:
+        exec((course / "nbgrader_config.py").read_text(), namespace)
+        assert os.environ["JUPYTER_PATH"].split(os.pathsep)[0] == str(course)  # nbgrader finds kernels/ there
+    finally:
+        os.environ.pop("JUPYTER_PATH") if saved is None else os.environ.__setitem__("JUPYTER_PATH", saved)
+
+
+def cells_with_grade(cell):
+    return cell.metadata.get("nbgrader", {}).get("grade", False)
 
 
 def build_names(source):
@@ -132,14 +182,18 @@ def test_nbgrader_releases_the_courses_student_notebooks_with_no_solution_line(r
         nb = nbformat.read(folder / f"{chapter.stem}.ipynb", as_version=4)
         # the build's student notebook, made on its own from the same chapter: the same code, cell by cell
         student = nbformat.read(ROOT / "notebooks" / f"{chapter.stem}.ipynb", as_version=4)
-        assert [c.source for c in nb.cells if c.cell_type == "code"] == \
+        # (the autograded test cells, which the build's notebooks do not have, aside)
+        assert [c.source for c in nb.cells if c.cell_type == "code" and not cells_with_grade(c)] == \
             [c.source for c in student.cells if c.cell_type == "code"], chapter.name
         assert scan(folder) == [], chapter.name  # the release's own leak scan: no solution line, no marker
 
 
-def test_nbgrader_validates_a_released_notebook_and_locks_the_selfchecks(released):
+def test_nbgrader_validate_fails_an_untouched_notebook_and_locks_the_selfchecks(released):
     release, validation = released
-    assert validation == {}  # no changed locked cell, no failed test
+    # the untouched chapter 1: every autograded test fails (each scored 0 by the grader), no locked cell changed
+    assert "changed" not in validation
+    assert sorted(cell["source"].split('"')[3] for cell in validation["failed"]) == \
+        sorted(["sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding"])
     from nbgrader.utils import compute_checksum
 
     nb = nbformat.read(release / "ch01_sinusoidal" / "01_sinusoidal.ipynb", as_version=4)

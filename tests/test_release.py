@@ -130,3 +130,11 @@ def test_the_selfchecks_run_from_the_bundle_in_a_fresh_venv_without_the_referenc
         report["swapped"]["sinusoidal_table"]
     assert {"sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding"} <= set(report["exercises"])
     assert all(n > 0 for n in report["exercises"].values())
+
+
+def test_an_assignment_s_release_holds_its_chapters_notebooks_only(tmp_path):
+    from grader.assignment import get
+
+    files = build_release(tmp_path / "ch01", check_sync=False, assignment=get("ch01"))
+    assert [f for f in files if f.endswith(".ipynb")] == ["01_sinusoidal.ipynb"]
+    assert "posenc_selfcheck/__init__.py" in files and scan(tmp_path / "ch01") == []

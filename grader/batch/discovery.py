@@ -1,11 +1,19 @@
-"""Which submissions a class folder holds, under which student ids, and whether they changed.
+"""Which submissions a class folder holds, under which student ids, when they were handed in, and
+whether they changed.
 
-A class folder holds one entry per student: a notebook, a .py file, or a folder of them (its name,
-without the suffix, is the student's id), or nbgrader's layout `submitted/<student>/<assignment>/`.
+The layout is the instructor's to decide (`--layout`), never a student's:
+  - plain: every entry of the class folder is one student's submission: a notebook, a .py file, or a
+    folder of them (its name, without the suffix, is the student's id);
+  - nbgrader: the folder is nbgrader's `submitted/` (or the course folder: nbgrader_config.py and submitted/):
+    `<student>/<assignment>/`; with an assignment, each student's `<student>/<assignment>/` is graded
+    (a student without it is listed, with a zero and the reason);
+  - auto (default): nbgrader only when every entry fits that layout (a real folder holding only real
+    folders), plain otherwise. A student's folder named `submitted` changes nothing.
 Entries are untrusted: a symbolic link or a device is a submission that scores zero with its reason,
-never something to follow. Ids are file names of the output folder, so they are made of safe
-characters and short; when that changes a name, or two names would meet, the id gets a short hash of
-the original name, so nobody silently overwrites anybody (the gradebook shows both).
+never something to follow. Ids are file names of the output folder: safe characters, short, and
+distinct even where the file system ignores case. An entry whose name had to change gets a short hash
+of its real name; an id another entry already has is never shared: the later one gets a suffix and a
+note saying so, shown in the gradebook.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ..escape import identifier, one_line
@@ -21,65 +30,171 @@ from ..files import read_regular
 from ..submission import MAX_FILE_BYTES, SUFFIXES, SubmissionError, list_files
 
 MAX_ID = 48
+TIMESTAMP = "timestamp.txt"  # nbgrader's record of when a submission was handed in
+
+
+class DiscoveryError(ValueError):
+    """The class folder does not have the layout the instructor asked for."""
 
 
 @dataclass(frozen=True)
 class Entry:
     student: str  # the id: safe, unique, stable
-    path: Path
+    path: Path | None  # None: nothing handed in for this assignment
     name: str  # the entry's own name, printable (what the instructor sees in the gradebook)
+    note: str = ""  # said in the gradebook: an id that had to change, nothing handed in
+    submitted: str = ""  # when it was handed in (ISO 8601, UTC), "" when unknown
+    time_source: str = ""  # where that time comes from: "timestamp.txt" (nbgrader) or "file time"
+    folder: str = ""  # nbgrader: the student's folder name as nbgrader knows it (its student id)
 
 
 def _id(name):
     return identifier(name, MAX_ID) or "submission"
 
 
-def discover(folder):
-    """{student id: Entry}, sorted by id."""
+def _mode(path):
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
+def _visible(folder):
+    """A folder's entries a class could hand in (no hidden files, no '_' helpers), sorted by name."""
+    return [e for e in sorted(os.scandir(folder), key=lambda e: e.name) if not e.name.startswith((".", "_"))]
+
+
+def fits_nbgrader(folder):
+    """Every entry a real folder (no link) holding only real folders: `<student>/<assignment>/`."""
+    entries = _visible(folder)
+    if not entries:
+        return False
+    for entry in entries:
+        if not stat.S_ISDIR(_mode(entry.path)):
+            return False
+        inside = [e for e in os.scandir(entry.path) if not e.name.startswith(".")]
+        if not inside or not all(stat.S_ISDIR(_mode(e.path)) for e in inside):
+            return False
+    return True
+
+
+def discover(folder, layout="auto", assignment=None):
+    """(the layout used, {student id: Entry} sorted by id). `assignment`: the nbgrader folder name
+    (`<student>/<assignment>/`) to grade in the nbgrader layout."""
     folder = Path(folder)
-    submitted = folder / "submitted"
-    if stat.S_ISDIR(os.lstat(submitted).st_mode if os.path.lexists(submitted) else 0):
-        return _assign(_nbgrader_entries(submitted))
+    if layout == "nbgrader":
+        if stat.S_ISREG(_mode(folder / "nbgrader_config.py")) and stat.S_ISDIR(_mode(folder / "submitted")):
+            folder = folder / "submitted"  # the course folder (nbgrader's config beside submitted/)
+        if not fits_nbgrader(folder):
+            raise DiscoveryError(f"{folder} is not nbgrader's submitted/ folder: every entry must be a folder "
+                                 "<student>/ holding only <assignment>/ folders (or use --layout plain)")
+        return "nbgrader", _assign(_nbgrader_entries(folder, assignment))
+    if layout == "auto" and fits_nbgrader(folder):
+        return "nbgrader", _assign(_nbgrader_entries(folder, assignment))
+    if layout not in ("auto", "plain"):
+        raise DiscoveryError(f"unknown layout {layout!r}")
     raw = []
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.name.startswith((".", "_")):
-            continue
-        try:
-            mode = entry.stat(follow_symlinks=False).st_mode
-        except OSError:
-            continue
+    for entry in _visible(folder):
+        mode = _mode(entry.path)
         path = Path(entry.path)
         if stat.S_ISDIR(mode) or stat.S_ISLNK(mode) or not stat.S_ISREG(mode) or path.suffix in SUFFIXES:
             stem = path.stem if stat.S_ISREG(mode) else entry.name
-            raw.append((stem, entry.name, path))
-    return _assign(raw)
+            when = _file_time(path)
+            raw.append({"stem": stem, "name": entry.name, "path": path, "submitted": when,
+                        "time_source": "file time" if when else ""})
+    return "plain", _assign(raw)
 
 
-def _nbgrader_entries(submitted):
-    """nbgrader's submitted/<student>/<assignment>/: one submission per student (all assignments)."""
-    return [(e.name, e.name, Path(e.path)) for e in sorted(os.scandir(submitted), key=lambda e: e.name)
-            if not e.name.startswith(".")]
+def _nbgrader_entries(submitted, assignment):
+    """nbgrader's submitted/<student>/<assignment>/: one submission per student (with `assignment`, that
+    folder; without, all of the student's assignments together)."""
+    raw = []
+    for e in _visible(submitted):
+        path = Path(e.path) / assignment if assignment else Path(e.path)
+        item = {"stem": e.name, "name": e.name, "path": path, "folder": e.name}
+        if assignment and not stat.S_ISDIR(_mode(path)):
+            item.update(path=None, note=f"nothing handed in for {assignment}")
+        elif assignment:
+            when = _nbgrader_time(path)
+            item.update(submitted=when or _file_time(path),
+                        time_source=TIMESTAMP if when else ("file time" if _file_time(path) else ""))
+        raw.append(item)
+    return raw
 
 
 def _assign(raw):
-    """Ids for [(stem, name, path)]: the stem made safe; with a hash of the name when the stem changed
-    or repeats (alice.py and alice.ipynb, bob_smith and bob~smith)."""
-    stems = {}
-    for stem, _, _ in raw:
-        stems[_id(stem)] = stems.get(_id(stem), 0) + 1
-    out = {}
-    for stem, name, path in raw:
-        student = _id(stem)
-        if student != stem or stems[student] > 1:
-            student = f"{student[:MAX_ID - 9]}-{hashlib.sha256(os.fsencode(name)).hexdigest()[:8]}"
-        out[student] = Entry(student, path, one_line(name, 120))
+    """Ids for the entries: the stem made safe; with a hash of the name when the stem changed or repeats
+    (alice.py and alice.ipynb, bob_smith and bob~smith); distinct whatever the names (compared without
+    case): an id already taken gets a numbered suffix and a note."""
+    def base(stem):
+        return _id(stem)
+
+    counts = {}
+    for item in raw:
+        key = base(item["stem"]).casefold()
+        counts[key] = counts.get(key, 0) + 1
+    proposed = []
+    for item in raw:
+        student = base(item["stem"])
+        natural = student == item["stem"] and counts[student.casefold()] == 1
+        if not natural:
+            student = f"{student[:MAX_ID - 9]}-{hashlib.sha256(os.fsencode(item['name'])).hexdigest()[:8]}"
+        proposed.append((not natural, item["name"], student, item))
+    out, taken = {}, set()
+    for _, _, student, item in sorted(proposed, key=lambda p: (p[0], p[1])):  # unchanged names first
+        note = item.get("note", "")
+        if student.casefold() in taken:
+            wanted, n = student, 2
+            while f"{wanted[:MAX_ID - 4]}-{n}".casefold() in taken:
+                n += 1
+            student = f"{wanted[:MAX_ID - 4]}-{n}"
+            note = "; ".join(filter(None, [note, f"id {wanted} is another entry's: this one is {student}"]))
+        taken.add(student.casefold())
+        out[student] = Entry(student, item["path"], one_line(item["name"], 120), note, item.get("submitted", ""),
+                             item.get("time_source", ""), item.get("folder", ""))
     return dict(sorted(out.items()))
+
+
+def _iso(seconds):
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+
+
+def _file_time(path):
+    """The latest modification time of what would be graded (read with lstat, never following links)."""
+    try:
+        times = [os.lstat(path).st_mtime] if stat.S_ISREG(_mode(path)) else \
+            [os.lstat(file).st_mtime for _, file in list_files(path).files]
+    except (OSError, SubmissionError):
+        return ""
+    return _iso(max(times)) if times else ""
+
+
+def parse_time(text):
+    """A time as nbgrader writes it ('2026-03-01 23:59:00.123456 UTC') or in ISO 8601; naive means UTC."""
+    text = text.strip()
+    for suffix in (" UTC", "Z", " Z"):
+        if text.endswith(suffix):
+            text = text[:-len(suffix)] + "+00:00"
+    moment = datetime.fromisoformat(text.replace(" +", "+"))
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
+def _nbgrader_time(path):
+    """nbgrader's timestamp.txt in the submission folder, as ISO UTC; "" when absent or unreadable."""
+    try:
+        data = read_regular(Path(path) / TIMESTAMP, 200)
+        return parse_time(data.decode("ascii")).isoformat(timespec="seconds") if data else ""
+    except (OSError, ValueError, UnicodeDecodeError):
+        return ""
 
 
 def submission_hash(path):
     """A digest of what would be graded (names and bytes, read without following links); refused
     entries count by their names, so any change to the submission changes the digest."""
     digest = hashlib.sha256()
+    if path is None:
+        digest.update(b"nothing handed in")
+        return digest.hexdigest()
     try:
         listing = list_files(path)
     except SubmissionError as exc:

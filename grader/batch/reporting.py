@@ -12,8 +12,8 @@ import io
 import statistics
 import time
 from collections import Counter
+from datetime import datetime
 
-from ..checks import all_checks, exercises
 from ..escape import csv_cell, markdown
 from ..files import read_json, write_atomic, write_json
 from ..records import Status
@@ -28,7 +28,8 @@ def record(entry, grade, job):
         ex["max"] += v.max_score
     return {
         "student": entry.student, "entry": entry.name, "sha256": job["sha256"], "fingerprint": job["fingerprint"],
-        "run_id": job["run_id"], "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(grade.seconds, 2),
+        "assignment": job.get("assignment", ""), "run_id": job["run_id"],
+        "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(grade.seconds, 2),
         "total": grade.total, "max": grade.max_score, "exercises": per_exercise, "notes": grade.notes,
         "flags": grade.flags,
         "checks": [{"id": v.check.key, "exercise": v.check.exercise, "name": v.check.name, "status": str(v.status),
@@ -37,35 +38,66 @@ def record(entry, grade, job):
     }
 
 
-def write_outputs(out, entries, hashes, fingerprint, plots=True):
+def _row(cells):
+    """Every cell as a spreadsheet shows text: none can start a formula, whatever column it is in."""
+    return [csv_cell(c) for c in cells]
+
+
+def _late(entry, due):
+    if due is None or not entry.submitted:
+        return ""
+    return "late" if datetime.fromisoformat(entry.submitted) > due else "on time"
+
+
+def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots=True):
+    """gradebook.csv (a row per student, a column per exercise of the assignment), lms.csv (a row per student,
+    one total column), manifest.json, summary.json and .md, plots."""
     records = {}
     for student in entries:
         rec = read_json(out / "results" / f"{student}.json")
         if rec and rec.get("sha256") == hashes[student] and rec.get("fingerprint") == fingerprint:
             records[student] = rec
     errors = {s: read_json(out / "errors" / f"{s}.json") or {} for s in entries if s not in records}
-    names = exercises()
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "entry", *names, "total", "max", "status", "flags"])
+    names = assignment.exercises
+    # a row the grader could not grade still shows what it was out of: the class's maximum (the same machine)
+    top = max((r["max"] for r in records.values()), default=assignment.max_points())
+    gradebook, lms = io.StringIO(), io.StringIO()
+    writer, lms_writer = csv.writer(gradebook, lineterminator="\n"), csv.writer(lms, lineterminator="\n")
+    writer.writerow(_row(["student", "entry", *names, "total", "max", "status", "submitted", "time_source", "late",
+                          "flags", "notes"]))
+    lms_writer.writerow(_row(["student", f"{assignment.name} ({top:g})"]))
     for student, entry in entries.items():
         rec = records.get(student)
+        when = [entry.submitted, entry.time_source, _late(entry, due)]
         if rec is None:
-            writer.writerow([student, csv_cell(entry.name), *[""] * len(names), "", "", "error", ""])
+            reason = (errors.get(student) or {}).get("error", "not graded")
+            writer.writerow(_row([student, entry.name, *[""] * len(names), "", f"{top:g}", "error", *when, "",
+                                  "; ".join(filter(None, [entry.note, f"not graded: {reason}"]))]))
+            lms_writer.writerow(_row([student, ""]))
             continue
-        writer.writerow([student, csv_cell(entry.name),
-                         *[f"{rec['exercises'].get(n, {}).get('score', 0):g}" for n in names],
-                         f"{rec['total']:g}", f"{rec['max']:g}", "graded", csv_cell("; ".join(rec["flags"]))])
-    write_atomic(out / "gradebook.csv", buffer.getvalue())
+        notes = "; ".join(filter(None, [entry.note, rec.get("refused", "")]))
+        writer.writerow(_row([student, entry.name, *[f"{rec['exercises'].get(n, {}).get('score', 0):g}" for n in names],
+                              f"{rec['total']:g}", f"{rec['max']:g}", "refused" if rec.get("refused") else "graded",
+                              *when, "; ".join(rec["flags"]), notes]))
+        lms_writer.writerow(_row([student, f"{rec['total']:g}"]))
+    write_atomic(out / "gradebook.csv", gradebook.getvalue())
+    write_atomic(out / "lms.csv", lms.getvalue())
     write_json(out / "manifest.json", {
-        "fingerprint": fingerprint,
+        "fingerprint": fingerprint, "assignment": assignment.name,
         "students": {s: {"entry": entries[s].name, "sha256": hashes[s],
                          "status": "graded" if s in records else "error",
                          "total": records[s]["total"] if s in records else None,
+                         "max": records[s]["max"] if s in records else top,
+                         "submitted": entries[s].submitted, "time_source": entries[s].time_source,
+                         "late": _late(entries[s], due), "note": entries[s].note,
                          "run_id": records[s]["run_id"] if s in records else None,
                          "result": f"results/{s}.json" if s in records else f"errors/{s}.json"}
                      for s in entries}})
-    summary = class_summary(records, errors, all_checks(), names)
+    summary = class_summary(records, errors, assignment.checks, names)
+    summary["assignment"] = {"name": assignment.name, "title": assignment.title, "max": top}
+    summary["late"] = sorted(s for s, e in entries.items() if _late(e, due) == "late")
+    summary["refused"] = {s: r["refused"] for s, r in sorted(records.items()) if r.get("refused")}
+    summary["renamed"] = {s: e.note for s, e in entries.items() if e.note}
     write_json(out / "summary.json", summary)
     write_atomic(out / "summary.md", summary_markdown(summary))
     if plots:
@@ -113,7 +145,7 @@ def class_summary(records, errors, checks, order=()):
 
 
 def summary_markdown(s):
-    lines = ["# Class summary", "",
+    lines = [f"# Class summary: {markdown(s['assignment']['title'])}" if s.get("assignment") else "# Class summary", "",
              f"{s['graded']} of {s['submissions']} submissions graded"
              + (f"; not graded (see errors/): {', '.join(markdown(e) for e in s['errors'])}" if s["errors"] else "")
              + ".", ""]
@@ -132,6 +164,14 @@ def summary_markdown(s):
             reason = markdown(r["common_mistakes"][0][0], 300) if r["common_mistakes"] else ""
             lines.append(f"| {markdown(r['exercise'])}: {markdown(r['name'])} | {r['failed']}/{r['attempted']} "
                          f"({100 * r['failure_rate']:.0f}%) | {reason} |")
+    if s.get("refused"):
+        lines += ["", "## Refused (a zero out of the full maximum)", ""]
+        lines += [f"- {markdown(student)}: {markdown(reason)}" for student, reason in s["refused"].items()]
+    if s.get("renamed"):
+        lines += ["", "## Notes on entries", ""]
+        lines += [f"- {markdown(student)}: {markdown(note)}" for student, note in s["renamed"].items()]
+    if s.get("late"):
+        lines += ["", f"## Late ({len(s['late'])})", "", ", ".join(markdown(x) for x in s["late"])]
     if s["flagged"]:
         lines += ["", "## Flagged for a look", "",
                   "Code that reaches for the process or the grader (found by reading, not running, it):", ""]

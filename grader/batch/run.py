@@ -10,9 +10,10 @@ import time
 import uuid
 from pathlib import Path
 
+from ..assignment import resolve
 from ..files import read_json, write_json
 from ..progress import Progress, say
-from .discovery import discover, submission_hash
+from .discovery import discover, parse_time, submission_hash
 from .reporting import write_outputs
 from .scheduling import Worker, schedule
 
@@ -21,9 +22,17 @@ FINGERPRINT_GLOBS = ("grader/**/*.py", "grader/checks/ids.lock.json", "posenc_re
                      "posenc_selfcheck/**/*.py", "posenc_selfcheck/data/*")
 
 
-def grader_fingerprint():
-    """Changes whenever anything that decides a grade changes."""
+def parse_due(text):
+    """--due: ISO 8601 (a space or 'T' between date and time); without an offset, UTC."""
+    return parse_time(text)
+
+
+def grader_fingerprint(assignment=None):
+    """Changes whenever anything that decides a grade changes: the grader, and the assignment's checks,
+    points and visibility."""
     digest = hashlib.sha256()
+    if assignment is not None:
+        digest.update(repr(assignment.spec()).encode() + b"\0")
     for pattern in FINGERPRINT_GLOBS:
         for f in sorted(REPO.glob(pattern)):
             if "__pycache__" not in f.parts and f.is_file():
@@ -39,17 +48,24 @@ def _interrupt(signum, frame):
     raise Interrupted()
 
 
-def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None):
-    """Grade every submission in `folder` not yet graded into `out`; write the gradebook and summary."""
+def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None, layout="auto", due=None,
+              nbgrader_gradebook=False):
+    """Grade every submission in `folder` not yet graded into `out`; write the gradebook and summary.
+    `due`: an aware datetime; later submissions are flagged late. `nbgrader_gradebook`: also write the
+    grades into the gradebook.db of the nbgrader course holding `folder` (grader/nbgrader_export.py)."""
     stream = stream or sys.stderr
+    assignment = resolve(settings)
     folder, out = Path(folder).resolve(), Path(out).resolve()
     for sub in ("results", "feedback", "errors", "plots"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     for tmp in out.rglob(".*.tmp"):  # left by a run that was killed mid-write
         tmp.unlink(missing_ok=True)
     say(f"reading {folder}…", settings.progress, stream)
-    entries = discover(folder)
-    fingerprint, run_id = grader_fingerprint(), uuid.uuid4().hex[:12]
+    used, entries = discover(folder, layout, assignment.nbgrader_name if settings.assignment else None)
+    if used == "nbgrader" and layout == "auto":
+        say(f"layout: nbgrader's submitted/<student>/<assignment>/ (every entry of {folder} fits it)",
+            settings.progress, stream)
+    fingerprint, run_id = grader_fingerprint(assignment), uuid.uuid4().hex[:12]
     hashes = {student: submission_hash(entry.path) for student, entry in entries.items()}
     todo = [s for s in entries if not _current(read_json(out / "results" / f"{s}.json"), hashes[s], fingerprint)]
     settings = settings.replace(protect=(*settings.protect, str(folder), str(out)))
@@ -75,8 +91,10 @@ def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None):
     job_list = []
     for student in todo:
         (out / "errors" / f"{student}.json").unlink(missing_ok=True)
-        job_list.append({"student": student, "path": str(entries[student].path), "name": entries[student].name,
-                         "out": str(out), "sha256": hashes[student], "fingerprint": fingerprint, "run_id": run_id})
+        entry = entries[student]
+        job_list.append({"student": student, "path": str(entry.path) if entry.path else None, "name": entry.name,
+                         "out": str(out), "sha256": hashes[student], "fingerprint": fingerprint, "run_id": run_id,
+                         "folder": str(folder), "assignment": assignment.name})
     previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         stats = schedule(job_list, jobs, lambda: Worker(env, settings.to_json(), REPO), timeout, on_reply, on_ready)
@@ -88,9 +106,16 @@ def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None):
             signal.signal(s, handler)
     seconds = time.monotonic() - start
     say("writing the gradebook, summary and plots…", settings.progress and bool(entries), stream)
-    summary = write_outputs(out, entries, hashes, fingerprint)
+    summary = write_outputs(out, entries, hashes, fingerprint, assignment, due)
+    summary["layout"] = f"{used} layout"
+    if nbgrader_gradebook:
+        from ..nbgrader_export import save_to_gradebook
+
+        say("writing the grades into nbgrader's gradebook…", settings.progress, stream)
+        summary["nbgrader"] = save_to_gradebook(folder, assignment, out, entries)
     write_json(out / "run.json", {
-        "run_id": run_id, "folder": str(folder), "jobs": jobs, "submissions": len(entries), "graded": len(todo),
+        "run_id": run_id, "folder": str(folder), "layout": used, "assignment": assignment.name, "jobs": jobs,
+        "submissions": len(entries), "graded": len(todo),
         "errors": sum(not r["ok"] for r in replies), "seconds": round(seconds, 2), "workers_ready_s": ready,
         "grading_seconds": [round(r.get("seconds", 0), 3) for r in replies if r["ok"]], "workers": stats,
         "fingerprint": fingerprint})

@@ -15,27 +15,58 @@ import signal
 import sys
 from pathlib import Path
 
+from ..assignment import report_for, resolve
 from ..files import write_atomic, write_json
-from ..records import Grade
+from ..records import Grade, Status, Verdict
 from ..remote import RemoteGrader
-from ..report import text_report
 from ..sandbox import confine
 from ..settings import Settings
 from ..submission import SubmissionError
 from .discovery import Entry
 from .reporting import record
 
+REPO = Path(__file__).resolve().parent.parent.parent
 
-def grade_one(grader, job):
+
+def refused(assignment, reason, name):
+    """A submission with nothing gradable: every check of the assignment not implemented, with the reason,
+    so its row shows the assignment's full maximum (CUDA checks skipped where no GPU is, as in grading)."""
+    cuda = os.path.exists("/dev/nvidiactl")
+    return Grade(name, [Verdict(c, Status.SKIPPED if c.cuda and not cuda else Status.MISSING, reason)
+                        for c in assignment.checks], [reason], 0.0)
+
+
+def scrub(text, paths):
+    """The text without the instructor's folders: {path: what to say instead} (the submission by its own
+    name, the class folder, the output folder, the repository by nothing)."""
+    for path in sorted((p for p in paths if p and p != "/"), key=len, reverse=True):
+        text = text.replace(path.rstrip("/") + "/", "").replace(path, paths[path] or ".")
+    return text
+
+
+def grade_one(grader, job, assignment):
     """Grade one submission and write its result and feedback; the reply for the parent."""
-    out, entry = Path(job["out"]), Entry(job["student"], Path(job["path"]), job["name"])
-    try:
-        grade = grader.grade(entry.path)
-    except SubmissionError as exc:  # nothing gradable was submitted: a graded zero, with the reason
-        grade = Grade(str(entry.path), [], [str(exc)], 0.0)
-    text = text_report(grade)
+    out = Path(job["out"])
+    entry = Entry(job["student"], Path(job["path"]) if job["path"] else None, job["name"])
+    private = {job.get("folder", ""): "", job["out"]: "", str(REPO): "", str(entry.path or ""): entry.name}
+    reason = ""
+    if entry.path is None:
+        reason = "nothing handed in for this assignment"
+    else:
+        try:
+            grade = assignment.apply(grader.grade(entry.path))
+        except SubmissionError as exc:  # nothing gradable was submitted: a graded zero, with the reason
+            reason = scrub(str(exc), private)
+    if reason:
+        grade = refused(assignment, reason, entry.name)
+    grade.submission = entry.name  # what the student handed in, not where the instructor keeps it
+    grade.notes = [scrub(n, private) for n in grade.notes]
+    grade.verdicts = [Verdict(v.check, v.status, scrub(v.feedback, private), v.mistake) for v in grade.verdicts]
+    text = report_for(grade, assignment)
     rec = record(entry, grade, job)
-    write_atomic(out / "feedback" / f"{entry.student}.txt", f"Feedback for {entry.student}\n\n{text}\n")
+    if reason:
+        rec["refused"] = reason
+    write_atomic(out / "feedback" / f"{entry.student}.txt", f"Feedback for {entry.name}\n\n{text}\n")
     write_json(out / "results" / f"{entry.student}.json", rec)  # last: its presence means "graded"
     return {"student": entry.student, "ok": True, "total": rec["total"], "max": rec["max"], "seconds": grade.seconds}
 
@@ -45,14 +76,16 @@ def main(settings_json):
     settings = Settings.from_json(settings_json)
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
-    grader = RemoteGrader(settings)  # its zygote, and the grading process forked from it (one thread each)
+    assignment = resolve(settings)
+    # its zygote, and the grading process forked from it (one thread each)
+    grader = RemoteGrader(settings, assignment.registry_checks() if settings.assignment else None)
     channel.write(json.dumps({"ready": os.getpid()}) + "\n")
     for line in sys.stdin:
         job = json.loads(line)
         if job.get("cmd") == "quit":
             break
         try:
-            reply = grade_one(grader, job)
+            reply = grade_one(grader, job, assignment)
         except Exception as exc:  # the grader failed: report it, keep serving
             reply = {"student": job["student"], "ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
         channel.write(json.dumps(reply) + "\n")
