@@ -83,12 +83,14 @@ from posenc_selfcheck import demo
 # on the float32 copy of the table, then casts back to its dtype. Three details decide the numbers:
 #
 # * **Bicubic**, not bilinear: each new value blends a $4\times4$ neighbourhood with Keys' (1981) cubic
-#   convolution kernel ($a = -0.75$ in PyTorch), which keeps the table smoother than linear blends, and whose
-#   negative lobes keep norms closer to the old ones (chapter 2 measured the dip of linear blends).
+#   convolution kernel, which keeps the table smoother than linear blends, and whose negative lobes keep norms
+#   closer to the old ones (chapter 2 measured the dip of linear blends).
 # * **`align_corners=False`** (what `None` means for these modes): new row $j$ samples old row
 #   $(j + \tfrac12)H/H' - \tfrac12$, centres to centres, as in chapter 2.
-# * **`antialias=True`**: when the grid *shrinks*, torch widens the kernel by the shrink factor, so every old
-#   row contributes (a low-pass filter before subsampling); when the grid grows, antialiasing changes nothing.
+# * **`antialias=True`**: PyTorch then takes another path. Its antialiased bicubic uses the cubic kernel with
+#   $a = -0.5$ (as PIL does) instead of $a = -0.75$ (as OpenCV does, and PyTorch without antialiasing), so the
+#   numbers differ even when the grid *grows*; and when the grid *shrinks*, the kernel is widened by the shrink
+#   factor, so every old row contributes (a low-pass filter before subsampling).
 #
 # The order of the two axes matters as soon as the grid is not square: `F.interpolate` takes `size=(H', W')`
 # for an input laid out $(1, d, H, W)$. Hugging Face's ViT (`interpolate_pos_encoding`) does the same operation
@@ -199,7 +201,8 @@ show_resized_channel()
 #| export
 def sincos_2d_table(grid_h, grid_w, d_model, base=10000.0, device=None):
     """(H·W, d): [sin(r ω) | cos(r ω) | sin(c ω) | cos(c ω)] for patch (r, c) = row r·W + c, ω_i = base^(-i/(d/4)),
-    i = 0 .. d/4 - 1. Computed in float64, returned in float32 (transformers' build_2d_sinusoidal_position_embedding)."""
+    i = 0 .. d/4 - 1. Computed in float64, returned in float32, as transformers'
+    build_2d_sinusoidal_position_embedding."""
     ### BEGIN SOLUTION
     # Hint: the idea: chapter 1's table twice, over d/4 frequencies each: a (sin, cos) block for the row of the
     #       patch and one for its column, concatenated. The row of patch k = r·W + c is k // W, its column k % W.
@@ -370,8 +373,9 @@ def check_axial_property(rope_fn, head_dim, grid=12, n_vectors=4, rtol=1e-3):
     count = grid * grid
     fq = rope_fn(q.expand(-1, 1, count, -1).contiguous(), positions)  # (V, 1, P, d)
     fk = rope_fn(k.expand(-1, 1, count, -1).contiguous(), positions)
-    if not (isinstance(fq, torch.Tensor) and isinstance(fk, torch.Tensor) and fq.shape == (n_vectors, 1, count, head_dim)
-            and fk.shape == fq.shape and torch.isfinite(fq).all() and torch.isfinite(fk).all()):
+    if not (isinstance(fq, torch.Tensor) and isinstance(fk, torch.Tensor)
+            and fq.shape == (n_vectors, 1, count, head_dim) and fk.shape == fq.shape
+            and torch.isfinite(fq).all() and torch.isfinite(fk).all()):
         return False
     fq, fk = fq[:, 0].double(), fk[:, 0].double()  # (V, P, d)
     for x, fx in ((q, fq), (k, fk)):
@@ -408,7 +412,8 @@ check("check_axial_property", check_axial_property)
 def run_axial_property_test(head_dim=32):
     from posenc_selfcheck.mine import load_exercises
 
-    apply_rope = getattr(load_exercises(["apply_rope"], quiet=True), "apply_rope", None)  # chapter 4 (yours if exported)
+    # chapter 4's apply_rope: yours if exported, else (in the course's repository) the course's
+    apply_rope = getattr(load_exercises(["apply_rope"], quiet=True), "apply_rope", None)
     if apply_rope is None:
         print("run_axial_property_test: skipped until chapter 4's apply_rope is exported")
         return

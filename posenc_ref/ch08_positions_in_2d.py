@@ -35,7 +35,8 @@ def resize_position_table_2d(table, old_grid, new_grid, num_prefix_tokens=1, mod
 
 def sincos_2d_table(grid_h, grid_w, d_model, base=10000.0, device=None):
     """(H·W, d): [sin(r ω) | cos(r ω) | sin(c ω) | cos(c ω)] for patch (r, c) = row r·W + c, ω_i = base^(-i/(d/4)),
-    i = 0 .. d/4 - 1. Computed in float64, returned in float32 (transformers' build_2d_sinusoidal_position_embedding)."""
+    i = 0 .. d/4 - 1. Computed in float64, returned in float32, as transformers'
+    build_2d_sinusoidal_position_embedding."""
     # Hint: the idea: chapter 1's table twice, over d/4 frequencies each: a (sin, cos) block for the row of the
     #       patch and one for its column, concatenated. The row of patch k = r·W + c is k // W, its column k % W.
     #       Shapes: omega (d/4,); rows, cols (H·W,); angles (H·W, d/4) each; the table (H·W, d)
@@ -92,8 +93,9 @@ def check_axial_property(rope_fn, head_dim, grid=12, n_vectors=4, rtol=1e-3):
     count = grid * grid
     fq = rope_fn(q.expand(-1, 1, count, -1).contiguous(), positions)  # (V, 1, P, d)
     fk = rope_fn(k.expand(-1, 1, count, -1).contiguous(), positions)
-    if not (isinstance(fq, torch.Tensor) and isinstance(fk, torch.Tensor) and fq.shape == (n_vectors, 1, count, head_dim)
-            and fk.shape == fq.shape and torch.isfinite(fq).all() and torch.isfinite(fk).all()):
+    if not (isinstance(fq, torch.Tensor) and isinstance(fk, torch.Tensor)
+            and fq.shape == (n_vectors, 1, count, head_dim) and fk.shape == fq.shape
+            and torch.isfinite(fq).all() and torch.isfinite(fk).all()):
         return False
     fq, fk = fq[:, 0].double(), fk[:, 0].double()  # (V, P, d)
     for x, fx in ((q, fq), (k, fk)):

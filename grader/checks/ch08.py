@@ -163,7 +163,8 @@ CHECKS = [
           id="grow_4x6_class_token_7x9"),
     Check(RESIZE, "shrink 7x7 to 3x5 (antialiased, as timm)", "call", resize(1 + 49, 6, (7, 7), (3, 5), seed=1),
           points=2, public=True, mistakes=RESIZE_MISTAKES, main=True,
-          hint="timm resizes with antialias=True: when the grid shrinks, every old row contributes",
+          hint="timm resizes with antialias=True: when the grid shrinks, the kernel widens and every old row "
+               "contributes",
           id="shrink_7x7_3x5_antialiased"),
     Check(RESIZE, "no prefix rows (num_prefix_tokens=0), 5x3 to 8x4", "call",
           resize(15, 4, (5, 3), (8, 4), seed=2, num_prefix_tokens=0), public=True, mistakes=RESIZE_MISTAKES,
@@ -226,7 +227,7 @@ CHECKS = [
           public=True, mistakes=AXIAL_MISTAKES, main=True,
           hint="θ_j = base^(-2j/(d/2)) over half the head; angles [r·θ | c·θ] (d/2), tables cat(angles, angles)",
           id="ids_0_16_head_dim_16"),
-    Check(AXIAL, "Qwen2-VL's patch order (2x2 blocks) for a 4x6 and a 2x2 grid, head_dim=32", "call",
+    Check(AXIAL, "Qwen2-VL's patch order (2x2 blocks) for a 4x6 and a 2x2 grid, head_dim=32", "call_ints",
           axial(long(QWEN_IDS), 32), public=True, mistakes=AXIAL_MISTAKES, main=True, id="qwen_order_head_dim_32"),
     Check(AXIAL, "ids up to 100, head_dim=64, base=100", "call", axial(randint(100, 12, 2, seed=1), 64, base=100.0),
           public=True, mistakes=AXIAL_MISTAKES, tol=angle_tol(100), id="ids_100_head_dim_64_base_100"),

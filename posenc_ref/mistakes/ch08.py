@@ -38,8 +38,8 @@ _RESIZE_TEXT = {
     "align_corners": "align_corners=True pins the corner patches; timm and Hugging Face use align_corners=False "
                      "(None means False for bicubic): new row j samples (j + 1/2)·H/H' - 1/2",
     "size_w_h": "the grid was resized to (W', H'): F.interpolate takes size=(H', W') for a (1, d, H, W) image",
-    "no_antialias": "without antialias=True: timm resizes with antialias=True, which matters when the grid "
-                    "shrinks (every old row then contributes)",
+    "no_antialias": "without antialias=True (Hugging Face's settings): timm resizes with antialias=True, where "
+                    "PyTorch's bicubic kernel uses a = -0.5 instead of -0.75, and is widened when the grid shrinks",
 }
 
 

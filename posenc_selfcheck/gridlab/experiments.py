@@ -37,10 +37,10 @@ class Config:
     train_grid: int = 8  # G0: every scheme trains on 8 x 8 patches
     eval_grids: tuple = (4, 6, 8, 12, 16)
     batch_size: int = 32
-    steps: int = 1500
+    steps: int = 1000
     lr: float = 2e-3
     warmup: int = 100
-    eval_samples: int = 1024  # grids scored at every size
+    eval_samples: int = 512  # grids scored at every size
     rope_base: float = 100.0  # 10000 leaves 3 of 4 frequencies almost still across 16 patches
     seed: int = 0
     threads: int = 1

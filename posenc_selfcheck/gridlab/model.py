@@ -56,12 +56,16 @@ class AxialRoPE(NoPositions):
         super().__init__()
         self.cos_sin, self.apply = impl.axial_rope_cos_sin, impl.apply_rope
         self.head_dim, self.base, self.scale = head_dim, base, 1.0
+        self.tables = {}  # (grid, scale, device) -> (cos, sin): the tables hold no parameter
 
     def rotate(self, t, grid):
-        positions = grid_positions(grid).to(t.device)  # (N, 2)
-        if self.scale != 1.0:
-            positions = positions.float() * self.scale
-        cos, sin = self.cos_sin(positions, self.head_dim, base=self.base)  # (N, head_dim) each
+        key = (grid, self.scale, t.device)
+        if key not in self.tables:
+            positions = grid_positions(grid).to(t.device)  # (N, 2)
+            if self.scale != 1.0:
+                positions = positions.float() * self.scale
+            self.tables[key] = self.cos_sin(positions, self.head_dim, base=self.base)  # (N, head_dim) each
+        cos, sin = self.tables[key]
         return self.apply(t, cos.to(t.dtype), sin.to(t.dtype))  # (B, H, N, head_dim)
 
 
