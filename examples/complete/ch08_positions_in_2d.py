@@ -3,6 +3,8 @@ resized through F.interpolate on an unflattened view with einops-like moves spel
 meshgrid and einsum, the M-RoPE ids written as per-token loops over each group, the sections chosen with a
 per-frequency index instead of split)."""
 
+import functools
+
 import torch
 import torch.nn.functional as F
 
@@ -82,15 +84,23 @@ def check_axial_property(rope_fn, head_dim, grid=12, n_vectors=4, rtol=1e-3):
     if down <= rtol * float(qn.min()) or right <= rtol * float(qn.min()):
         return False
     scores = torch.einsum("vad,vbd->vab", fq, fk)
-    first = {}  # displacement -> the first (a, b) pair with it
+    rows_a, rows_b = _first_pair_per_displacement(grid)
+    same = scores[:, rows_a, rows_b].reshape(scores.shape)
+    return bool(((scores - same).abs() <= rtol * (qn * kn)[:, None, None]).all())
+
+
+@functools.lru_cache(maxsize=8)
+def _first_pair_per_displacement(grid):
+    """For every pair of cells (a, b), the first pair (in row-major order) with the same displacement b - a."""
+    cells = [(r, c) for r in range(grid) for c in range(grid)]
+    first = {}
     rows_a, rows_b = [], []
     for a, (ra, ca) in enumerate(cells):
         for b, (rb, cb) in enumerate(cells):
             fa, fb = first.setdefault((rb - ra, cb - ca), (a, b))
             rows_a.append(fa)
             rows_b.append(fb)
-    same = scores[:, rows_a, rows_b].reshape(scores.shape)
-    return bool(((scores - same).abs() <= rtol * (qn * kn)[:, None, None]).all())
+    return rows_a, rows_b
 
 
 def mrope_position_ids(token_types, image_grid_thw=None, video_grid_thw=None, attention_mask=None,

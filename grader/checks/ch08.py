@@ -149,8 +149,9 @@ def verdict_check(name, want, head_dim=64, points=1.0, public=False):
     title = f"{verb} {ABOUT[name]}" + (f" (head_dim={head_dim})" if head_dim != 64 else "")
     check_id = f"{verb}_{name}" + (f"_head_dim_{head_dim}" if head_dim != 64 else "")
     check_id += "" if public else "_among_hidden"
+    about = {n: ABOUT[n] for n in expected}
     return Check(PROPERTY, title, "axial_property", {"candidates": order, "head_dim": head_dim}, expect="property",
-                 property="verdicts_2d", property_params={"expected": expected, "about": {n: ABOUT[n] for n in expected}},
+                 property="verdicts_2d", property_params={"expected": expected, "about": about},
                  points=points, public=public, id=check_id)
 
 
