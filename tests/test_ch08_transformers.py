@@ -179,3 +179,22 @@ def test_what_the_chapter_says_later_models_change():
     assert "self.pos_embed = nn.Embedding" in inspect.getsource(qwen3_vl.Qwen3VLVisionModel.__init__)
 
 
+
+
+def test_qwen2_5_vl_and_qwen3_vl_vision_towers_use_the_same_axial_rope():
+    """The comparison table's 'used by': the vision rotary embeddings of Qwen2.5-VL and Qwen3-VL build the same
+    tables as Qwen2-VL's (and the reference's)."""
+    from transformers.models.qwen2_5_vl import modeling_qwen2_5_vl as qwen2_5_vl
+    from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLVisionConfig
+    from transformers.models.qwen3_vl import modeling_qwen3_vl as qwen3_vl
+    from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLVisionConfig
+
+    ids = get_vision_position_ids(torch.tensor([[1, 6, 4]]), 2)
+    want = ref.axial_rope_cos_sin(ids, 16)
+    for config_cls, module in ((Qwen2_5_VLVisionConfig, qwen2_5_vl.Qwen2_5_VLVisionRotaryEmbedding),
+                               (Qwen3VLVisionConfig, qwen3_vl.Qwen3VLVisionRotaryEmbedding)):
+        config = config_cls(hidden_size=32, num_heads=2, depth=1)
+        config.rope_parameters = {"rope_type": "axial", "rope_theta": 10000.0}
+        cos, sin = module(config)(torch.zeros(1), ids)
+        torch.testing.assert_close(cos, want[0], **F32)
+        torch.testing.assert_close(sin, want[1], **F32)
