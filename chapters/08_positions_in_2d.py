@@ -62,9 +62,10 @@ from posenc_selfcheck import demo
 # although they sit at the two ends of the image; and patch $(r+1, c)$, directly below $(r, c)$, is $W$
 # positions away, a distance that changes with the width of the image. A 1-D RoPE over $p = rW + c$ turns each
 # plane by $\theta(W\,\Delta r + \Delta c)$: for one fixed $W$ that is still a function of the displacement
-# $(\Delta r, \Delta c)$, but a different one at every image width, so whatever a head learned about "one row
-# down" at $W = 14$ means "a row and a half down" at $W = 24$... or nothing. A 2-D scheme gives the row and the
-# column their own channels, and a score can depend on $(\Delta r, \Delta c)$ the same way at every size.
+# $(\Delta r, \Delta c)$, but a different one at every image width: an offset of 14 positions is "one row down"
+# at $W = 14$ and "14 columns to the right" at $W = 24$, so what a head learned about it at one width is wrong at
+# the other. A 2-D scheme gives the row and the column their own channels, and a score can depend on
+# $(\Delta r, \Delta c)$ the same way at every size.
 
 # %% [markdown]
 # ## 8.2 A learned table at a new resolution
@@ -236,10 +237,15 @@ check("sincos_2d_table", sincos_2d_table)
 # %% tags=["demo"]
 @demo
 def show_dot_products(side=8, d=64, ref=(3, 3)):
+    from posenc_selfcheck.mine import load_exercises
+
+    # chapter 1's table: yours if exported, else (in the course's repository) the course's
+    sinusoidal_table = getattr(load_exercises(["sinusoidal_table"], quiet=True), "sinusoidal_table", None)
+    if sinusoidal_table is None:
+        print("show_dot_products: skipped until chapter 1's sinusoidal_table is exported")
+        return
     two_d = sincos_2d_table(side, side, d)  # (64, d)
-    positions = torch.arange(side * side, dtype=torch.float64)[:, None]
-    omega = 1.0 / 10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
-    one_d = torch.cat([(positions * omega).sin(), (positions * omega).cos()], dim=-1).float()  # chapter 1's values
+    one_d = sinusoidal_table(side * side, d)  # (64, d): the flattened grid as 64 positions
     k = ref[0] * side + ref[1]
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
     for ax, table, title in ((axes[0], two_d, "2-D table"), (axes[1], one_d, "1-D table of the flattened grid")):
@@ -448,7 +454,7 @@ run_axial_property_test()
 # height, width), and let different frequencies of each head rotate by different ids: **multimodal RoPE**. As
 # transformers 5.23 implements it (`Qwen2VLModel.get_rope_index`), with $m$ = `spatial_merge_size` (2):
 #
-# * a **text** token has the same value in all three ids, one more than the token before it, so a text-only
+# * a **text** token has the same value in all three ids, and text counts up by one per token, so a text-only
 #   sequence gets exactly chapter 4's 1-D positions;
 # * the tokens of an **image** with a `grid_thw` of $(1, H, W)$ patches form an $(H/m)\times(W/m)$ grid of
 #   merged tokens, row-major; starting from $s$ (the next position), the token at grid cell $(i, j)$ gets ids
@@ -483,7 +489,7 @@ run_axial_property_test()
 #   $i \equiv 2 \pmod 3$ (within the first $3s_w$), and by the time id otherwise (its default `mrope_section`
 #   is $[24, 20, 20]$). It also splits each video into single frames separated by timestamp text, so each
 #   frame is a grid with $T = 1$; and its vision tower adds a learned position table, bilinearly interpolated
-#   to each image's grid, on top of the axial RoPE.
+#   to each image's grid (with `align_corners=True`), on top of the axial RoPE.
 
 # %% [markdown]
 # ### Exercise 8.5 — `mrope_position_ids(token_types, image_grid_thw=None, video_grid_thw=None, ...)`

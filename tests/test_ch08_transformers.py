@@ -198,3 +198,27 @@ def test_qwen2_5_vl_and_qwen3_vl_vision_towers_use_the_same_axial_rope():
         cos, sin = module(config)(torch.zeros(1), ids)
         torch.testing.assert_close(cos, want[0], **F32)
         torch.testing.assert_close(sin, want[1], **F32)
+
+
+def test_mae_checkpoints_put_the_column_blocks_first():
+    """The chapter's claim: ViTMAE initialises its (frozen) table with the halves swapped, [column | row], the
+    layout of MAE's original code that the pretrained weights use; the class token's row is zero."""
+    from transformers import ViTMAEConfig
+    from transformers.models.vit_mae.modeling_vit_mae import ViTMAEEmbeddings
+
+    config = ViTMAEConfig(image_size=8, patch_size=2, hidden_size=16, num_attention_heads=2)
+    embeddings = ViTMAEEmbeddings(config)
+    embeddings.initialize_weights()
+    table = embeddings.position_embeddings[0].detach()  # (1 + 16, 16)
+    rows_first = ref.sincos_2d_table(4, 4, 16)
+    torch.testing.assert_close(table[0], torch.zeros(16))
+    torch.testing.assert_close(table[1:], torch.cat([rows_first[:, 8:], rows_first[:, :8]], dim=-1), **F32)
+
+
+def test_qwen3_vl_interpolates_its_learned_vision_table_bilinearly_with_align_corners():
+    import inspect
+
+    from transformers.models.qwen3_vl import modeling_qwen3_vl as qwen3_vl
+
+    source = inspect.getsource(qwen3_vl.Qwen3VLVisionModel.__init__)
+    assert 'self.interpolation_mode = "bilinear"' in source and "self.interpolation_align_corners = True" in source
