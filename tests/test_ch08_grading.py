@@ -68,3 +68,28 @@ def test_hidden_candidates_stay_out_of_the_student_release():
     published = (ROOT / "posenc_selfcheck" / "probes_ch08.py").read_text()
     for name in {**ACCEPT, **REJECT}:
         assert name not in stored and name not in published, name
+
+
+def _property_score(test):
+    from tests.grading_support import judge_in_process
+
+    verdicts = [judge_in_process({"check_axial_property": test}, c) for c in CHECKS
+                if c.exercise == "check_axial_property"]
+    return sum(v.score for v in verdicts), sum(v.max_score for v in verdicts)
+
+
+def test_the_reference_test_earns_every_point_and_constant_or_layout_bound_tests_earn_none():
+    import torch
+
+    assert _property_score(posenc_ref.check_axial_property)[0] == _property_score(posenc_ref.check_axial_property)[1]
+    assert _property_score(lambda rope_fn, head_dim: True)[0] == 0
+    assert _property_score(lambda rope_fn, head_dim: False)[0] == 0
+
+    def qwen_numbers_only(rope_fn, head_dim):  # too strict: Qwen2-VL's layout, not the property
+        ids = torch.tensor([[r, c] for r in range(5) for c in range(5)])
+        x = torch.randn(1, 1, len(ids), head_dim, generator=torch.Generator().manual_seed(0))
+        want = posenc_ref.apply_rope(x, *posenc_ref.axial_rope_cos_sin(ids, head_dim))
+        return bool(torch.allclose(rope_fn(x, ids), want, atol=1e-4))
+
+    score, total = _property_score(qwen_numbers_only)
+    assert score <= 0.2 * total
