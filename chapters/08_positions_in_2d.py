@@ -95,8 +95,9 @@ from posenc_selfcheck import demo
 #
 # The order of the two axes matters as soon as the grid is not square: `F.interpolate` takes `size=(H', W')`
 # for an input laid out $(1, d, H, W)$. Hugging Face's ViT (`interpolate_pos_encoding`) does the same operation
-# with `mode="bicubic", align_corners=False` and without antialiasing, so the two libraries agree when a table
-# grows and differ slightly when it shrinks.
+# with `mode="bicubic", align_corners=False` and without antialiasing ($a = -0.75$), so the two libraries give
+# different tables from the same checkpoint, growing or shrinking: a resize must match the library the weights
+# were fine-tuned with.
 
 # %% [markdown]
 # ### Exercise 8.1 — `resize_position_table_2d(table, old_grid, new_grid, ...)`
@@ -184,8 +185,8 @@ show_resized_channel()
 # chapter 1). Note the ladder: $\omega_i = \text{base}^{-i/D}$ spans the whole range from 1 to nearly
 # $1/\text{base}$ within each quarter. This is transformers' `build_2d_sinusoidal_position_embedding` (used by
 # ViTMAE), whose layout is row first. MAE's original code, and with it the pretrained MAE checkpoints, have
-# the halves the other way round (column first: a variable-naming slip that the checkpoints baked in, and
-# transformers swaps the halves back when it initialises ViTMAE). Neither order is wrong by itself; a table
+# the halves the other way round (column first: a variable-naming slip that the checkpoints baked in; transformers
+# builds the row-first table and swaps its halves when it initialises ViTMAE, to match those weights). Neither order is wrong by itself; a table
 # must match the weights it is used with.
 #
 # Chapter 1's identity carries over block by block: moving one row down rotates each (sin, cos) pair of the
@@ -595,8 +596,10 @@ check("mrope_cos_sin", mrope_cos_sin)
 
 # %% [markdown]
 # The ids of a short prompt: two text tokens, a $1\times4\times4$ image (4 merged tokens), three text tokens, a
-# video of $3\times2\times4$ patches (6 tokens), one text token. Read the columns: the image's tokens share
-# their time id and spread over height and width; the text after the image starts at $2 + 2 = 4$.
+# video of $3\times2\times4$ patches (3 temporal patches on a $1\times2$ grid of merged tokens: 6 tokens), one
+# text token. Read the columns: the image's tokens share their time id and spread over height and width; the text
+# after the image starts at $2 + 2 = 4$; the text after the video starts at $7 + 2 = 9$, the value of the video's
+# last temporal id.
 
 # %% tags=["demo"]
 @demo
