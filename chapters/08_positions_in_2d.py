@@ -186,8 +186,8 @@ show_resized_channel()
 # $1/\text{base}$ within each quarter. This is transformers' `build_2d_sinusoidal_position_embedding` (used by
 # ViTMAE), whose layout is row first. MAE's original code, and with it the pretrained MAE checkpoints, have
 # the halves the other way round (column first: a variable-naming slip that the checkpoints baked in; transformers
-# builds the row-first table and swaps its halves when it initialises ViTMAE, to match those weights). Neither order is wrong by itself; a table
-# must match the weights it is used with.
+# builds the row-first table and swaps its halves when it initialises ViTMAE, to match those weights). Neither
+# order is wrong by itself; a table must match the weights it is used with.
 #
 # Chapter 1's identity carries over block by block: moving one row down rotates each (sin, cos) pair of the
 # row blocks by $\omega_i$ and leaves the column blocks alone, so the dot product of two patches' vectors is
