@@ -254,4 +254,56 @@ HINTS = {
         "so that a scheme with parameters trains with the model.",
         "key line: `h = self.scheme.embed(h, position_ids)`",
     ),
+    "resize_position_table_2d": (
+        "the patch rows are an image: set the num_prefix_tokens first rows aside, then reshape the rest to "
+        "(old_h, old_w, d) (row r·W + c is pixel (r, c)) and move the channels first, (1, d, H, W).",
+        "resize that image with `F.interpolate`, giving `size=(new_h, new_w)` (height first), `mode=mode`, "
+        "`align_corners=False` and `antialias=antialias`, in float32; then go back to (H'·W', d), row-major.",
+        "put the prefix rows back in front with `torch.cat` and return the table's dtype.",
+        "key line: `image = grid.float().reshape(old_h, old_w, d).permute(2, 0, 1)[None]`",
+    ),
+    "sincos_2d_table": (
+        "chapter 1's sinusoids twice, each over d/4 frequencies ω_i = base^(-i/(d/4)): one (sin, cos) pair of blocks "
+        "for the patch's row, one for its column.",
+        "patch k of a row-major grid sits at row k // grid_w and column k % grid_w; the table is "
+        "[sin(rω) | cos(rω) | sin(cω) | cos(cω)], each block d/4 wide (sines then cosines, not interleaved).",
+        "compute the angles in float64 (as transformers does) and return float32; build every tensor on `device`.",
+        "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), col_angles.cos()], "
+        "dim=-1)`",
+    ),
+    "axial_rope_cos_sin": (
+        "one frequency ladder over half the head: θ_j = base^(-2j/(d/2)) for j = 0 .. d/4 - 1, shared by the rows "
+        "and the columns.",
+        "each patch has d/2 angles: its row times θ, then its column times θ, [rθ | cθ]; "
+        "`position_ids.float()[..., None] * theta` gives (N, 2, d/4), and `angles.flatten(-2)` puts them side by side.",
+        "half layout: the tables are the cos and sin of `torch.cat((angles, angles), dim=-1)`, so coordinate j and "
+        "coordinate j + d/2 share one angle.",
+        "key line: `angles = angles.flatten(-2)`",
+    ),
+    "check_axial_property": (
+        "chapter 4's test on a grid: put the same random q (and k) on every cell of a grid x grid grid (row-major "
+        "(row, column) ids, shape (P, 2)) and call rope_fn once on (V, 1, P, d).",
+        "norms: |f(q, a)| = |q| for every cell, to a relative tolerance. Movement: f(q, (r, 0)) must differ from "
+        "f(q, (0, 0)) for some r, and f(q, (0, c)) for some c, or one axis is never used.",
+        "relative scores: compare every S[a, b] with the score of the same displacement Δ = b - a from the cell "
+        "start = (max(0, -Δr), max(0, -Δc)) to start + Δ, relative to |q|·|k|.",
+        "key line: `start = (-delta).clamp(min=0)`",
+    ),
+    "mrope_position_ids": (
+        "walk each row's real tokens group by group (a run of one kind) with a counter s, the next position.",
+        "a text run of n tokens takes s .. s + n - 1 in all three ids; a vision run takes the next row of its "
+        "grid_thw, (T, H/m, W/m) merged tokens, and token (t, i, j) gets (s + t, s + i, s + j) "
+        "(`torch.meshgrid(..., indexing=\"ij\")`).",
+        "after a vision run, s moves on by max(H, W)/m; padded positions (attention_mask 0) are left out and keep 0.",
+        "key line: `start += max(h, w)`",
+    ),
+    "mrope_cos_sin": (
+        "chapter 4's ladder over the whole head, θ_i = base^(-2i/d), multiplied by each of the three ids: angles "
+        "(3, B, L, d/2).",
+        "cut the d/2 frequencies into mrope_section's three blocks with `angles.split(list(mrope_section), dim=-1)`; "
+        "block k takes its angles from id k (time, height, width).",
+        "join the chosen blocks back to (B, L, d/2), then the half layout: cos and sin of "
+        "`torch.cat((chosen, chosen), dim=-1)`.",
+        "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
+    ),
 }

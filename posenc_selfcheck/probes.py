@@ -280,17 +280,18 @@ def run(ns, probe_name, params, exercise, table=None):
 # the catalog: this module's probes and every chapter's, listed explicitly
 # ----------------------------------------------------------------------------------------------
 try:  # (at the end: the chapter modules use the helpers above)
-    from . import probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_meta
+    from . import probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08, probes_meta
 except ImportError:  # flat in the sandbox
     import probes_ch03
     import probes_ch04
     import probes_ch05
     import probes_ch06
     import probes_ch07
+    import probes_ch08
     import probes_meta
 
 # every probe module beside this one (the sandbox copies each of these files)
-CHAPTER_MODULES = (probes_meta, probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07)
+CHAPTER_MODULES = (probes_meta, probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08)
 
 
 def catalog(*extra_modules):

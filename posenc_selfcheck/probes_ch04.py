@@ -117,14 +117,13 @@ def _verdict(value):
     return None
 
 
-@probe
-def relative_property(ns, exercise, candidates, head_dim):
-    """The learner's property test on each candidate: {name: True/False} or {name + ':error': why}."""
-    test = _get(ns, exercise)
+def verdicts_of(test, table, candidates, head_dim):
+    """A learner's property test run on each named candidate of `table`: {name: True/False} or
+    {name + ':error': why} (chapter 4's rope functions, chapter 8's 2-D ones)."""
     result = {}
     for name in candidates:
         try:
-            value = test(CANDIDATES[name], head_dim)
+            value = test(table[name], head_dim)
         except NotImplementedError:
             raise
         except Exception as exc:  # the learner's test may fail on a candidate: report it, go on
@@ -136,6 +135,12 @@ def relative_property(ns, exercise, candidates, head_dim):
         else:
             result[name] = verdict
     return result
+
+
+@probe
+def relative_property(ns, exercise, candidates, head_dim):
+    """The learner's property test on each candidate: {name: True/False} or {name + ':error': why}."""
+    return verdicts_of(_get(ns, exercise), CANDIDATES, candidates, head_dim)
 
 
 # ----------------------------------------------------------------------------------------------

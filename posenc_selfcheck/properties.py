@@ -66,9 +66,9 @@ def orthogonal(got, atol=1e-5):
 
 
 # every chapter's properties, listed explicitly (at the end: they use the helpers above)
-from . import properties_ch03, properties_ch04, properties_ch07  # noqa: E402
+from . import properties_ch03, properties_ch04, properties_ch07, properties_ch08  # noqa: E402
 
-for _module in (properties_ch03, properties_ch04, properties_ch07):
+for _module in (properties_ch03, properties_ch04, properties_ch07, properties_ch08):
     if set(PROPERTIES) & set(_module.PROPERTIES):
         raise ValueError(f"property names defined twice: {sorted(set(PROPERTIES) & set(_module.PROPERTIES))}")
     PROPERTIES.update(_module.PROPERTIES)

@@ -20,12 +20,11 @@ def decode_matches_full(got, atol=1e-5, rtol=1e-4):
     return True, ""
 
 
-@prop
-def verdicts(got, expected, about):
-    """The learner's check_relative_property returned expected[name] for every candidate.
-
-    `expected` lists the candidate under test first, then anchors (one correct RoPE, one broken) that
-    every check also asks about, so a test that answers the same for everything scores nothing."""
+def judge_verdicts(got, expected, about, has_property, lacks_property):
+    """The learner's property test returned expected[name] for every candidate (`expected` lists the candidate
+    under test first, then anchors, a correct and a broken one, that every check also asks about, so a test that
+    answers the same for everything scores nothing). `has_property` and `lacks_property` explain a wrong False and
+    a wrong True."""
     for n, (name, want) in enumerate(expected.items()):
         what = about.get(name, name)
         if f"{name}:error" in got:
@@ -36,12 +35,18 @@ def verdicts(got, expected, about):
         if got[name] != want:
             anchor = "" if n == 0 else " (every check also asks about this one)"
             if want:
-                return False, (f"returned False for {what}, which has the property{anchor}: scores depend only "
-                               "on m - n, norms are kept, and the rotation changes with the position. Test the "
-                               "property, not one implementation's numbers, and allow for float32 rounding (a few "
-                               "1e-6 of |q| |k| at positions in the hundreds)")
-            return False, (f"returned True for {what}, which does not have the property{anchor}. Check that "
-                           "|f(x, m)| = |x|, that every score f(q, m)·f(k, n) equals the score at the same "
-                           "distance from position 0, over positions spread across a few hundred, and that "
-                           "f(q, m) changes with m at all")
+                return False, f"returned False for {what}, which has the property{anchor}: {has_property}"
+            return False, f"returned True for {what}, which does not have the property{anchor}. {lacks_property}"
     return True, ""
+
+
+@prop
+def verdicts(got, expected, about):
+    """The learner's check_relative_property returned expected[name] for every candidate."""
+    return judge_verdicts(
+        got, expected, about,
+        "scores depend only on m - n, norms are kept, and the rotation changes with the position. Test the "
+        "property, not one implementation's numbers, and allow for float32 rounding (a few 1e-6 of |q| |k| at "
+        "positions in the hundreds)",
+        "Check that |f(x, m)| = |x|, that every score f(q, m)·f(k, n) equals the score at the same distance from "
+        "position 0, over positions spread across a few hundred, and that f(q, m) changes with m at all")

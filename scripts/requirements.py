@@ -3,7 +3,8 @@
     python scripts/requirements.py test notebook      # what scripts/setup.sh installs by default
 
 pyproject.toml stays the one list (environment.yml mirrors it, tests/test_packaging.py checks that).
-torch is left out with --without-torch: setup.sh installs it first, from the right index.
+torch is left out with --without-torch: setup.sh installs it first, from the right index. With --only, the
+extras' own requirements without the dependencies (setup.sh installs the timm extra that way, with --no-deps).
 """
 
 import re
@@ -18,12 +19,12 @@ except ImportError:  # Python 3.10: the same parser, as vendored by pip (tomli)
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
 
-def requirements(extras, without_torch=False):
+def requirements(extras, without_torch=False, only=False):
     project = tomllib.loads(PYPROJECT.read_text())["project"]
     unknown = sorted(set(extras) - set(project["optional-dependencies"]))
     if unknown:
         raise SystemExit(f"unknown extra {', '.join(unknown)}; known: {', '.join(project['optional-dependencies'])}")
-    deps = list(project["dependencies"])
+    deps = [] if only else list(project["dependencies"])
     for extra in extras:
         deps += project["optional-dependencies"][extra]
     if without_torch:
@@ -32,8 +33,9 @@ def requirements(extras, without_torch=False):
 
 
 def main(argv):
-    without_torch = "--without-torch" in argv
-    print("\n".join(requirements([a for a in argv if a != "--without-torch"], without_torch)))
+    flags = {"--without-torch", "--only"}
+    extras = [a for a in argv if a not in flags]
+    print("\n".join(requirements(extras, "--without-torch" in argv, only="--only" in argv)))
     return 0
 
 

@@ -116,6 +116,10 @@ trap 'rm -f "$REQ"' EXIT
 say "[3/4] dependencies of pyproject.toml (${EXTRAS[*]}): $(sed 's/[<>=!~; ].*//' "$REQ" | tr '\n' ' ')"
 say "      about 650 MB installed in a fresh environment (JupyterLab, transformers, matplotlib, numpy)"
 pip_install -r "$REQ"
+# timm, chapter 8's oracle, with the test extra and without its dependencies (see the timm extra in pyproject.toml)
+if printf '%s\n' "${EXTRAS[@]}" | grep -qx test; then
+    pip_install --no-deps $("$PY" scripts/requirements.py --only timm)
+fi
 
 # ---- 4. the course's own Jupyter kernel, inside the environment (never the user-wide "python3")
 "$PY" -m ipykernel install --sys-prefix --name "$KERNEL_NAME" --display-name "Python 3 ($KERNEL_NAME)" >/dev/null

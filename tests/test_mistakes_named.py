@@ -53,7 +53,7 @@ def selfcheck_names():
 
 def test_every_chapter_has_mistakes_and_each_is_named_by_a_check_of_its_exercise(grader_names):
     chapters = {m.impl.__module__.rsplit(".", 1)[-1] for m in MISTAKES.values()}
-    assert chapters == {f"ch0{n}" for n in range(8)}
+    assert chapters == {f"ch0{n}" for n in range(9)}
     assert sorted(set(MISTAKES) - set(grader_names)) == []
     for name, key in grader_names.items():
         assert key.split(".")[0] == MISTAKES[name].exercise, name

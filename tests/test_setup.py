@@ -181,3 +181,12 @@ def test_the_environment_is_the_active_one_else_the_projects_venv(variables, exp
     out = subprocess.run(["bash", "-c", f"source {ROOT / 'scripts' / 'env.sh'}; echo $PY"], env=env,
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == expected
+
+
+def test_timm_comes_with_the_test_extra_without_its_dependencies(tmp_path):
+    """timm's torchvision from PyPI would not match a CPU torch (and breaks transformers' Qwen2-VL import)."""
+    run, log = run_setup(tmp_path, torch="2.6.0")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "-m pip install --no-deps timm==1.0.31" in log.splitlines()
+    requirements = [line.split(": ", 1)[1] for line in log.splitlines() if line.startswith("  requirement: ")]
+    assert not [r for r in requirements if r.startswith(("timm", "torchvision"))]

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from grader.spec import ID
 
-from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07
+from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08
 
 CHAPTERS = {
     "ch00": ch00.CHECKS,
@@ -24,6 +24,7 @@ CHAPTERS = {
     "ch05": ch05.CHECKS,
     "ch06": ch06.CHECKS,
     "ch07": ch07.CHECKS,
+    "ch08": ch08.CHECKS,
 }
 
 

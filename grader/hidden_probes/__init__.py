@@ -22,7 +22,7 @@ import importlib
 from functools import lru_cache
 from pathlib import Path
 
-MODULE_NAMES = ("probes_ch03_hidden", "probes_ch04_hidden")
+MODULE_NAMES = ("probes_ch03_hidden", "probes_ch04_hidden", "probes_ch08_hidden")
 FILES = tuple(Path(__file__).parent / f"{name}.py" for name in MODULE_NAMES)
 
 

@@ -19,10 +19,10 @@ class Mistake:
 
 def _registry():
     """Every chapter's mistakes, listed explicitly (a chapter's file counts once it is named here)."""
-    from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07
+    from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08
 
     out = {}
-    for chapter in (ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07):
+    for chapter in (ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08):
         clash = set(out) & set(chapter.MISTAKES)
         if clash:
             raise ValueError(f"mistake names used twice: {sorted(clash)}")

@@ -371,6 +371,14 @@ FACTS = {  # where it acts, what it learns, what chapter 6 measured, who uses it
     "RoPE + YaRN": ("queries and keys", "0", "as RoPE", "YaRN (Peng et al. 2023); DeepSeek-V2, Qwen2's "
                     "long-context setting"),
     "RoPE + llama3": ("queries and keys", "0", "as RoPE", "Llama 3.1 (not measured here)"),
+    # chapter 8: positions on a grid (measured in chapter 8's experiment, not here)
+    "learned 2-D, resized": ("input, once", "H·W x d", "one addition; a bicubic resize per new resolution",
+                             "ViT, DeiT (timm's resample_abs_pos_embed at a new image size; ch. 8)"),
+    "2-D sinusoidal": ("input, once", "0", "one addition", "MAE (ViTMAE in transformers; ch. 8)"),
+    "axial 2-D RoPE": ("queries and keys", "0", "as RoPE", "the vision towers of Qwen2-VL, Qwen2.5-VL and "
+                       "Qwen3-VL (ch. 8)"),
+    "M-RoPE": ("queries and keys", "0", "as RoPE, three ids per token", "the language models of Qwen2-VL and "
+               "Qwen2.5-VL; interleaved in Qwen3-VL (ch. 8)"),
 }
 
 

@@ -1,0 +1,26 @@
+"""Chapter 8's laboratory: a small ViT-style encoder trained on a synthetic grid task at one grid size and
+evaluated at smaller and larger grids, with positions from your chapter 8 (and chapter 4) code.
+
+    from posenc_selfcheck import gridlab
+    impl = gridlab.load_exercises()                  # your resize_position_table_2d, ..., apply_rope
+    experiment = gridlab.GridLab(impl)
+    experiment.run("results/")                       # or one step at a time: see experiments.py
+
+From a terminal (inside the course's repository, or with chapters 4 and 8 exported):
+
+    python -m posenc_selfcheck.gridlab --out results/   # POSENC_CH8_RUN=reduced for the small configuration
+"""
+
+from __future__ import annotations
+
+from ..mine import load_exercises as _load
+from .experiments import ENV, EXERCISES, FULL, REDUCED, SCHEMES, Config, GridLab, config_from_env
+
+
+def load_exercises(names=EXERCISES, **kwargs):
+    """The exercises the schemes are built from (see posenc_selfcheck.mine.load_exercises)."""
+    return _load(list(names), **kwargs)
+
+
+__all__ = ["Config", "ENV", "EXERCISES", "FULL", "GridLab", "REDUCED", "SCHEMES", "config_from_env",
+           "load_exercises"]

@@ -1,0 +1,27 @@
+"""Chapter 8's figure, drawn from the experiment's results (a matplotlib Figure, not pyplot state)."""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+
+STYLE = {"no positions": ("k", "-"), "learned, resized": ("tab:brown", "-"), "2-D sinusoidal": ("tab:orange", "-"),
+         "axial RoPE": ("tab:blue", "-"), "axial RoPE, positions scaled": ("tab:blue", ":")}
+
+
+def resolution(out):
+    """Accuracy against grid size, one line per scheme, the training grid marked."""
+    fig = Figure(figsize=(7, 4.2))
+    ax = fig.subplots()
+    for name, row in out["accuracy"].items():
+        color, style = STYLE.get(name, (None, "-"))
+        ax.plot(out["grids"], row, marker="o", ms=4, color=color, ls=style, label=name)
+    ax.plot(out["grids"], out["majority"], color="0.6", ls="--", label="always the most frequent class")
+    ax.axvline(out["train_grid"], color="0.6", lw=0.8)
+    ax.set_xticks(out["grids"], [f"{g}x{g}" for g in out["grids"]])
+    ax.set_xlabel("grid of patches at evaluation")
+    ax.set_ylabel("accuracy (9 directions)")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"trained at {out['train_grid']}x{out['train_grid']}: where is the marker?")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
