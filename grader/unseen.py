@@ -124,7 +124,7 @@ class _Draws:
             options = spec["of"]
         else:
             raise ValueError(f"unknown draw {kind!r}")
-        value = options[self._number() % len(options)]
+        value = self.resolve(options[self._number() % len(options)])  # an option may hold draws of its own
         if spec.get("name"):
             self.named[spec["name"]] = value
         return value

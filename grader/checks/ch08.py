@@ -3,7 +3,7 @@ mrope_position_ids, mrope_cos_sin."""
 
 import hashlib
 
-from grader.spec import Check
+from grader.spec import SEED, Check, draw_choice, draw_int, find, pairs, same, shuffled, unseen_like
 
 RESIZE, SINCOS, AXIAL, PROPERTY, IDS, MROPE = ("resize_position_table_2d", "sincos_2d_table", "axial_rope_cos_sin",
                                                "check_axial_property", "mrope_position_ids", "mrope_cos_sin")
@@ -158,12 +158,12 @@ def verdict_check(name, want, head_dim=64, points=1.0, public=False):
 CHECKS = [
     # ---- resize_position_table_2d -----------------------------------------------------------------------
     Check(RESIZE, "grow a 4x6 grid with a class token to 7x9 (timm: bicubic, align_corners=False)", "call",
-          resize(1 + 24, 8, (4, 6), (7, 9)), points=2, public=True, mistakes=RESIZE_MISTAKES, main=True,
+          resize(1 + 24, 8, (4, 6), (7, 9)), points=2, public=True, mistakes=RESIZE_MISTAKES,
           hint="set the class token's row aside; reshape the other rows to (1, d, H, W) (row r·W + c is pixel (r, c)), "
                "F.interpolate(..., size=(H', W'), mode='bicubic', align_corners=False, antialias=True), flatten back",
           id="grow_4x6_class_token_7x9"),
     Check(RESIZE, "shrink 7x7 to 3x5 (antialiased, as timm)", "call", resize(1 + 49, 6, (7, 7), (3, 5), seed=1),
-          points=2, public=True, mistakes=RESIZE_MISTAKES, main=True,
+          points=2, public=True, mistakes=RESIZE_MISTAKES,
           hint="timm resizes with antialias=True: when the grid shrinks, the kernel widens and every old row "
                "contributes",
           id="shrink_7x7_3x5_antialiased"),
@@ -205,9 +205,9 @@ CHECKS = [
 ] + [
     # ---- sincos_2d_table -----------------------------------------------------------------------------------
     Check(SINCOS, "a 4x6 grid, d_model=16", "call", {"args": [4, 6, 16]}, points=2, public=True,
-          mistakes=SINCOS_MISTAKES, main=True, id="grid_4x6_d_16"),
+          mistakes=SINCOS_MISTAKES, id="grid_4x6_d_16"),
     Check(SINCOS, "a 14x14 grid, d_model=64 (MAE's grid)", "call", {"args": [14, 14, 64]}, public=True,
-          mistakes=SINCOS_MISTAKES, main=True, id="grid_14x14_d_64"),
+          mistakes=SINCOS_MISTAKES, id="grid_14x14_d_64"),
     Check(SINCOS, "a single row (1x7), d_model=8", "call", {"args": [1, 7, 8]}, public=True, mistakes=SINCOS_MISTAKES,
           hint="with one row, every row angle is 0: the row blocks hold sin 0 = 0 and cos 0 = 1",
           id="single_row_1x7_d_8"),
@@ -225,11 +225,11 @@ CHECKS = [
 ] + [
     # ---- axial_rope_cos_sin --------------------------------------------------------------------------------
     Check(AXIAL, "(row, column) ids in [0, 16), head_dim=16", "call", axial(randint(16, 10, 2), 16), points=2,
-          public=True, mistakes=AXIAL_MISTAKES, main=True,
+          public=True, mistakes=AXIAL_MISTAKES,
           hint="θ_j = base^(-2j/(d/2)) over half the head; angles [r·θ | c·θ] (d/2), tables cat(angles, angles)",
           id="ids_0_16_head_dim_16"),
     Check(AXIAL, "Qwen2-VL's patch order (2x2 blocks) for a 4x6 and a 2x2 grid, head_dim=32", "call_ints",
-          axial(long(QWEN_IDS), 32), public=True, mistakes=AXIAL_MISTAKES, main=True, id="qwen_order_head_dim_32"),
+          axial(long(QWEN_IDS), 32), public=True, mistakes=AXIAL_MISTAKES, id="qwen_order_head_dim_32"),
     Check(AXIAL, "ids up to 100, head_dim=64, base=100", "call", axial(randint(100, 12, 2, seed=1), 64, base=100.0),
           public=True, mistakes=AXIAL_MISTAKES, tol=angle_tol(100), id="ids_100_head_dim_64_base_100"),
     Check(AXIAL, "head_dim=6 raises ValueError naming it", "raises", axial(randint(4, 3, 2), 6), expect="raises",
@@ -256,12 +256,12 @@ CHECKS = [
     verdict_check("axial_columns_only", False, head_dim=16),
     # ---- mrope_position_ids ------------------------------------------------------------------------------
     Check(IDS, "text, a 1x4x4 image, text", "call_ints", prompt(ONE_IMAGE, images=[[1, 4, 4]]), points=2,
-          public=True, mistakes=IDS_MISTAKES, main=True,
+          public=True, mistakes=IDS_MISTAKES,
           hint="text takes s, s + 1, ... in all three ids; the image's token (t, i, j) takes (s + t, s + i, s + j); "
                "the text after it starts at s + max(H, W)/m", id="text_image_text"),
     Check(IDS, "two images and a video with 4 temporal patches (more time than space), between text", "call_ints",
           prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS), points=2, public=True,
-          mistakes=IDS_MISTAKES, main=True,
+          mistakes=IDS_MISTAKES,
           hint="a 1x4x8 image is a 2x4 grid of merged tokens (height 2, width 4); after a video, transformers 5.23 "
                "moves on by max(H, W)/m as after an image, whatever T is", id="two_images_video"),
     Check(IDS, "a batch of two, the second left-padded by 3 (attention_mask)", "call_ints",
@@ -285,13 +285,13 @@ CHECKS = [
           cuda=True, hint="build the ids on token_types.device", id="cuda_int64"),
     # ---- mrope_cos_sin -----------------------------------------------------------------------------------
     Check(MROPE, "the ids of two images and a video, head_dim=16, mrope_section=[2, 3, 3]", "call_ints",
-          mrope(long(SEVERAL_IDS), 16, [2, 3, 3]), points=2, public=True, mistakes=MROPE_MISTAKES, main=True,
+          mrope(long(SEVERAL_IDS), 16, [2, 3, 3]), points=2, public=True, mistakes=MROPE_MISTAKES,
           hint="angles of every id with chapter 4's ladder over the whole head, (3, B, L, d/2); the first s_t "
                "frequencies from the time id, the next s_h from the height id, the last s_w from the width id; "
                "tables cat(angles, angles)", id="several_head_dim_16"),
     Check(MROPE, "Qwen2-VL's head: head_dim=128, mrope_section=[16, 24, 24], ids up to 300", "call",
           mrope({"t": "randint", "low": 0, "high": 300, "shape": [3, 2, 7], "seed": 1}, 128, [16, 24, 24]),
-          public=True, mistakes=MROPE_MISTAKES, main=True, tol=angle_tol(300), id="qwen2_vl_head_128"),
+          public=True, mistakes=MROPE_MISTAKES, tol=angle_tol(300), id="qwen2_vl_head_128"),
     Check(MROPE, "text ids (three equal rows) give chapter 4's RoPE tables", "call_ints",
           mrope(long([[[0, 1, 2, 3, 4, 5]]] * 3), 8, [1, 1, 2], base=100.0), public=True,
           mistakes=MROPE_MISTAKES, id="text_ids_plain_rope"),
@@ -308,4 +308,45 @@ CHECKS = [
                                              128, [16, 24, 24]), "device": "cuda"},
           cuda=True, tol=angle_tol(300), hint="build the frequencies with device=position_ids.device",
           id="cuda_float32"),
+]
+
+
+# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
+def drawn(*shape):
+    return {"t": "randn", "shape": list(shape), "seed": SEED}
+
+
+def drawn_ids(high, *shape):
+    return {"t": "randint", "low": 0, "high": high, "shape": list(shape), "seed": SEED}
+
+
+# prompts the release has never shown: text, one image of (2h) x (2w) patches (h·w tokens), text
+PROMPTS = [prompt([[T] * before + [I] * (h * w) + [T] * after], images=[[1, 2 * h, 2 * w]])
+           for before in (1, 2, 3) for h in (1, 2, 3) for w in (1, 2, 3) for after in (1, 2) if h * w > 1]
+# head sizes with their frequency sections (the three sections add up to head_dim / 2)
+HEADS = [(16, [2, 3, 3]), (32, [4, 6, 6]), (32, [8, 4, 4]), (64, [8, 12, 12])]
+CHECKS += [
+    unseen_like(find(CHECKS, RESIZE, "grow_4x6_class_token_7x9"),
+                {"args": [drawn(same("w", times=4, plus=1), draw_choice(4, 6, 8)), [4, draw_int(3, 5, name="w")],
+                          [draw_int(5, 8), draw_int(5, 9)]], "kwargs": {}},
+                "grow a 4 x W grid with a class token, sizes drawn for this submission", id="main_grow"),
+    unseen_like(find(CHECKS, SINCOS, "grid_4x6_d_16"),
+                {"args": [draw_int(2, 9), draw_int(2, 9), draw_choice(8, 16, 32)]},
+                "a grid and d_model drawn for this submission", id="main_grid"),
+    unseen_like(find(CHECKS, AXIAL, "ids_0_16_head_dim_16"), axial(drawn_ids(16, draw_int(4, 12), 2),
+                                                                   draw_choice(8, 16, 32)),
+                "(row, column) ids and head_dim drawn for this submission", id="main_tables"),
+    unseen_like(verdict_check(GOOD, True, public=True),
+                {"candidates": shuffled(draw_choice(*ACCEPT, name="good"), draw_choice(*REJECT, name="bad")),
+                 "head_dim": draw_choice(16, 32, 64)},
+                "tells a correct 2-D RoPE from a broken one, both drawn for this submission", id="main_verdicts",
+                property_params={"expected": pairs((same("good"), True), (same("bad"), False)),
+                                 "about": pairs((same("good"), "the correct 2-D RoPE drawn for this submission"),
+                                                (same("bad"), "the broken 2-D RoPE drawn for this submission"))}),
+    unseen_like(find(CHECKS, IDS, "text_image_text"), draw_choice(*PROMPTS),
+                "text, an image and text drawn for this submission", id="main_prompt"),
+    unseen_like(find(CHECKS, MROPE, "qwen2_vl_head_128"),
+                draw_choice(*[mrope(drawn_ids(50, 3, 2, draw_int(3, 9)), head_dim, section)
+                              for head_dim, section in HEADS]),
+                "ids, head_dim and mrope_section drawn for this submission", id="main_tables", tol=angle_tol(50)),
 ]
