@@ -46,6 +46,7 @@ import select
 import signal
 import socket
 import sys
+import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -78,6 +79,7 @@ except ImportError:
 BLOCKED = ("posenc_ref", "grader")
 NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 EXIT_SETUP_FAILED = 97  # the child could not be confined: a grader problem, never the learner's
+STMT_GRACE = 1.0  # seconds a top-level statement may run past its alarm before the server ends the child
 
 
 class _Blocker:
@@ -235,6 +237,7 @@ class Receiver:
         self.outdir, self.allowed, self.on_result = outdir, allowed, on_result
         self.line_bytes, self.total_left = line_bytes, total_bytes
         self.buffer, self.skipping, self.progress, self.dropped = bytearray(), False, None, 0
+        self.progress_at = time.monotonic()
 
     def feed(self, data):
         self.buffer += data
@@ -266,6 +269,7 @@ class Receiver:
             return
         if name == "_progress":
             self.progress = payload[:16].decode("ascii", "replace")
+            self.progress_at = time.monotonic()
             return
         self.total_left -= len(payload)
         path = os.path.join(self.outdir, name)
@@ -288,11 +292,25 @@ def _drain(fd, receiver):
         receiver.feed(chunk)
 
 
-def _reap(wake_fd, pid, read_fd, receiver):
-    """Wait for the child `pid` while reading its results; reap adopted orphans on the way."""
-    status, open_ = None, True
+def _overran(receiver, stmt_limit):
+    """True when the child has been executing one top-level statement for longer than its alarm allows (a
+    statement that catches the alarm's exception, or blocks it)."""
+    return (receiver.progress or "").isdigit() and time.monotonic() - receiver.progress_at > stmt_limit + STMT_GRACE
+
+
+def _reap(wake_fd, pid, read_fd, receiver, stmt_limit):
+    """Wait for the child `pid` while reading its results; reap adopted orphans on the way. A statement that
+    outlives its alarm is ended here (the statement watchdog), so the exercise can run again without it within
+    its time. (status, whether the watchdog ended it)."""
+    status, open_, overran = None, True, False
     while status is None:
-        ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 1.0)
+        ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 0.5)
+        if not overran and _overran(receiver, stmt_limit):
+            overran = True
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
         if wake_fd in ready:
             try:
                 os.read(wake_fd, 4096)
@@ -311,7 +329,7 @@ def _reap(wake_fd, pid, read_fd, receiver):
                 status = st
     if open_:
         _drain(read_fd, receiver)
-    return status
+    return status, overran
 
 
 def _clean_up(uid):
@@ -373,7 +391,7 @@ def run_exercise(job, request_fd, out, n):
     allowed = {f"{token}.{ext}" for token in job.tokens for ext in ("json", "safetensors")}
     receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
                         on_result=lambda token: out.send(wire.ResultReady(token)))
-    status = _reap(WAKE[-1], pid, read_fd, receiver)
+    status, overran = _reap(WAKE[-1], pid, read_fd, receiver, job.stmt_timeout)
     os.close(read_fd)
     _clean_up(job.uid)
     oom = bool(GROUP) and GROUP[0].oom_killed()
@@ -385,7 +403,7 @@ def run_exercise(job, request_fd, out, n):
         confine.remove_sysv_ipc(os.getuid(), keep=ipc_before)
     if rule["clean_files_of_uid"]:
         confine.remove_files_of(job.uid)
-    out.send(wire.Ended(pid, status, receiver.progress, receiver.dropped, oom, note))
+    out.send(wire.Ended(pid, status, receiver.progress, receiver.dropped, oom, note, overran))
 
 
 def session(sock):

@@ -125,3 +125,4 @@ class Ended(_Message):
     dropped: int = 0  # result lines it could not parse
     oom: bool = False
     note: object = None  # what the server could not do as asked (no cgroup, ...)
+    overran: bool = False  # the server ended it: one top-level statement ran past its alarm

@@ -496,7 +496,9 @@ class Session:
             self._close_server()
             ended = None
         elif not run.ended:
-            run.ended = "was killed: out of memory" if ended.oom else self._ended(ended.status)
+            run.ended = ("was killed: out of memory" if ended.oom else
+                         f"was ended: one top-level statement ran past {self.limits.stmt_seconds:g} s, ignoring the "
+                         "statement's alarm" if ended.overran else self._ended(ended.status))
         if ended is not None and ended.note:
             run.log.append(("sandbox", ended.note))
         shutil.rmtree(workdir, ignore_errors=True)
