@@ -331,6 +331,11 @@ def positions():
 
 
 EVEN = draw_int(2, 32, step=2)
+# three correct and three broken candidates from the hidden catalogues (distinct: each drawn from its own third),
+# in an order drawn for this submission: a guess passes with probability 1/20; their descriptions stay hidden
+DRAWN_NAMES = ("good1", "good2", "good3", "bad1", "bad2", "bad3")
+DRAWN_CANDIDATES = shuffled(*[draw_choice(*list(ACCEPT)[n::3], name=f"good{n + 1}") for n in range(3)],
+                            *[draw_choice(*list(REJECT)[n::3], name=f"bad{n + 1}") for n in range(3)])
 CHECKS += [
     unseen_like(find(CHECKS, "rope_inv_freq", "matches_reference_head_dim_8"), call(EVEN),
                 "matches the reference for a head_dim drawn for this submission", id="main_inv_freq"),
@@ -353,15 +358,14 @@ CHECKS += [
                 "x and positions drawn for this submission", id="main_interleaved"),
     unseen_like(find(CHECKS, "interleaved_to_half_perm", "head_dim_8"), call(EVEN),
                 "a head_dim drawn for this submission", id="main_perm"),
-    # a correct and a broken RoPE from the hidden catalogues, in an order drawn for this submission; their
-    # descriptions stay hidden (the feedback says only which of the two was misjudged)
     unseen_like(verdict_check(GOOD, True, public=True),
-                {"candidates": shuffled(draw_choice(*ACCEPT, name="good"), draw_choice(*REJECT, name="bad")),
-                 "head_dim": draw_choice(16, 32, 64)},
-                "tells a correct RoPE from a broken one, both drawn for this submission", id="main_verdicts",
-                property_params={"expected": pairs((same("good"), True), (same("bad"), False)),
-                                 "about": pairs((same("good"), "the correct RoPE drawn for this submission"),
-                                                (same("bad"), "the broken RoPE drawn for this submission"))}),
+                {"candidates": DRAWN_CANDIDATES, "head_dim": draw_choice(16, 32, 64)},
+                "tells three correct RoPEs from three broken ones, all drawn for this submission",
+                id="main_verdicts",
+                property_params={"expected": pairs(*[(same(n), n.startswith("good")) for n in DRAWN_NAMES]),
+                                 "about": pairs(*[(same(n), f"the {'correct' if n.startswith('good') else 'broken'} "
+                                                            f"RoPE drawn for this submission ({n[-1]} of 3)")
+                                                  for n in DRAWN_NAMES])}),
     unseen_like(find(CHECKS, MODULE, "causal_forward_batch_2_7_32_4_heads"),
                 attention(drawn(2, draw_int(2, 10), 32), seed=SEED),
                 "causal forward of a batch and weights drawn for this submission", id="main_forward"),

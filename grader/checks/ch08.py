@@ -325,6 +325,11 @@ PROMPTS = [prompt([[T] * before + [I] * (h * w) + [T] * after], images=[[1, 2 * 
            for before in (1, 2, 3) for h in (1, 2, 3) for w in (1, 2, 3) for after in (1, 2) if h * w > 1]
 # head sizes with their frequency sections (the three sections add up to head_dim / 2)
 HEADS = [(16, [2, 3, 3]), (32, [4, 6, 6]), (32, [8, 4, 4]), (64, [8, 12, 12])]
+# three correct and three broken candidates from the hidden catalogues (distinct: each drawn from its own third),
+# in an order drawn for this submission: a guess passes with probability 1/20; their descriptions stay hidden
+DRAWN_NAMES = ("good1", "good2", "good3", "bad1", "bad2", "bad3")
+DRAWN_CANDIDATES = shuffled(*[draw_choice(*list(ACCEPT)[n::3], name=f"good{n + 1}") for n in range(3)],
+                            *[draw_choice(*list(REJECT)[n::3], name=f"bad{n + 1}") for n in range(3)])
 CHECKS += [
     unseen_like(find(CHECKS, RESIZE, "grow_4x6_class_token_7x9"),
                 {"args": [drawn(same("w", times=4, plus=1), draw_choice(4, 6, 8)), [4, draw_int(3, 5, name="w")],
@@ -337,12 +342,13 @@ CHECKS += [
                                                                    draw_choice(8, 16, 32)),
                 "(row, column) ids and head_dim drawn for this submission", id="main_tables"),
     unseen_like(verdict_check(GOOD, True, public=True),
-                {"candidates": shuffled(draw_choice(*ACCEPT, name="good"), draw_choice(*REJECT, name="bad")),
-                 "head_dim": draw_choice(16, 32, 64)},
-                "tells a correct 2-D RoPE from a broken one, both drawn for this submission", id="main_verdicts",
-                property_params={"expected": pairs((same("good"), True), (same("bad"), False)),
-                                 "about": pairs((same("good"), "the correct 2-D RoPE drawn for this submission"),
-                                                (same("bad"), "the broken 2-D RoPE drawn for this submission"))}),
+                {"candidates": DRAWN_CANDIDATES, "head_dim": draw_choice(16, 32, 64)},
+                "tells three correct 2-D RoPEs from three broken ones, all drawn for this submission",
+                id="main_verdicts",
+                property_params={"expected": pairs(*[(same(n), n.startswith("good")) for n in DRAWN_NAMES]),
+                                 "about": pairs(*[(same(n), f"the {'correct' if n.startswith('good') else 'broken'} "
+                                                            f"2-D RoPE drawn for this submission ({n[-1]} of 3)")
+                                                  for n in DRAWN_NAMES])}),
     unseen_like(find(CHECKS, IDS, "text_image_text"), draw_choice(*PROMPTS),
                 "text, an image and text drawn for this submission", id="main_prompt"),
     unseen_like(find(CHECKS, MROPE, "qwen2_vl_head_128"),
