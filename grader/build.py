@@ -318,8 +318,8 @@ def main(argv=None):
         if path not in kept:
             print(f"{'out of date' if args.check else 'wrote'}: {Path(path).relative_to(ROOT)}")
     for path in kept:
-        print(f"{'holds edits' if args.check else 'kept'}: {Path(path).relative_to(ROOT)} holds edits the build did not "
-              f"make (work saved in it?); `python -m grader build` never overwrites it. Keep your work in "
+        print(f"{'holds edits' if args.check else 'kept'}: {Path(path).relative_to(ROOT)} holds edits the build "
+              f"did not make (work saved in it?); `python -m grader build` never overwrites it. Keep your work in "
               f"{LEARNER_COPIES}/ (`bash scripts/lab.sh` opens your copies there): move this file there, or delete "
               "it to get the generated one back.")
     if args.check and len(differ) > len(kept):
