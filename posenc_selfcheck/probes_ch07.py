@@ -15,6 +15,7 @@ independently of the course's code, so the grader needs nothing but torch to plu
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 import torch.nn.functional as F
@@ -50,7 +51,7 @@ class _ProbeScheme(_Identity):
     """Any subset of the three hooks, each made of seeded tensors."""
 
     def __init__(self, kind, d_model, num_heads, seed=0, max_len=64, max_distance=3, base=10000.0,
-                 attention_factor=1.0, trainable=False):
+                 attention_factor=1.0, trainable=False, offset=0.0, float32=False):
         super().__init__()
         gen = torch.Generator().manual_seed(seed)
         self.kind, self.max_distance, self.attention_factor = kind, max_distance, attention_factor
@@ -58,9 +59,13 @@ class _ProbeScheme(_Identity):
         if kind in ("table", "all"):
             self.register_buffer("table", torch.randn(max_len, d_model, generator=gen) * 0.5)  # (P, d)
         if kind in ("bias", "all"):
-            rel = torch.randn(num_heads, 2 * max_distance + 1, generator=gen)  # (H, 2K+1)
+            # offset: the same for every key, so attention is unchanged, but large values round in bfloat16
+            rel = torch.randn(num_heads, 2 * max_distance + 1, generator=gen) + offset  # (H, 2K+1)
             if trainable:
                 self.rel = nn.Parameter(rel)
+            elif float32:  # a bias computed in float32 whatever the model's dtype (as the lab's adapters do):
+                # kept as integers in units of 2^-20, which .to(dtype) leaves alone
+                self.register_buffer("rel_fixed", (rel * 2**20).round().long())
             else:
                 self.register_buffer("rel", rel)
         if kind == "alibi":
@@ -87,9 +92,11 @@ class _ProbeScheme(_Identity):
 
     def bias(self, q_positions, k_positions):
         distance = k_positions[None, :] - q_positions[:, None]  # (Lq, Lk): j - i
+        index = distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
         if hasattr(self, "rel"):
-            index = distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
             return self.rel[:, index]  # (H, Lq, Lk)
+        if hasattr(self, "rel_fixed"):
+            return self.rel_fixed[:, index].float() / 2**20  # (H, Lq, Lk), float32
         if hasattr(self, "slopes"):
             return -self.slopes[:, None, None] * distance.abs()  # (H, Lq, Lk)
         return None
@@ -136,6 +143,7 @@ def decoder_shapes(vocab_size, d_model, num_layers):
     return shapes
 
 
+PROJECTION_BIAS = re.compile(r"(^|\.)[qkvo]_proj\.bias$")
 NAMES_HINT = {
     "attention": "the projections are nn.Linear(d_model, d_model, bias=False) named q_proj, k_proj, v_proj, o_proj",
     "decoder": ("name them embed_tokens, layers.<n>.attn_norm, layers.<n>.attn.{q,k,v,o}_proj, layers.<n>.mlp_norm, "
@@ -152,7 +160,14 @@ def _load(module, shapes, scheme, seed, what):
     missing = [name for name in shapes if name not in params]
     if missing:
         raise ValueError(f"the module has no parameter {missing[0]!r}: {NAMES_HINT[what]}")
-    extra = sorted(name for name, p in params.items() if name not in shapes and p.requires_grad)
+    # projections built with bias=True: zero biases compute what the asked-for projections compute, so only
+    # the parameter-count checks say it (one mistake, its own checks)
+    projection_biases = [name for name in params if name not in shapes and PROJECTION_BIAS.search(name)]
+    with torch.no_grad():
+        for name in projection_biases:
+            params[name].zero_()
+    extra = sorted(name for name, p in params.items()
+                   if name not in shapes and p.requires_grad and name not in projection_biases)
     if extra:
         tied = " (the output head is embed_tokens.weight itself: weight tying)" if what == "decoder" else ""
         raise ValueError(f"unexpected trainable parameters {extra[:3]}{tied}")
@@ -297,11 +312,13 @@ def scheme_decoder_decode(ns, exercise, vocab_size, d_model, num_layers, num_hea
 
 @probe
 def scheme_decoder_info(ns, exercise, vocab_size, d_model, num_layers, num_heads):
-    """Parameters of the decoder with a parameter-free scheme."""
+    """Parameters of the decoder with a parameter-free scheme; those outside the attention blocks apart (the
+    attention's own are PositionalAttention's business)."""
     module = _get(ns, exercise)(vocab_size, d_model, num_layers, num_heads, _Identity())
-    params = list(module.parameters())
-    return {"n_trainable": sum(p.numel() for p in params if p.requires_grad),
-            "n_params": sum(p.numel() for p in params)}
+    named = list(module.named_parameters())
+    return {"n_trainable": sum(p.numel() for _, p in named if p.requires_grad),
+            "n_params": sum(p.numel() for _, p in named),
+            "n_params_outside_attention": sum(p.numel() for name, p in named if ".attn." not in f".{name}")}
 
 
 @probe

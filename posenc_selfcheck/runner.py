@@ -132,10 +132,22 @@ def _globals(obj):
 
 
 def exercises_used(exercise, obj):
-    """{name: object} of the other exercises that `obj` calls, as defined where `obj` was defined."""
-    names = {name for code in _codes(obj) for name in code.co_names}
-    scope = _globals(obj)
-    return {name: scope[name] for name in sorted(names & set(_index())) if name != exercise and name in scope}
+    """{name: object} of the other exercises that `obj` calls, as defined where `obj` was defined, also through
+    the helpers defined there (TinyDecoder's DecoderBlock holds a PositionalAttention)."""
+    scope, exercises = _globals(obj), set(_index())
+    names, todo, seen = set(), [obj], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for name in {n for code in _codes(current) for n in code.co_names}:
+            value = scope.get(name)
+            if name in exercises:
+                names.add(name)
+            elif callable(value) and getattr(value, "__module__", None) == getattr(obj, "__module__", 0):
+                todo.append(value)  # a helper of the same notebook (or module): what it calls counts too
+    return {name: scope[name] for name in sorted(names) if name != exercise and name in scope}
 
 
 def _failing_dependencies(exercise, obj):
