@@ -345,6 +345,23 @@ def decoder_trains(ns, exercise, vocab_size, d_model, num_layers, num_heads, tok
             "scheme_moved": float((scheme.rel.detach() - start).abs().max())}
 
 
+@probe
+def scheme_repeat(ns, exercise, model, scheme, seed=0, **sizes):
+    """The same input twice through the module in eval mode: both outputs (they must be equal)."""
+    if model == "attention":
+        module = _attention(ns, exercise, sizes["d_model"], sizes["num_heads"], scheme, seed)
+        x = build(sizes["x"])
+        with torch.no_grad():
+            first, second = _forward(module, x)[0], _forward(module, x)[0]
+    else:
+        module = _decoder(ns, exercise, sizes["vocab_size"], sizes["d_model"], sizes["num_layers"],
+                          sizes["num_heads"], scheme, seed)
+        tokens = build(sizes["tokens"])
+        with torch.no_grad():
+            first, second = _decoder_call(module, tokens)[0], _decoder_call(module, tokens)[0]
+    return _pack(_pack({}, "first", first), "second", second)
+
+
 # ----------------------------------------------------------------------------------------------
 # the meta device: every tensor built on the input's device
 # ----------------------------------------------------------------------------------------------

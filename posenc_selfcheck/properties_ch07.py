@@ -26,3 +26,15 @@ def trains(got, max_ratio=0.5):
         return False, ("the loss fell, but the scheme's learned bias table never changed: keep the scheme as an "
                        "attribute (self.scheme = scheme) so that model.parameters() includes its parameters")
     return True, ""
+
+
+@prop
+def repeatable(got):
+    """Two identical calls of a module in eval mode give the same output, bit for bit."""
+    if got["first"].shape == got["second"].shape and bool((got["first"] == got["second"]).all()):
+        return True, ""
+    largest = float((got["first"].double() - got["second"].double()).abs().max())
+    return False, (f"two identical calls in eval mode differ (by up to {largest:.3g}): something random is active "
+                   "in eval, such as dropout: nn.Dropout modules switch off with .eval(), but "
+                   "F.dropout(..., training=True) or SDPA's dropout_p do not (pass dropout_p only when "
+                   "self.training)")

@@ -47,10 +47,9 @@ CORE_MISTAKES = ("scheme_causal_flipped", "scheme_scale_by_d", "scheme_merge_no_
                  "scheme_split_wrong_order")
 BIAS_MISTAKES = ("scheme_bias_after_softmax", "scheme_bias_before_scale", "scheme_no_causal_with_bias",
                  "scheme_bias_negated", "scheme_bias_ignored")
-ROTATE_MISTAKES = ("scheme_rotates_v", "scheme_k_not_rotated")
+ROTATE_MISTAKES = ("scheme_rotates_v", "scheme_k_not_rotated", "scheme_cache_rotated_again")
 ALL_ATTN = CORE_MISTAKES + BIAS_MISTAKES + ROTATE_MISTAKES + ("scheme_embeds_inside",)
-DECODE_MISTAKES = ("scheme_no_decode_offset", "scheme_cache_unrotated", "scheme_top_left_causal",
-                   "scheme_cache_rotated_again")
+DECODE_MISTAKES = ("scheme_no_decode_offset", "scheme_cache_unrotated", "scheme_top_left_causal")
 BLOCK_MISTAKES = ("decoder_post_norm", "decoder_no_attention_residual")
 DECODER_MISTAKES = ("decoder_no_final_norm", "decoder_no_embed_scale") + BLOCK_MISTAKES
 EMBED_MISTAKES = ("decoder_embed_every_layer", "decoder_embed_after_first_layer", "decoder_one_based_positions",
@@ -63,6 +62,9 @@ BLOCK_HINT = ("the token vectors scaled by sqrt(d_model) meet scheme.embed once,
 
 CHECKS = [
     # ---- PositionalAttention ----------------------------------------------------------------------
+    Check(ATTN, "in eval mode, the same input twice gives the same output (no dropout left on)", "scheme_repeat",
+          {"model": "attention", "scheme": ALIBI, **SIZES, "x": randn(2, 7, 32, seed=16)}, expect="property",
+          property="repeatable", public=True, id="eval_repeatable"),
     Check(ATTN, "no positions (NoPE): causal forward of (2, 7, 32) with 4 heads, output and (k, v)",
           "scheme_attention", attention(NONE, randn(2, 7, 32)), public=True, mistakes=CORE_MISTAKES,
           id="nope_forward"),
@@ -75,7 +77,7 @@ CHECKS = [
           main=True, id="rotary_forward"),
     Check(ATTN, "ALiBi, decoding token by token with the cache equals the full forward pass",
           "scheme_attention_decode", attention(ALIBI, randn(2, 8, 32, seed=3), prefix=3), expect="property",
-          property="decode_matches_full", public=True, points=2, mistakes=("scheme_no_decode_offset",),
+          property="decode_matches_full", public=True, points=2, mistakes=DECODE_MISTAKES + BIAS_MISTAKES,
           id="alibi_decode_property"),
     Check(ATTN, "four Linear layers without bias, nothing else trainable", "scheme_attention_info", SIZES,
           expect="fields", fields={"n_trainable": 4 * 32 * 32, "n_params": 4 * 32 * 32}, public=True,
@@ -132,6 +134,9 @@ CHECKS = [
     for dtype in ("float32", "bfloat16")
 ] + [
     # ---- TinyDecoder ------------------------------------------------------------------------------
+    Check(DECODER, "in eval mode, the same tokens twice give the same logits (no dropout left on)",
+          "scheme_repeat", {"model": "decoder", "scheme": TABLE, **DEC_SIZES, "tokens": tokens(2, 9, seed=12)},
+          expect="property", property="repeatable", public=True, id="eval_repeatable"),
     Check(DECODER, "no positions: logits of (2, 9) tokens, 2 layers, d_model=32, 4 heads", "scheme_decoder",
           decoder(NONE, tokens(2, 9)), public=True, points=2, mistakes=DECODER_MISTAKES, hint=BLOCK_HINT,
           main=True, id="nope_logits"),
