@@ -419,4 +419,184 @@ MISTAKE_HINTS = {
         ),
         "wrong": "cos, sin = cos, sin",
     },
+    # ---- chapter 7 ------------------------------------------------------------------------------
+    "scheme_rotates_v": {
+        "levels": (
+            "the position belongs in the scores, q·k: only queries and keys are rotated; the values carry content "
+            "and are averaged as they are.",
+            "the line that hands q and k to `self.scheme.rotate`, right after the heads are split: v is not among "
+            "them.",
+            "key line: `q, k = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids)`",
+        ),
+        "wrong": "q, k, v = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids), "
+                 "self.scheme.rotate(v, position_ids)",
+    },
+    "scheme_k_not_rotated": {
+        "levels": (
+            "a rotation encodes position in q·k only when both sides turn: rotate the keys as well as the queries.",
+            "the line that hands q to `self.scheme.rotate`: k goes through it too, at the same positions.",
+            "key line: `q, k = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids)`",
+        ),
+        "wrong": "q = self.scheme.rotate(q, position_ids)",
+    },
+    "scheme_no_decode_offset": {
+        "levels": (
+            "with a cache the new tokens come after the cached ones: their positions continue from there.",
+            "the default positions, when `position_ids is None`: they start at past, the cached length (`past = "
+            "kv_cache[0].shape[2]`), and run for seq tokens.",
+            "key line: `position_ids = torch.arange(past, past + seq, device=x.device)`",
+        ),
+        "wrong": "position_ids = torch.arange(seq, device=x.device)",
+    },
+    "scheme_causal_flipped": {
+        "levels": (
+            "causal means a query sees its own key and the keys before it, never the keys after it.",
+            "the boolean mask where the block builds a mask (not when `bias is None and (not causal or seq == "
+            "k_len)`, SDPA's own causal path): True on and below the diagonal, a lower triangle shifted by k_len - "
+            "seq.",
+            "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq) if "
+            "causal else None`",
+        ),
+        "wrong": "allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).triu(k_len - seq) if causal "
+                 "else None",
+    },
+    "scheme_top_left_causal": {
+        "levels": (
+            "with a cache, the queries of a chunk are the last seq of k_len positions: the causal rule is aligned to "
+            "the end of the keys.",
+            "the boolean mask where the block builds a mask (not when `bias is None and (not causal or seq == "
+            "k_len)`, SDPA's own causal path): query i may see keys j <= k_len - seq + i, so the triangle is shifted "
+            "by k_len - seq.",
+            "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq) if "
+            "causal else None`",
+        ),
+        "wrong": "allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(0) if causal else None",
+    },
+    "scheme_no_causal_with_bias": {
+        "levels": (
+            "a bias only prefers some keys; it hides none: the causal rule must still remove the future keys.",
+            "the mask where the block builds a mask (not when `bias is None and (not causal or seq == k_len)`, "
+            "SDPA's own causal path): when `bias is None` the boolean `allowed` is the mask; otherwise fold "
+            "`allowed` into the bias as -inf.",
+            "key line: `mask = bias if allowed is None else bias.masked_fill(~allowed, float(\"-inf\"))`",
+        ),
+        "wrong": "mask = bias",
+    },
+    "scheme_bias_ignored": {
+        "levels": (
+            "a relative scheme speaks only through its bias: it must reach the scores as SDPA's float mask.",
+            "the mask where the block builds a mask (not when `bias is None and (not causal or seq == k_len)`, "
+            "SDPA's own causal path): when `bias is None` the boolean `allowed` is enough; otherwise the mask is the "
+            "bias with `allowed` folded in as -inf.",
+            "key line: `mask = bias if allowed is None else bias.masked_fill(~allowed, float(\"-inf\"))`",
+        ),
+        "wrong": "mask = allowed",
+    },
+    "scheme_bias_negated": {
+        "levels": (
+            "the bias is added to the logits as the scheme returns it: its sign is the scheme's business (ALiBi's is "
+            "already negative).",
+            "where the bias is prepared for SDPA, where the block builds a mask (not when `bias is None and (not "
+            "causal or seq == k_len)`, SDPA's own causal path) and `bias is None` is false: cast it, do not change "
+            "its sign.",
+            "key line: `bias = bias.to(q.dtype)`",
+        ),
+        "wrong": "bias = -bias.to(q.dtype)",
+    },
+    "scheme_bias_before_scale": {
+        "levels": (
+            "logits = q·k / sqrt(d) + bias: the scaling applies to q·k only; SDPA scales the scores, then adds the "
+            "float mask.",
+            "where the bias is prepared for SDPA, where the block builds a mask (not when `bias is None and (not "
+            "causal or seq == k_len)`, SDPA's own causal path) and `bias is None` is false: cast it, nothing more.",
+            "key line: `bias = bias.to(q.dtype)`",
+        ),
+        "wrong": "bias = bias.to(q.dtype) / math.sqrt(self.head_dim)",
+    },
+    "scheme_bias_not_cast": {
+        "levels": (
+            "a model in bfloat16 computes in bfloat16: the bias, made in float32 by the scheme, joins the scores in "
+            "q's dtype.",
+            "where the bias is prepared for SDPA, where the block builds a mask (not when `bias is None and (not "
+            "causal or seq == k_len)`, SDPA's own causal path) and `bias is None` is false: cast it to q's dtype.",
+            "key line: `bias = bias.to(q.dtype)`",
+        ),
+        "wrong": "bias = bias",
+    },
+    "scheme_scale_by_d": {
+        "levels": (
+            "q·k has variance d_head: dividing by its square root brings it to one, and SDPA does exactly that by "
+            "default.",
+            "the SDPA calls: leave its scale alone (the default is 1/sqrt(d_head)); the call with the mask, where "
+            "the block builds a mask (not when `bias is None and (not causal or seq == k_len)`, SDPA's own causal "
+            "path), too.",
+            "key line: `out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)`",
+        ),
+        "wrong": "out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1 / self.head_dim)",
+    },
+    "scheme_merge_no_transpose": {
+        "levels": (
+            "the heads were split as (B, L, H, d_head) then moved forward: merging reverses both steps, in the "
+            "opposite order.",
+            "the merge after SDPA: out (B, H, L, d_head) goes back to (B, L, H, d_head) before the reshape to "
+            "(batch, seq, d_model).",
+            "key line: `out = out.transpose(1, 2).reshape(batch, seq, self.d_model)`",
+        ),
+        "wrong": "out = out.reshape(batch, seq, self.d_model)",
+    },
+    "scheme_split_wrong_order": {
+        "levels": (
+            "the features of one token are contiguous: a token's d_model values split into H heads of d_head, and "
+            "only then do the heads move forward.",
+            "the helper that splits the heads: view (batch, seq, H, d_head), then swap the seq and head axes.",
+            "key line: `return t.view(batch, seq, self.num_heads, self.head_dim).transpose(1, 2)`",
+        ),
+        "wrong": "return t.view(batch, self.num_heads, seq, self.head_dim)",
+    },
+    "decoder_no_final_norm": {
+        "levels": (
+            "pre-norm blocks leave the residual stream unnormalised: one last LayerNorm comes before the head.",
+            "the logits: the final norm, then the tied head; return them with the list of new caches, `caches`.",
+            "key line: `return self.norm(h) @ self.embed_tokens.weight.T, caches`",
+        ),
+        "wrong": "return h @ self.embed_tokens.weight.T, caches",
+    },
+    "decoder_no_embed_scale": {
+        "levels": (
+            "the token table starts at N(0, 1/d): scaled by sqrt(d) its vectors have entries of order one, like the "
+            "position tables added to them.",
+            "where the token vectors are looked up: multiply them by the square root of the embedding size before "
+            "scheme.embed.",
+            "key line: `h = self.embed_tokens(tokens) * math.sqrt(self.embed_tokens.embedding_dim)`",
+        ),
+        "wrong": "h = self.embed_tokens(tokens)",
+    },
+    "decoder_one_based_positions": {
+        "levels": (
+            "positions count from zero: the first token of a sequence sits at position 0, the new tokens after a "
+            "cache at past, past + 1, ...",
+            "the positions: from past, the cached length, for seq tokens.",
+            "key line: `position_ids = torch.arange(past, past + seq, device=tokens.device)`",
+        ),
+        "wrong": "position_ids = torch.arange(past + 1, past + seq + 1, device=tokens.device)",
+    },
+    "decoder_no_decode_offset": {
+        "levels": (
+            "with caches the new tokens come after the cached ones: the cached length is where their positions "
+            "start.",
+            "the cached length, past: the keys in the first layer's cache, `kv_caches[0][0].shape[2]`, or 0 without "
+            "caches.",
+            "key line: `past = 0 if kv_caches is None else kv_caches[0][0].shape[2]`",
+        ),
+        "wrong": "past = 0",
+    },
+    "decoder_ignores_causal": {
+        "levels": (
+            "causal is the model's choice, made once at construction: every attention block must receive it.",
+            "the loop over the blocks (each `layer`, number `n`, called with h and `position_ids`, returning its "
+            "`cache`): pass the stored flag on.",
+            "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
+        ),
+        "wrong": "h, cache = layer(h, position_ids, True, None if kv_caches is None else kv_caches[n])",
+    },
 }
