@@ -51,7 +51,7 @@ class _ProbeScheme(_Identity):
     """Any subset of the three hooks, each made of seeded tensors."""
 
     def __init__(self, kind, d_model, num_heads, seed=0, max_len=64, max_distance=3, base=10000.0,
-                 attention_factor=1.0, trainable=False, offset=0.0, float32=False):
+                 attention_factor=1.0, trainable=False, float32=False):
         super().__init__()
         gen = torch.Generator().manual_seed(seed)
         self.kind, self.max_distance, self.attention_factor = kind, max_distance, attention_factor
@@ -59,8 +59,7 @@ class _ProbeScheme(_Identity):
         if kind in ("table", "all"):
             self.register_buffer("table", torch.randn(max_len, d_model, generator=gen) * 0.5)  # (P, d)
         if kind in ("bias", "all"):
-            # offset: the same for every key, so attention is unchanged, but large values round in bfloat16
-            rel = torch.randn(num_heads, 2 * max_distance + 1, generator=gen) + offset  # (H, 2K+1)
+            rel = torch.randn(num_heads, 2 * max_distance + 1, generator=gen)  # (H, 2K+1)
             if trainable:
                 self.rel = nn.Parameter(rel)
             elif float32:  # a bias computed in float32 whatever the model's dtype (as the lab's adapters do):
@@ -343,6 +342,28 @@ def decoder_trains(ns, exercise, vocab_size, d_model, num_layers, num_heads, tok
         losses.append(loss.item())
     return {"losses": torch.tensor(losses, dtype=torch.float64),
             "scheme_moved": float((scheme.rel.detach() - start).abs().max())}
+
+
+@probe
+def scheme_sdpa_mask_dtype(ns, exercise, d_model, num_heads, scheme, x, dtype, seed=0):
+    """One forward pass of a module in `dtype` whose scheme makes its bias in float32, with SDPA watched: the
+    number of calls that got a floating attn_mask of another dtype than q (0 when the bias was cast; a block
+    that computes its softmax itself never calls SDPA, and is not concerned)."""
+    module = _place(_attention(ns, exercise, d_model, num_heads, scheme, seed), None, dtype)
+    original, seen = F.scaled_dot_product_attention, []
+
+    def watched(q, k, v, attn_mask=None, *args, **kwargs):
+        if isinstance(attn_mask, torch.Tensor) and attn_mask.is_floating_point():
+            seen.append(attn_mask.dtype != q.dtype)
+        return original(q, k, v, attn_mask, *args, **kwargs)
+
+    F.scaled_dot_product_attention = watched
+    try:
+        with torch.no_grad():
+            _forward(module, build(x, None, _dtype(dtype)))
+    finally:
+        F.scaled_dot_product_attention = original
+    return {"mismatched": torch.tensor([float(sum(seen))]), "calls": len(seen)}
 
 
 @probe

@@ -38,3 +38,13 @@ def repeatable(got):
                    "in eval, such as dropout: nn.Dropout modules switch off with .eval(), but "
                    "F.dropout(..., training=True) or SDPA's dropout_p do not (pass dropout_p only when "
                    "self.training)")
+
+
+@prop
+def mask_in_q_dtype(got):
+    """SDPA never received a floating attn_mask of another dtype than the queries."""
+    mismatched = int(got["mismatched"].sum())
+    if mismatched == 0:
+        return True, ""
+    return False, (f"{mismatched} of {got['calls']} SDPA calls got a float32 attn_mask with bfloat16 queries: cast the "
+                   "bias to q's dtype first, bias.to(q.dtype) (SDPA on a GPU refuses a mask of another dtype)")

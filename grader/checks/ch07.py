@@ -119,12 +119,11 @@ CHECKS = [
           attention(BIAS, randn(2, 7, 32, seed=13), dtype="bfloat16"), mistakes=ALL_ATTN,
           hint="in bfloat16 the whole block computes in bfloat16: the bias too, bias.to(q.dtype)",
           id="bfloat16_bias"),
-    Check(ATTN, "bfloat16 with a float32 bias of large values (about 300, where bfloat16 steps by 2): cast to "
-          "q's dtype",
-          "scheme_attention", attention({**BIAS, "offset": 300.0, "float32": True}, randn(2, 7, 32, seed=15),
-                                        dtype="bfloat16"),
-          public=True, mistakes=("scheme_bias_not_cast",) + CORE_MISTAKES + BIAS_MISTAKES,
-          id="bfloat16_large_bias"),
+    Check(ATTN, "bfloat16 with a bias the scheme makes in float32: SDPA gets it in q's dtype",
+          "scheme_sdpa_mask_dtype", {**SIZES, "scheme": {**BIAS, "float32": True}, "x": randn(2, 7, 32, seed=15),
+                                     "dtype": "bfloat16"},
+          expect="property", property="mask_in_q_dtype", public=True, mistakes=("scheme_bias_not_cast",),
+          id="bfloat16_mask_dtype"),
     Check(ATTN, "d_model not divisible by num_heads raises ValueError naming num_heads", "raises",
           {"ctor_args": [30, 4, None]}, expect="raises", mentions=("num_heads",), id="indivisible_raises"),
 ] + [
