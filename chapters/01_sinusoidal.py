@@ -90,6 +90,8 @@ from posenc_selfcheck import demo
 # implementation shows why the check belongs at the top:
 #
 # ```python
+# import math
+#
 # table = torch.zeros(max_len, d_model)
 # pos = torch.arange(max_len).unsqueeze(1)
 # freq = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))

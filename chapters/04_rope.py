@@ -466,8 +466,9 @@ plot_decay()
 # %% [markdown]
 # **The spectrum.** Plane $i$ completes a turn every $2\pi/\theta_i = 2\pi\,\text{base}^{2i/d}$
 # tokens. Planes whose period is longer than the training context never complete a turn during
-# training; the model sees only a small arc of them, which is why lengths past the training context
-# need the scaling methods of chapter 5.
+# training: the model sees only part of a turn of them, most of one for a period just above the context,
+# a small arc for the slowest planes. Past the training context those planes reach angles the model
+# never saw, which is why lengths past the training context need the scaling methods of chapter 5.
 
 # %% tags=["demo"]
 @demo

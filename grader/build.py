@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -98,11 +99,43 @@ def _without_export_line(source):
     return "\n".join(lines)
 
 
+PLACEHOLDER = re.compile(r"\{\{([^{}:]+)(?::([^{}]+))?\}\}")
+
+
+def results_of(path):
+    """The measured results a chapter's text quotes (docs/chapterN/results.json), or None."""
+    results = ROOT / "docs" / f"chapter{int(path.stem.split('_')[0])}" / "results.json"
+    return json.loads(results.read_text()) if results.exists() else None
+
+
+def fill(text, results, where="text"):
+    """Replace each {{path.to.value}} or {{path.to.value:format}} (default .2f) by the value in `results`:
+    the numbers the text quotes come from the measurement, never typed by hand. A negative number gets a
+    typographic minus."""
+
+    def value(match):
+        node = results
+        for key in match.group(1).strip().split("."):
+            try:
+                node = node[int(key)] if isinstance(node, list) else node[key]
+            except (KeyError, IndexError, ValueError, TypeError):
+                raise ValueError(f"{where}: {{{{{match.group(1)}}}}} is not in the results") from None
+        return format(node, match.group(2) or ".2f").replace("-", "\u2212")
+
+    if results is None and PLACEHOLDER.search(text):
+        raise ValueError(f"{where}: quotes results, but there is no results.json for it")
+    return PLACEHOLDER.sub(value, text)
+
+
 def render(path):
     """(student notebook text, solution notebook text, reference module text) for one chapter."""
     import jupytext
 
     nb = jupytext.read(path)
+    results = results_of(path)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = fill(cell.source, results, path.name)
     exported = []
     student, solution = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
     for cell in nb.cells:

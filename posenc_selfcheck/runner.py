@@ -237,13 +237,16 @@ def check(exercise, obj, quiet=False):
         if not quiet:
             print(f"{exercise}: {'the one check' if n == 1 else f'all {n} checks'} passed ({took * 1000:.0f} ms)")
         return
-    lines, named = [f"{exercise}: {len(failed)} of {n} checks failed"], set()
+    lines, named, shown = [f"{exercise}: {len(failed)} of {n} checks failed"], set(), set()
     for spec, status, message in results:
         said = next((m for m in named if message.startswith(m)), None)
         if said:
             message = "the same mistake as above"
+        elif status == FAILED and message in shown:  # one long message, said once
+            message = "the same as above"
         elif status == FAILED:
             named |= {m for m in spec.get("mistake_messages", ()) if message.startswith(m)}
+            shown.add(message)
         lines.append(f"  {MARKS[status]} {spec['name']}" + (f": {message}" if status in (FAILED, SKIPPED) else ""))
     for name, missing in _failing_dependencies(exercise, obj):
         state = "is not finished yet" if missing else "does not pass its own self-check yet"
