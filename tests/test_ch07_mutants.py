@@ -160,3 +160,22 @@ def test_the_decoder_blames_positional_attention_only_when_it_fails():
     assert "PositionalAttention" not in str(info.value)
     assert MISTAKES["decoder_no_final_norm"].message in str(info.value)
     assert re.search(r"Hint 1 of \d", str(info.value))
+
+
+FAIR = {  # written as practitioners write it: full marks
+    "float32 internals": [(SDPA_MASK, "F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask "
+                                      "if mask.dtype == torch.bool else mask.float()).to(q.dtype)")],
+    "dropout only while training": [(SDPA_CAUSAL, SDPA_CAUSAL[:-1] + ", dropout_p=0.1 if self.training else 0.0)"),
+                                    (SDPA_MASK, SDPA_MASK[:-1] + ", dropout_p=0.1 if self.training else 0.0)")],
+    "einsum scores, explicit softmax": [(SDPA_MASK, "torch.einsum('bhqk,bhkd->bhqd', (torch.einsum('bhqd,bhkd->bhqk', "
+                                                    "q, k) / math.sqrt(self.head_dim) + (mask if mask.dtype != "
+                                                    "torch.bool else torch.zeros_like(mask, dtype=q.dtype)"
+                                                    ".masked_fill(~mask, float('-inf')))).softmax(-1), v)")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAIR))
+def test_fair_variants_pass_every_public_check(name):
+    namespace = mutant(FAIR[name])
+    assert report(ATTN, namespace[ATTN]) == ""
+    assert report(DECODER, namespace[DECODER]) == ""
