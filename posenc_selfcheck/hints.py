@@ -599,4 +599,67 @@ MISTAKE_HINTS = {
         ),
         "wrong": "h, cache = layer(h, position_ids, True, None if kv_caches is None else kv_caches[n])",
     },
+    # ---- chapters 3 to 5 -------------------------------------------------------------------------
+    "inv_freq_i_over_d": {
+        "levels": (
+            "plane i uses the exponent 2i/d, with 2i the index of its first coordinate, so the slowest plane turns "
+            "at nearly 1/base, not 1/sqrt(base).",
+            "the exponents: the even indices 0, 2, 4, ... up to head_dim, divided by head_dim.",
+            "key line: `exponents = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device) / head_dim`",
+        ),
+        "wrong": "exponents = torch.arange(0, head_dim // 2, dtype=torch.float32, device=device) / head_dim",
+    },
+    "inv_freq_not_inverted": {
+        "levels": (
+            "the frequencies fall from 1 to about 1/base: theta_i is the inverse of base^(2i/d).",
+            "what you return from the `exponents`: one over base to that power.",
+            "key line: `return 1.0 / (base ** exponents)`",
+        ),
+        "wrong": "return base ** exponents",
+    },
+    "rotate_half_sign": {
+        "levels": (
+            "rotate_half turns each plane (x1, x2) by +90 degrees: the pair becomes (-x2, x1), the minus on the half "
+            "that moves to the front.",
+            "the concatenation of the two halves x1 and x2: which half comes first, and which carries the minus.",
+            "key line: `return torch.cat((-x2, x1), dim=-1)`",
+        ),
+        "wrong": "return torch.cat((x2, -x1), dim=-1)",
+    },
+    "rotate_half_no_minus": {
+        "levels": (
+            "a quarter turn of the plane (x1, x2) is (-x2, x1): without the minus the map swaps the halves, which is "
+            "a reflection, not a rotation.",
+            "the concatenation of the two halves x1 and x2: the second half, moved to the front, is negated.",
+            "key line: `return torch.cat((-x2, x1), dim=-1)`",
+        ),
+        "wrong": "return torch.cat((x2, x1), dim=-1)",
+    },
+    "rel_sign_flipped": {
+        "levels": (
+            "the relative position is the key's position minus the query's: positive for keys after the query.",
+            "the subtraction at the end: the key positions, `key_pos`, as a row vector, minus the query "
+            "positions, `query_pos`, as a column vector.",
+            "key line: `return key_pos[None, :] - query_pos[:, None]`",
+        ),
+        "wrong": "return query_pos[:, None] - key_pos[None, :]",
+    },
+    "rel_start_aligned": {
+        "levels": (
+            "with fewer queries than keys the queries are the newest tokens: they sit at the end of the keys, not at "
+            "their start.",
+            "the query positions, `query_pos`: the last q_len of the k_len positions.",
+            "key line: `query_pos = torch.arange(k_len - q_len, k_len, device=device)`",
+        ),
+        "wrong": "query_pos = torch.arange(q_len, device=device)",
+    },
+    "ramp_reversed": {
+        "levels": (
+            "the fast pairs, many turns within L0, keep their frequency (ramp 0); the slow pairs are interpolated "
+            "(ramp 1).",
+            "the ramp over the pairs j: it rises from low to high, 0 below low and 1 above high.",
+            "key line: `return ((j - low) / (high - low)).clamp(0, 1)`",
+        ),
+        "wrong": "return 1 - ((j - low) / (high - low)).clamp(0, 1)",
+    },
 }
