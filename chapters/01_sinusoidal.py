@@ -90,6 +90,8 @@ from posenc_selfcheck import demo
 # implementation shows why the check belongs at the top:
 #
 # ```python
+# import math
+#
 # table = torch.zeros(max_len, d_model)
 # pos = torch.arange(max_len).unsqueeze(1)
 # freq = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
@@ -121,8 +123,8 @@ def sinusoidal_table(seq_len, d_model, base=10000.0, device=None):
     # angle[p, i] = p * w_i
     angles = torch.outer(positions, inv_freq)  # (L, d/2)
     pe = torch.empty(seq_len, d_model, dtype=torch.float32, device=device)  # (L, d)
-    pe[:, 0::2] = torch.sin(angles)
-    pe[:, 1::2] = torch.cos(angles)
+    # PE[p, 2i] = sin(p w_i), PE[p, 2i+1] = cos(p w_i): interleaved, even columns first
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)
     return pe
     ### END SOLUTION
 

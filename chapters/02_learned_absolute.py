@@ -307,8 +307,8 @@ train_on_short_sequences()
 #
 # `table` is (L, d). Return the (new_len, d) table of linear interpolation along the positions,
 # equal to `F.interpolate(table.T[None], size=new_len, mode="linear", align_corners=False)[0].T`,
-# in `table`'s dtype and on its device. Either write the formula above or use `F.interpolate`; the
-# reference writes the formula. Raise `ValueError` for a table that is not 2-D or a `new_len` that
+# in `table`'s dtype and on its device. Either write the formula above or use `F.interpolate`: both
+# are accepted. Raise `ValueError` for a table that is not 2-D or a `new_len` that
 # is not positive, naming the value.
 
 # %%

@@ -257,10 +257,10 @@ def apply_rope(x, cos, sin):
     rot = cos.shape[-1]
     if rot % 2 != 0 or rot > x.shape[-1]:
         raise ValueError(f"cos/sin width R={rot} must be even and at most head_dim={x.shape[-1]}")
-    if cos.dim() == 3:
-        cos, sin = cos[:, None], sin[:, None]  # (B, 1, L, R): one table for every head
-    elif cos.dim() != 2:
+    if cos.dim() not in (2, 3):
         raise ValueError(f"cos/sin must have shape (seq, R) or (batch, seq, R), got {tuple(cos.shape)}")
+    # (L, R) tables line up with x's last two axes; (B, L, R) ones need a head axis: one table for every head
+    cos, sin = (cos[:, None], sin[:, None]) if cos.dim() == 3 else (cos, sin)  # (B, 1, L, R) or (L, R)
     cos, sin = cos.to(x.dtype), sin.to(x.dtype)
     half = rot // 2
     x1, x2 = x[..., :half], x[..., half:rot]  # (B, H, L, R/2) each
@@ -466,8 +466,9 @@ plot_decay()
 # %% [markdown]
 # **The spectrum.** Plane $i$ completes a turn every $2\pi/\theta_i = 2\pi\,\text{base}^{2i/d}$
 # tokens. Planes whose period is longer than the training context never complete a turn during
-# training; the model sees only a small arc of them, which is why lengths past the training context
-# need the scaling methods of chapter 5.
+# training: the model sees only part of a turn of them, most of one for a period just above the context,
+# a small arc for the slowest planes. Past the training context those planes reach angles the model
+# never saw, which is why lengths past the training context need the scaling methods of chapter 5.
 
 # %% tags=["demo"]
 @demo

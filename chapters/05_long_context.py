@@ -184,9 +184,11 @@ plot_unseen_angles()
 # inputs *speeds up* the slow pairs, and for $L < L_0 (s-1)/s$ it is negative.
 #
 # Two practical consequences. `transformers` recomputes the frequencies when a sequence grows past
-# the longest length seen so far, and goes back to the original ones when a short input follows a
-# long one. And the keys already in a KV cache were rotated with the frequencies in force when they
-# were computed: after a recomputation, old and new keys disagree slightly. Dynamic scaling needs no
+# the longest length seen so far, and goes back to the original ones only when a sequence
+# shorter than the original length $L_0$ follows a longer one (a sequence between $L_0$ and the
+# longest seen keeps the frequencies of the longest). And the keys already in a KV cache were
+# rotated with the frequencies in force when they were computed: after a recomputation, old and new
+# keys disagree slightly. Dynamic scaling needs no
 # fine-tuning, which is its appeal; that inconsistency is its price.
 
 # %% [markdown]

@@ -209,7 +209,8 @@ timings = compare_schemes()
 # ### On a GPU: which kernel runs
 #
 # `F.scaled_dot_product_attention` dispatches to one of several backends: FlashAttention, the
-# memory-efficient kernel, or the plain math implementation. An arbitrary float `attn_mask` — a
+# memory-efficient kernel, cuDNN's attention (`SDPBackend.CUDNN_ATTENTION`, on recent NVIDIA GPUs), or
+# the plain math implementation. An arbitrary float `attn_mask` — a
 # relative bias, an ALiBi slope matrix — **rules out the flash backend**; the memory-efficient kernel
 # accepts it but must load the bias, and the math fallback materialises the full (B, H, L, L)
 # scores. RoPE changes only $q$ and $k$ *before* the call, so it keeps the flash backend. That is one

@@ -19,18 +19,20 @@
 # language model once per scheme, on the same text, for the same number of steps, and measures the
 # claims the field repeats:
 #
-# * a model trained on sequences of $L$ tokens and run on $2L$, $4L$, $8L$ degrades with learned and
-#   sinusoidal positions, while ALiBi stays flat (Press et al., 2022, Figure 1);
+# * a model trained on sequences of $L$ tokens and run on $2L$, $4L$, $8L$ degrades with sinusoidal and rotary
+#   positions, while ALiBi stays flat (Press et al., 2022, Figure 1, which compares sinusoidal, rotary, T5's bias
+#   and ALiBi; learned absolute positions, which have no row past their table, are added here);
 # * RoPE models extend to longer inputs once their frequencies are scaled, but interpolation wants a
 #   little fine-tuning (Chen et al., 2023; Peng et al., 2023);
-# * a causal model without any position encoding still learns where it is, through the causal mask
-#   (Haviv et al., 2022; Kazemnejad et al., 2023).
+# * a causal model without any position encoding still carries where it is, through the causal mask
+#   (Haviv et al., 2022; Chi et al., 2023; Kazemnejad et al., 2023).
 #
 # The models are built from **your** code: your `sinusoidal_table`, `LearnablePositionalEncoding`,
 # `RelativePositionBias`, `t5_bucket`, `alibi_bias`, `rope_cos_sin`, `apply_rope` and
 # `scaled_rope_inv_freq` plug into one attention block that you write here, `PositionalAttention`,
-# inside a small decoder, `TinyDecoder`. Everything trains on one CPU thread: the full experiment takes
-# about eight minutes (section 7.4 says how to run a reduced one).
+# inside a small decoder, `TinyDecoder`. Everything trains on one CPU thread: the full experiment took
+# {{seconds:.0f}} s when these numbers were measured; a reduced run of the same code takes seconds (section 7.4,
+# the cell that sets `RUN`).
 
 # %%
 #| export
@@ -189,14 +191,15 @@ check("PositionalAttention", PositionalAttention)
 #   \text{logits} = \operatorname{LN}(h)\,E^\top .$$
 #
 # * **Pre-norm** blocks (LayerNorm before attention and before the MLP, the residual stream left alone),
-#   as in GPT-2 and LLaMA: they train without warm-up tricks. A final LayerNorm before the head.
+#   as in GPT-2 and LLaMA: Xiong et al. (2020) found that they train well with little learning-rate warm-up
+#   (this recipe still warms up for 100 steps). A final LayerNorm before the head.
 # * **Weight tying** (Press and Wolf, 2017): the output head is the token embedding matrix $E$, so the
 #   model has one table of token vectors, used both ways.
 # * **$\sqrt{d}$ scaling** of the token embeddings, as in Vaswani et al. (2017): with $E$ initialised at
 #   $\mathcal N(0, 1/d)$, a scaled token vector has entries of order one, like the sinusoidal table it
 #   is added to. Without it, the position would drown the token at initialisation.
 # * The scheme's `embed` is called **once**, on the scaled token embeddings. Adding the table again in
-#   every layer, or after the first one, is a different (and worse) model.
+#   every layer, or after the first one, is a different model.
 # * The MLP is `nn.Sequential(nn.Linear(d, 4d), nn.GELU(), nn.Linear(4d, d))`.
 #
 # One scheme object serves every layer: the decoder and all its attention blocks hold the *same*
@@ -328,15 +331,21 @@ print(inspect.getsource(lab.RoPE._tables))
 # 256 and 512 (Press et al.'s non-overlapping evaluation): a window of $8L$ holds 448 positions the model
 # never saw in training.
 #
-# **Budget.** The full run took 456 s on the shared two-core machine this chapter was written on, with one
-# thread (training the seven models 317 s, experiment 2 59 s, experiment 4's two extra models 68 s; an
-# earlier run under heavier load from other jobs took 541 s). `POSENC_CH7_RUN=reduced` in the environment
-# selects a small configuration that runs the same code in seconds (that is what CI runs); its numbers mean
-# nothing. Seeds fix everything: the same machine gives the same numbers (three full runs gave identical
+# **Budget.** The full run took {{seconds:.0f}} s on the shared two-core machine this chapter was written on,
+# with one thread (training the seven models {{seconds_per_step.train_schemes:.0f}} s, experiment 2
+# {{seconds_per_step.rope_scaling:.0f}} s, experiment 4's two extra models {{seconds_per_step.position_probe:.0f}} s;
+# an earlier run under heavier load from other jobs took 541 s). **Choose the run in the cell below**: `RUN =
+# "full"` (this budget) or `RUN = "reduced"`, a small configuration that runs the same code in seconds (what CI
+# runs, with `POSENC_CH7_RUN=reduced` in the environment); its numbers mean nothing. The first line the cell
+# prints says which run it is. Seeds fix everything: the same machine gives the same numbers (three full runs gave identical
 # losses in experiments 1–3).
 
 # %% tags=["demo"]
-experiment = lab.Lab(TinyDecoder, impl, lab.config_from_env())
+# RUN = "full": the chapter's numbers, about 8 minutes on one CPU thread (the measured time is in 7.4);
+# RUN = "reduced": the same code on a smaller model in seconds, numbers that mean nothing.
+# (POSENC_CH7_RUN in the environment, as in CI, takes precedence.)
+RUN = "full"
+experiment = lab.Lab(TinyDecoder, impl, lab.config_from_env(default=RUN))
 
 # %% [markdown]
 # ## 7.5 Experiment 1: train short, test long
@@ -359,36 +368,43 @@ experiment.extrapolation()
 #
 # | scheme | $L$ = 64 | 128 | 256 | 512 |
 # | --- | --- | --- | --- | --- |
-# | NoPE | 2.03 | 2.12 | 2.20 | 2.27 |
-# | sinusoidal | 1.56 | 2.48 | 3.00 | 3.32 |
-# | learned | 1.60 | 2.48 | 2.93 | 3.17 |
-# | learned, table resized (ch. 2) | 1.60 | 1.84 | 2.25 | 2.59 |
-# | relative, clipped at 16 | 1.48 | 1.49 | 1.57 | 1.77 |
-# | T5 buckets | 1.49 | 1.54 | 1.72 | 2.02 |
-# | ALiBi | **1.63** | **1.62** | **1.62** | **1.63** |
-# | RoPE | 1.42 | 1.66 | 2.61 | 3.14 |
+# | NoPE | {{extrapolation.loss.NoPE.0}} | {{extrapolation.loss.NoPE.1}} | {{extrapolation.loss.NoPE.2}} | {{extrapolation.loss.NoPE.3}} |
+# | sinusoidal | {{extrapolation.loss.sinusoidal.0}} | {{extrapolation.loss.sinusoidal.1}} | {{extrapolation.loss.sinusoidal.2}} | {{extrapolation.loss.sinusoidal.3}} |
+# | learned | {{extrapolation.loss.learned.0}} | {{extrapolation.loss.learned.1}} | {{extrapolation.loss.learned.2}} | {{extrapolation.loss.learned.3}} |
+# | learned, table resized (ch. 2) | {{extrapolation.loss.learned, table resized.0}} | {{extrapolation.loss.learned, table resized.1}} | {{extrapolation.loss.learned, table resized.2}} | {{extrapolation.loss.learned, table resized.3}} |
+# | relative, clipped at 16 | {{extrapolation.loss.relative.0}} | {{extrapolation.loss.relative.1}} | {{extrapolation.loss.relative.2}} | {{extrapolation.loss.relative.3}} |
+# | T5 buckets | {{extrapolation.loss.T5.0}} | {{extrapolation.loss.T5.1}} | {{extrapolation.loss.T5.2}} | {{extrapolation.loss.T5.3}} |
+# | ALiBi | **{{extrapolation.loss.ALiBi.0}}** | **{{extrapolation.loss.ALiBi.1}}** | **{{extrapolation.loss.ALiBi.2}}** | **{{extrapolation.loss.ALiBi.3}}** |
+# | RoPE | {{extrapolation.loss.RoPE.0}} | {{extrapolation.loss.RoPE.1}} | {{extrapolation.loss.RoPE.2}} | {{extrapolation.loss.RoPE.3}} |
 #
 # **Does Press et al.'s Figure 1 reproduce?** Its shape does. ALiBi is flat from 64 to 512 bytes. The
-# sinusoidal model breaks at the first position past $L$ (right panel: its loss averages 1.55 over positions
-# 48–63 and 2.9 over 64–79), and so does the learned table, whose rows past $L$ are still at their random
+# sinusoidal model breaks at the first position past $L$ (right panel: its loss averages
+# {{extrapolation.per_position.sinusoidal.3}} over positions 48–63 and {{extrapolation.per_position.sinusoidal.4:.1f}}
+# over 64–79), and so does the learned table, whose rows past $L$ are still at their random
 # initialisation; RoPE holds for about half a training length more (to position ~100), then breaks as hard;
 # T5's bias and the clipped bias degrade slowly. At $8L$ the four schemes Press et al. compared come in their
-# order: ALiBi (1.63) < T5 (2.02) < RoPE (3.14) < sinusoidal (3.32).
+# order: ALiBi ({{extrapolation.loss.ALiBi.3}}) < T5 ({{extrapolation.loss.T5.3}}) < RoPE
+# ({{extrapolation.loss.RoPE.3}}) < sinusoidal ({{extrapolation.loss.sinusoidal.3}}).
 #
-# Two things do not reproduce, and scale explains both:
+# Two things do not reproduce. Our guess, not tested here (it would take larger models), is that scale explains
+# both:
 #
-# * **ALiBi is not the best at the training length**: 1.63 against RoPE's 1.42 and the clipped bias's 1.48.
-#   Press et al. found it at least as good as the sinusoidal baseline at $L$ (here it is 0.07 worse). With 4 heads
+# * **ALiBi is not the best at the training length**: {{extrapolation.loss.ALiBi.0}} against RoPE's
+#   {{extrapolation.loss.RoPE.0}} and the clipped bias's {{extrapolation.loss.relative.0}}.
+#   Press et al. found it at least as good as the sinusoidal baseline at $L$ (here it is worse: {{extrapolation.loss.ALiBi.0}} against {{extrapolation.loss.sinusoidal.0}}). With 4 heads
 #   its slopes are $1/4, 1/16, 1/64, 1/256$: the two steep heads can only look a few bytes back (experiment 3),
 #   and no head has a direct way to single out "exactly two bytes back", which a character model wants; the
 #   bias only says "closer is better". Press et al. trained a 16-layer word-level model with more heads per layer.
-# * **ALiBi's loss does not fall with longer inputs**, as it did on WikiText-103, where more context helps:
-#   a two-layer byte model uses little context beyond its last few dozen bytes, so there is nothing to gain.
+# * **ALiBi's loss does not fall with longer inputs**, as it did on WikiText-103. Press et al. attribute that fall
+#   to the early token curse of non-overlapping evaluation: in a longer window fewer tokens sit near its start,
+#   where they have little context. The evaluation here is non-overlapping too, but a byte model's early bytes
+#   lack only a few dozen bytes of context, and they are a small share of every window from $L$ on, so the curse
+#   is small here (again a guess, not a measurement).
 #
-# NoPE is a case apart: it extrapolates better than the absolute schemes and RoPE (2.27 at $8L$; Kazemnejad et
-# al., 2023, saw NoPE generalise well on their tasks), but it starts far behind at $L$ (2.03): at this size it
+# NoPE is a case apart: it extrapolates better than the absolute schemes and RoPE ({{extrapolation.loss.NoPE.3}} at $8L$; Kazemnejad
+# et al., 2023, saw NoPE generalise well on their tasks), but it starts far behind at $L$ ({{extrapolation.loss.NoPE.0}}): at this size it
 # barely learns the order of its bytes (section 7.8). Resizing the learned table (chapter 2) reduces the damage
-# (2.59 instead of 3.17 at $8L$) without removing it: the rows are interpolated, the positions it learned are
+# ({{extrapolation.loss.learned, table resized.3}} instead of {{extrapolation.loss.learned.3}} at $8L$) without removing it: the rows are interpolated, the positions it learned are
 # stretched.
 #
 # One design choice was fixed after a first pilot run, and it is the only one: without the $\sqrt d$ scaling
@@ -423,23 +439,27 @@ experiment.rope_scaling()
 #
 # | frequencies | as trained: 64 | 128 | 256 | after 200 steps at 128: 64 | 128 | 256 |
 # | --- | --- | --- | --- | --- | --- | --- |
-# | default | 1.42 | 1.66 | 2.61 | 1.42 | 1.40 | 1.93 |
-# | linear | 3.08 | 3.10 | 3.11 | 1.53 | 1.51 | 1.51 |
-# | dynamic | 1.42 | 1.56 | 1.80 | 1.46 | 1.39 | 1.43 |
-# | yarn | 1.79 | 1.80 | 1.83 | 1.41 | 1.39 | **1.38** |
+# | default | {{rope_scaling.no_finetune.default.0}} | {{rope_scaling.no_finetune.default.1}} | {{rope_scaling.no_finetune.default.2}} | {{rope_scaling.finetuned.default.0}} | {{rope_scaling.finetuned.default.1}} | {{rope_scaling.finetuned.default.2}} |
+# | linear | {{rope_scaling.no_finetune.linear.0}} | {{rope_scaling.no_finetune.linear.1}} | {{rope_scaling.no_finetune.linear.2}} | {{rope_scaling.finetuned.linear.0}} | {{rope_scaling.finetuned.linear.1}} | {{rope_scaling.finetuned.linear.2}} |
+# | dynamic | {{rope_scaling.no_finetune.dynamic.0}} | {{rope_scaling.no_finetune.dynamic.1}} | {{rope_scaling.no_finetune.dynamic.2}} | {{rope_scaling.finetuned.dynamic.0}} | {{rope_scaling.finetuned.dynamic.1}} | {{rope_scaling.finetuned.dynamic.2}} |
+# | yarn | {{rope_scaling.no_finetune.yarn.0}} | {{rope_scaling.no_finetune.yarn.1}} | {{rope_scaling.no_finetune.yarn.2}} | {{rope_scaling.finetuned.yarn.0}} | {{rope_scaling.finetuned.yarn.1}} | {{rope_scaling.finetuned.yarn.2}} |
 #
-# * **Chen et al.'s observation reproduces.** Position interpolation without fine-tuning is useless here
-#   (3.08 even at $L$): dividing every frequency by 4 puts neighbouring bytes a quarter of a radian apart in
-#   the fastest pair, and with 8 pairs per head the model cannot tell them apart any more. 200 steps repair
-#   it (1.51, flat to $4L$). Fine-tuning at $2L$ *without* interpolation teaches $2L$ and not $4L$ (1.93):
-#   direct fine-tuning extends the context only as far as it trained.
-# * **Dynamic scaling is the no-training option that works**: 1.80 at $4L$ instead of 2.61, and unchanged at
-#   $L$, where $\alpha = 1$. (Its fine-tuned row is less clean than it looks: at 128 bytes it trains with
-#   $\alpha = 5$ and is scored at 256 with $\alpha = 13$, chapter 5's inconsistency.)
-# * **YaRN** costs something before fine-tuning (1.79 at $L$: its attention factor sharpens every head), but
-#   after the same 200 steps it is the best at every length, and at $4L$ (1.38) it is better than the model
-#   ever was at $L$: a longer window gives more bytes more context. Peng et al. report that YaRN needs less
-#   fine-tuning than interpolation; here, with equal steps, it also ends lower.
+# * **Chen et al.'s observation reproduces in part.** What reproduces: after a short fine-tune, position
+#   interpolation works ({{rope_scaling.finetuned.linear.1}} at $2L$, {{rope_scaling.finetuned.linear.2}} at $4L$, flat), while fine-tuning at $2L$ *without*
+#   interpolation teaches $2L$ and not $4L$ ({{rope_scaling.finetuned.default.2}}): direct fine-tuning extends the context only as far as
+#   it trained. What does not: in Chen et al.'s tables interpolation is already far better than extrapolation
+#   before any fine-tuning; here it is worse ({{rope_scaling.no_finetune.linear.2}} against {{rope_scaling.no_finetune.default.2}} at $4L$, and {{rope_scaling.no_finetune.linear.0}}
+#   even at $L$). Why, as far as we can tell: dividing every frequency by 4 puts neighbouring bytes a quarter of
+#   a radian apart in the fastest pair, and with 8 pairs per head (LLaMA has 64) the model cannot tell them apart
+#   any more, while a byte model depends on exactly the nearest bytes.
+# * **Dynamic scaling is the no-training option that works**: {{rope_scaling.no_finetune.dynamic.2}} at $4L$ instead of {{rope_scaling.no_finetune.default.2}},
+#   and unchanged at $L$, where $\alpha = 1$. (Its fine-tuned row is less clean than it looks: at 128 bytes it
+#   trains with $\alpha = 5$ and is scored at 256 with $\alpha = 13$, frequencies it was not fine-tuned with.)
+# * **YaRN** costs something before fine-tuning ({{rope_scaling.no_finetune.yarn.0}} at $L$: its attention factor sharpens every head),
+#   but after the same 200 steps it has the lowest loss at $L$ and at $4L$ and ties dynamic scaling at $2L$
+#   ({{rope_scaling.finetuned.yarn.1}} against {{rope_scaling.finetuned.dynamic.1}}), and at $4L$ ({{rope_scaling.finetuned.yarn.2}}) it is better than the model ever was at
+#   $L$: a longer window gives more bytes more context. Peng et al. report that YaRN needs less fine-tuning than
+#   interpolation; here, with equal steps, it also ends lower.
 
 # %% [markdown]
 # ## 7.7 Experiment 3: what the heads do
@@ -460,15 +480,17 @@ experiment.attention_maps()
 #
 # | model | head 0 | head 1 | head 2 | head 3 |
 # | --- | --- | --- | --- | --- |
-# | ALiBi at $L$ / $8L$ | 2.9 / 3.2 | 7.9 / 12.8 | 11.6 / 50.8 | 13.2 / 95.0 |
-# | RoPE at $L$ / $8L$ | 1.3 / 134 | 6.5 / 121 | 1.9 / 148 | 1.5 / 133 |
-# | NoPE at $L$ / $8L$ | 11.5 / 110 | 13.5 / 127 | 12.8 / 92 | 9.0 / 99 |
+# | ALiBi at $L$ / $8L$ | {{attention.mean_distance.ALiBi.0.1.0:.1f}} / {{attention.mean_distance.ALiBi.1.1.0:.1f}} | {{attention.mean_distance.ALiBi.0.1.1:.1f}} / {{attention.mean_distance.ALiBi.1.1.1:.1f}} | {{attention.mean_distance.ALiBi.0.1.2:.1f}} / {{attention.mean_distance.ALiBi.1.1.2:.1f}} | {{attention.mean_distance.ALiBi.0.1.3:.1f}} / {{attention.mean_distance.ALiBi.1.1.3:.1f}} |
+# | RoPE at $L$ / $8L$ | {{attention.mean_distance.RoPE.0.1.0:.1f}} / {{attention.mean_distance.RoPE.1.1.0:.0f}} | {{attention.mean_distance.RoPE.0.1.1:.1f}} / {{attention.mean_distance.RoPE.1.1.1:.0f}} | {{attention.mean_distance.RoPE.0.1.2:.1f}} / {{attention.mean_distance.RoPE.1.1.2:.0f}} | {{attention.mean_distance.RoPE.0.1.3:.1f}} / {{attention.mean_distance.RoPE.1.1.3:.0f}} |
+# | NoPE at $L$ / $8L$ | {{attention.mean_distance.NoPE.0.1.0:.1f}} / {{attention.mean_distance.NoPE.1.1.0:.0f}} | {{attention.mean_distance.NoPE.0.1.1:.1f}} / {{attention.mean_distance.NoPE.1.1.1:.0f}} | {{attention.mean_distance.NoPE.0.1.2:.1f}} / {{attention.mean_distance.NoPE.1.1.2:.0f}} | {{attention.mean_distance.NoPE.0.1.3:.1f}} / {{attention.mean_distance.NoPE.1.1.3:.0f}} |
 #
 # * **ALiBi's recency windows** are set by the slopes, not by the input: head 0 (slope 1/4) is a narrow band
 #   along the diagonal and looks back 3 bytes at any length; head 3 (slope 1/256) reaches further as more keys
 #   become available. Each head's rule, a window set by its slope, is the same past $L$ as before it, which
 #   is why the loss does not change either.
-# * **RoPE's heads** are sharp: three of four look at the last one or two bytes (mean distances 1.3, 1.9, 1.5).
+# * **RoPE's heads** are sharp: three of four look at the last one or two bytes (mean distances
+#   {{attention.mean_distance.RoPE.0.1.0:.1f}}, {{attention.mean_distance.RoPE.0.1.2:.1f}},
+#   {{attention.mean_distance.RoPE.0.1.3:.1f}}).
 #   At $8L$ the same heads look back 120–150 bytes on average, close to a uniform average: past the trained
 #   angles the rotation no longer singles out "one byte back", and the pattern dissolves. This is experiment
 #   1's break, seen from inside.
@@ -481,10 +503,12 @@ experiment.attention_maps()
 #
 # A causal model without positions is not blind to them. Query $i$ attends over $i + 1$ keys, so anything it
 # averages is diluted by a factor that depends on $i$: attending evenly to all keys and reading a feature
-# that only the first token has gives $1/(i+1)$, a position signal that the next layer can use. Haviv et al.
-# (2022) showed that causal language models without position encodings learn such signals, and that
-# a **linear probe** can read the position from their hidden states; without the causal mask, attention
-# without positions is permutation-equivariant (chapter 0), and no such signal can exist.
+# that only the first token has gives $1/(i+1)$, a position signal that the next layer can use. Even without any
+# special first token the mask leaves a trace: an average of $i + 1$ roughly independent values has a variance
+# that shrinks like $1/(i+1)$, and Chi et al. (2023) show that this shrinking variance carries the position
+# in causal models without position encodings. Haviv et al. (2022) showed that such models learn positions,
+# and that a **linear probe** can read the position from their hidden states; without the causal mask,
+# attention without positions is permutation-equivariant (chapter 0), and no such signal can exist.
 #
 # The probe: from each layer's hidden states of 256 held-out windows of $L$ bytes, fit a ridge regression
 # to the position on half of the windows and score it on the other half ($R^2$: 1 is perfect, 0 is no
@@ -502,21 +526,24 @@ experiment.position_probe()
 #
 # | NoPE model | embeddings | after layer 0 | after layer 1 | mean prediction at 0 / 8 / 32 / 63 |
 # | --- | --- | --- | --- | --- |
-# | causal, windows start anywhere (experiment 1) | −0.03 | −0.19 | −0.19 | 7 / 19 / 27 / 31 |
-# | causal, every window starts with a BOS byte | −0.02 | **0.57** | **0.58** | −9 / 16 / 35 / 45 |
-# | no causal mask, windows start with BOS | 0.01 | −0.08 | −0.27 | −1 / 28 / 27 / 28 |
+# | causal, windows start anywhere (experiment 1) | {{probe.causal.0.r2}} | {{probe.causal.1.r2}} | {{probe.causal.2.r2}} | {{probe.causal.2.mean_prediction.0:.0f}} / {{probe.causal.2.mean_prediction.8:.0f}} / {{probe.causal.2.mean_prediction.32:.0f}} / {{probe.causal.2.mean_prediction.63:.0f}} |
+# | causal, every window starts with a BOS byte | {{probe.causal_bos.0.r2}} | **{{probe.causal_bos.1.r2}}** | **{{probe.causal_bos.2.r2}}** | {{probe.causal_bos.2.mean_prediction.0:.0f}} / {{probe.causal_bos.2.mean_prediction.8:.0f}} / {{probe.causal_bos.2.mean_prediction.32:.0f}} / {{probe.causal_bos.2.mean_prediction.63:.0f}} |
+# | no causal mask, windows start with BOS | {{probe.bidirectional_bos.0.r2}} | {{probe.bidirectional_bos.1.r2}} | {{probe.bidirectional_bos.2.r2}} | {{probe.bidirectional_bos.2.mean_prediction.0:.0f}} / {{probe.bidirectional_bos.2.mean_prediction.8:.0f}} / {{probe.bidirectional_bos.2.mean_prediction.32:.0f}} / {{probe.bidirectional_bos.2.mean_prediction.63:.0f}} |
 #
-# The first row is this chapter's honest surprise: experiment 1's NoPE model carries almost no position a
-# linear probe can read. On average the probe's answer does grow with the position (7 at the start of a
-# window, 31 at its end), but from one window to the next it is too noisy to beat guessing the middle.
-# The mechanism above needs something to count *from*: averaging over $i + 1$ keys dilutes whatever the
+# The first row is this chapter's honest surprise: in experiment 1's NoPE model a *linear* probe finds almost no
+# position. The position is not absent: on average the probe's answer does rise with the position
+# ({{probe.causal.2.mean_prediction.0:.0f}} at the start of a window, {{probe.causal.2.mean_prediction.63:.0f}}
+# at its end), but from one window to the next it is too noisy to beat guessing the middle. (A variance, Chi et
+# al.'s signal, is not a linear function of the hidden state: a linear probe is the wrong tool for it.) The
+# $1/(i+1)$ mechanism above needs something to count *from*: averaging over $i + 1$ keys dilutes whatever the
 # first key contributes, but in experiment 1 every window starts at a random byte, so the first key is no
 # different from the others. Give the model that anchor — the same BOS byte (value 0, never in the text) at
 # the start of every window, as language models see at the start of a document — and train it the same
-# way: the probe then reads the position after the first layer ($R^2$ = 0.57, mean error 8 positions out of
-# 64). Without the causal mask there is nothing to read, anchor or not: the bidirectional model sees every
-# position alike, and only position 0 stands out, because it holds the BOS byte itself. That is Haviv et al.'s
-# result in miniature, with the condition it needs made visible: the causal mask plus a known first token.
+# way: the probe then reads the position after the first layer ($R^2$ = {{probe.causal_bos.1.r2}}, mean error
+# {{probe.causal_bos.1.mae:.0f}} positions out of 64). Without the causal mask there is nothing to read, anchor or not: the bidirectional model sees every
+# position alike, and only position 0 stands out, because it holds the BOS byte itself. What this small model
+# shows, then, is what a linear probe finds in it: a position it can read linearly with the causal mask plus a
+# known first token, a weak one with the mask alone, none without the mask.
 
 # %% [markdown]
 # ## 7.9 Every scheme, side by side
@@ -530,29 +557,32 @@ experiment.comparison()
 
 # %% [markdown]
 # **Which scheme should I use?** For a model trained and used at one length, RoPE had the best loss at $L$
-# here (1.42), the clipped relative bias and T5 next (1.48, 1.49), and RoPE adds no parameters and keeps the
+# here ({{extrapolation.loss.RoPE.0}}), the clipped relative bias and T5 next ({{extrapolation.loss.relative.0}},
+# {{extrapolation.loss.T5.0}}), and RoPE adds no parameters and keeps the
 # fast attention kernels. If inputs will run past the training length and retraining is not an option,
-# ALiBi (flat to $8L$) or a clipped relative bias (1.77 at $8L$); ALiBi paid 0.2 nats at $L$ for its flat
+# ALiBi (flat to $8L$) or a clipped relative bias ({{extrapolation.loss.relative.3}} at $8L$); ALiBi paid 0.2 nats at $L$ for its flat
 # line. Avoid absolute tables past their training length: every one of them broke at the first unseen
 # position.
 #
 # **Why did LLaMA pick RoPE?** The LLaMA paper (Touvron et al., 2023) gives no measurement: it lists rotary
 # embeddings (Su et al., 2021) at every layer among its changes, with GPT-Neo as the inspiration. The
 # measurements give the reasons one would give: the best loss at the training length; no parameters; it
-# acts on $q$ and $k$ only, so attention keeps its fused kernels (a bias rules out flash attention, chapter 6;
+# acts on $q$ and $k$ only, so attention keeps its fused kernels (a float bias takes PyTorch's SDPA off its
+# flash kernel, chapter 6; FlashAttention-2 itself supports ALiBi natively, from its slopes, but no bias table;
 # in training at 512 bytes the bias schemes took 2.6–2.7 times as long per step as NoPE, RoPE 1.05 times,
 # `benchmarks/bench_train.py`); and its
 # weakness, extrapolation, is repaired by scaling its frequencies plus a little fine-tuning (experiment 2),
 # which is what Code Llama (base $10^6$) and Llama 3.1 (`llama3` scaling) did.
 #
 # **Can I extend a model's context without training?** Partly. Here dynamic scaling took RoPE at $4L$ from
-# 2.61 to 1.80 with no training, and YaRN to 1.83; position interpolation alone made it worse (3.11). With 200
-# steps at half the target length, YaRN reached 1.38, better than the model at its training length. Schemes
-# built to extrapolate (ALiBi 1.62, clipped bias 1.57 at $4L$) needed nothing.
+# {{rope_scaling.no_finetune.default.2}} to {{rope_scaling.no_finetune.dynamic.2}} with no training, and YaRN to {{rope_scaling.no_finetune.yarn.2}}; position interpolation
+# alone made it worse ({{rope_scaling.no_finetune.linear.2}}). With 200 steps at half the target length, YaRN reached
+# {{rope_scaling.finetuned.yarn.2}}, better than the model at its training length. Schemes built to extrapolate (ALiBi
+# {{extrapolation.loss.ALiBi.2}}, clipped bias {{extrapolation.loss.relative.2}} at $4L$) needed nothing.
 #
 # **Is NoPE enough?** Not at this size: 0.6 nats worse than RoPE at $L$. It extrapolates more gracefully than
-# the absolute schemes, and with an anchor token it learns positions through the causal mask (experiment 4),
-# but learning them costs capacity that a two-layer model does not have.
+# the absolute schemes, and with an anchor token a linear probe reads its positions (experiment 4), but
+# learning them costs capacity that a two-layer model does not have.
 #
 # **And images, video?** Chapter 8 carries the schemes to grids of patches (the last four rows of the table: a
 # learned 2-D table resized as timm does, MAE's 2-D sinusoids, Qwen2-VL's axial 2-D RoPE and its M-RoPE). Its
@@ -569,21 +599,26 @@ experiment.comparison()
 #   to the scaled logits, with the causal mask folded in) and `rotate` ($q$ and $k$, before they are cached).
 # * Train short, test long, measured: ALiBi stayed flat to $8L$, the clipped bias and T5 degraded slowly, RoPE
 #   held to about $1.5L$ and broke, the sinusoidal and learned tables broke at the first unseen position —
-#   Press et al.'s ordering; but ALiBi was not the best at $L$ (1.63 against RoPE's 1.42), which a 4-head
-#   byte model explains.
-# * RoPE at $4L$: dynamic scaling helps without training (2.61 to 1.80); interpolation needs fine-tuning (3.11
-#   before, 1.51 after 200 steps); YaRN with the same fine-tune is best (1.38).
+#   Press et al.'s ordering; but ALiBi was not the best at $L$ ({{extrapolation.loss.ALiBi.0}} against RoPE's
+#   {{extrapolation.loss.RoPE.0}}), which we guess a 4-head byte model explains.
+# * RoPE at $4L$: dynamic scaling helps without training ({{rope_scaling.no_finetune.default.2}} to {{rope_scaling.no_finetune.dynamic.2}});
+#   interpolation needs fine-tuning ({{rope_scaling.no_finetune.linear.2}} before, {{rope_scaling.finetuned.linear.2}} after 200 steps); YaRN with
+#   the same fine-tune is best ({{rope_scaling.finetuned.yarn.2}}).
 # * RoPE's sharp heads dissolve past the trained angles; ALiBi's windows do not move.
-# * NoPE learns where it is only with the causal mask *and* an anchor: a BOS byte at the start of every window
-#   took the linear probe's $R^2$ from −0.19 to 0.58.
+# * What a linear probe finds in this small NoPE model: a position it reads well only with the causal mask *and*
+#   an anchor (a BOS byte at the start of every window took its $R^2$ from {{probe.causal.2.r2}} to
+#   {{probe.causal_bos.2.r2}}); with the mask alone its mean answer still rises along the window; without the
+#   mask, nothing.
 #
 # **Further reading.** Press, Smith and Lewis (2022), *Train Short, Test Long: Attention with Linear Biases
 # Enables Input Length Extrapolation*. Chen et al. (2023), *Extending Context Window of Large Language Models
 # via Positional Interpolation*. Peng et al. (2023), *YaRN: Efficient Context Window Extension of Large
 # Language Models*. Haviv et al. (2022), *Transformer Language Models without Positional Encodings Still
-# Learn Positional Information*. Kazemnejad et al. (2023), *The Impact of Positional Encoding on Length
+# Learn Positional Information*. Chi et al. (2023), *Latent Positional Information is in the Self-Attention
+# Variance of Transformer Language Models Without Positional Embeddings*. Kazemnejad et al. (2023), *The Impact of Positional Encoding on Length
 # Generalization in Transformers*. Press and Wolf (2017), *Using the Output Embedding to Improve Language
-# Models* (weight tying).
+# Models* (weight tying). Xiong et al. (2020), *On Layer Normalization in the Transformer Architecture*
+# (pre-norm).
 
 # %% [markdown]
 # ## Hand your code on

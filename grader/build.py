@@ -8,7 +8,10 @@ One hand-edited source per chapter: `chapters/NN_name.py` (jupytext py:percent).
   posenc_selfcheck/data/chNN.{json,safetensors}
                             public checks with the reference's answers and the answers of
                             known mistakes, so self-checks need no reference code
-Notebooks are written without outputs or execution counts.
+Notebooks are written without outputs or execution counts, and with a fingerprint of their cells in their
+metadata (`posenc.cells_sha256`): a notebook whose cells no longer match it holds edits the build did not
+make (a learner saved work there), and the build never overwrites or deletes it: it keeps it, says so, and
+exits 1. Learners work in their own copies, `my_notebooks/` (`scripts/lab.sh`), which nothing regenerates.
 
     python -m grader build           write everything
     python -m grader build --check   compare with what is on disk; exit 1 on any difference
@@ -16,7 +19,11 @@ Notebooks are written without outputs or execution counts.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXPORT = "#| export"
 STUB = 'raise NotImplementedError("exercise not finished: replace this line with your code")'
 GENERATED = '"""Generated from chapters/{src} by `python -m grader build`. Do not edit: edit the chapter."""\n'
+MARK = "posenc"  # the notebook metadata key the build writes: {"generated_from": ..., "cells_sha256": ...}
+LEARNER_COPIES = "my_notebooks"  # where scripts/lab.sh puts the learner's own copies
 
 
 
@@ -90,11 +99,43 @@ def _without_export_line(source):
     return "\n".join(lines)
 
 
+PLACEHOLDER = re.compile(r"\{\{([^{}:]+)(?::([^{}]+))?\}\}")
+
+
+def results_of(path):
+    """The measured results a chapter's text quotes (docs/chapterN/results.json), or None."""
+    results = ROOT / "docs" / f"chapter{int(path.stem.split('_')[0])}" / "results.json"
+    return json.loads(results.read_text()) if results.exists() else None
+
+
+def fill(text, results, where="text"):
+    """Replace each {{path.to.value}} or {{path.to.value:format}} (default .2f) by the value in `results`:
+    the numbers the text quotes come from the measurement, never typed by hand. A negative number gets a
+    typographic minus."""
+
+    def value(match):
+        node = results
+        for key in match.group(1).strip().split("."):
+            try:
+                node = node[int(key)] if isinstance(node, list) else node[key]
+            except (KeyError, IndexError, ValueError, TypeError):
+                raise ValueError(f"{where}: {{{{{match.group(1)}}}}} is not in the results") from None
+        return format(node, match.group(2) or ".2f").replace("-", "\u2212")
+
+    if results is None and PLACEHOLDER.search(text):
+        raise ValueError(f"{where}: quotes results, but there is no results.json for it")
+    return PLACEHOLDER.sub(value, text)
+
+
 def render(path):
     """(student notebook text, solution notebook text, reference module text) for one chapter."""
     import jupytext
 
     nb = jupytext.read(path)
+    results = results_of(path)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = fill(cell.source, results, path.name)
     exported = []
     student, solution = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
     for cell in nb.cells:
@@ -110,8 +151,46 @@ def render(path):
     for target in (student, solution):
         target.metadata = nbformat.from_dict(dict(nb.metadata))
         _clean(target)
+        target.metadata[MARK] = {"generated_from": f"chapters/{path.name}",
+                                 "cells_sha256": cells_fingerprint(target.cells)}
     module = GENERATED.format(src=path.name) + "\n" + "\n\n\n".join(exported).strip() + "\n"
     return nbformat.writes(student) + "\n", nbformat.writes(solution) + "\n", module
+
+
+def cells_fingerprint(cells):
+    """sha256 of the cells' kinds and sources: what an edit changes (outputs are not work, and are dropped)."""
+    digest = hashlib.sha256()
+    for cell in cells:
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        digest.update(json.dumps([cell.get("cell_type"), source]).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def _unmodified_in_git(path):
+    """True when `path` is tracked and equal to its committed version (a notebook from before fingerprints)."""
+    try:
+        tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--error-unmatch", "--", str(path)],
+                                 capture_output=True, timeout=60).returncode == 0
+        return tracked and subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", str(path)],
+                                          capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def holds_edits(path):
+    """True when the notebook at `path` holds cells the build did not write: someone's work, never overwritten."""
+    path = Path(path)
+    if path.suffix != ".ipynb" or not path.exists():
+        return False
+    try:
+        nb = json.loads(path.read_text())
+        mark = nb.get("metadata", {}).get(MARK)
+        if isinstance(mark, dict) and "cells_sha256" in mark:
+            return cells_fingerprint(nb.get("cells", [])) != mark["cells_sha256"]
+    except (OSError, ValueError, AttributeError, TypeError):
+        return True  # unreadable as a notebook: not ours to replace
+    return not _unmodified_in_git(path)
 
 
 def reference_module_name(path):
@@ -151,6 +230,7 @@ def selfcheck_data():
             expected = reference.answer(check) if check.needs_reference() else {}
             mistakes = reference.mistakes(check)
             spec["mistake_messages"] = [m for m, _ in mistakes]
+            spec["mistake_names"] = list(check.mistakes)  # which ladder of hints a diagnosis opens (hints.py)
             results[f"{check.key}#spec"] = {k: v for k, v in spec.items() if k != "mistakes"}
             results[f"{check.key}#expected"] = expected
             for i, (_, result) in enumerate(mistakes):
@@ -201,7 +281,7 @@ def build(check=False):
         current = path.read_text() if path.exists() else None
         if current != text:
             differ.append(path)
-            if not check:
+            if not check and not holds_edits(path):  # a notebook holding someone's edits is kept
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
     stale = {p for p in (ROOT / "notebooks").glob("*.ipynb")} | {p for p in (ROOT / "solutions").glob("*.ipynb")}
@@ -209,7 +289,8 @@ def build(check=False):
     differ += sorted(stale)
     if not check:
         for p in stale:
-            p.unlink()
+            if not holds_edits(p):
+                p.unlink()
     _reload_reference()
     data_dir = ROOT / "posenc_selfcheck" / "data"
     for chapter, results in selfcheck_data().items():
@@ -266,9 +347,15 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 when a file differs")
     args = parser.parse_args(argv)
     differ = build(check=args.check)
+    kept = [p for p in differ if holds_edits(p)]
     for path in differ:
-        print(f"{'out of date' if args.check else 'wrote'}: {Path(path).relative_to(ROOT)}")
-    if args.check and differ:
+        if path not in kept:
+            print(f"{'out of date' if args.check else 'wrote'}: {Path(path).relative_to(ROOT)}")
+    for path in kept:
+        print(f"{'holds edits' if args.check else 'kept'}: {Path(path).relative_to(ROOT)} holds edits the build "
+              f"did not make (work saved in it?); `python -m grader build` never overwrites it. Keep your work in "
+              f"{LEARNER_COPIES}/ (`bash scripts/lab.sh` opens your copies there): move this file there, or delete "
+              "it to get the generated one back.")
+    if args.check and len(differ) > len(kept):
         print("generated files are out of sync with chapters/: run `python -m grader build`")
-        return 1
-    return 0
+    return 1 if kept or (args.check and differ) else 0

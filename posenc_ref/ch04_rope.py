@@ -51,10 +51,10 @@ def apply_rope(x, cos, sin):
     rot = cos.shape[-1]
     if rot % 2 != 0 or rot > x.shape[-1]:
         raise ValueError(f"cos/sin width R={rot} must be even and at most head_dim={x.shape[-1]}")
-    if cos.dim() == 3:
-        cos, sin = cos[:, None], sin[:, None]  # (B, 1, L, R): one table for every head
-    elif cos.dim() != 2:
+    if cos.dim() not in (2, 3):
         raise ValueError(f"cos/sin must have shape (seq, R) or (batch, seq, R), got {tuple(cos.shape)}")
+    # (L, R) tables line up with x's last two axes; (B, L, R) ones need a head axis: one table for every head
+    cos, sin = (cos[:, None], sin[:, None]) if cos.dim() == 3 else (cos, sin)  # (B, 1, L, R) or (L, R)
     cos, sin = cos.to(x.dtype), sin.to(x.dtype)
     half = rot // 2
     x1, x2 = x[..., :half], x[..., half:rot]  # (B, H, L, R/2) each

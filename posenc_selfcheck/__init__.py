@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import sys
 
-from . import probes
 from .demo import demo
 from .evaluate import FAILED, MISSING, PASSED, SKIPPED
 from .runner import SelfCheckFailed, _chapter_data, check, forget_attempts, public_checks
 
-if "IPython" in sys.modules:  # a learner's kernel: pay the meta device's first use now, not in a check
-    probes.warm_up()
+if "IPython" in sys.modules:  # a learner's kernel: pay torch's first uses now, not in the first check
+    from . import warm
+
+    warm.kernel()
+
 
 def export_exercises(chapter, namespace, folder=None):
     """Copy this chapter's finished exercises into your package posenc_mine/ beside the notebook, so that

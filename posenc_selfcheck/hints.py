@@ -11,6 +11,8 @@ line of the reference solution), and the first levels do not hand over the answe
 HINTS = {
     # ---- chapter 0 ------------------------------------------------------------------------------
     "scaled_dot_product_attention": (
+        "each score compares one query with one key by their dot product, scaled by the square root of the key "
+        "dimension, so that the softmax does not saturate as d grows.",
         "every query against every key is one matrix product: q with k transposed on its last two axes, "
         "`k.transpose(-2, -1)`, divided by sqrt(d) where d is q's last dimension (not d_v).",
         "the mask enters before the softmax. A bool mask is True where a query may attend: set the other scores "
@@ -24,13 +26,15 @@ HINTS = {
     ),
     # ---- chapter 1 ------------------------------------------------------------------------------
     "sinusoidal_table": (
+        "each pair of columns (2i, 2i+1) holds one wave of frequency w_i = base^(-2i/d): the sine of p·w_i in the "
+        "even column, its cosine in the odd one.",
         "the frequencies are w_i = base^(-2i/d) for i = 0 .. d/2 - 1. The exponent uses 2i, the index of the even "
         "column: `torch.arange(0, d_model, 2) / d_model` gives the d/2 values 2i/d.",
         "all angles at once: the outer product of the positions (L,) and the frequencies (d/2,), "
         "`torch.outer(positions, inv_freq)`, in float32.",
         "interleave, do not concatenate: into a (L, d) tensor from `torch.empty`, write the sines to the even "
         "columns, the strided slice `pe[:, 0::2]`, and the cosines to `pe[:, 1::2]`.",
-        "key line: `pe[:, 1::2] = torch.cos(angles)`",
+        "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
     ),
     "shift_matrix": (
         "only the d/2 angles k·w_i are needed: the table's frequencies times k (a negative k works as it is).",
@@ -42,16 +46,20 @@ HINTS = {
         "key line: `m[idx + 1, idx] = -sin`",
     ),
     "SinusoidalPositionalEncoding": (
+        "the table is computed once and belongs to the module: it must move with the module to a device, and it is "
+        "not a weight to train.",
         "keep the table in a buffer: `self.register_buffer(name, table, persistent=False)` moves with .to(), is "
         "never trained, and stays out of checkpoints (an nn.Parameter is trained; a plain attribute stays behind "
         "on the CPU).",
         "slicing past the end of a tensor returns fewer rows, without an error. When offset + seq_len is larger "
         "than the buffer, compute the rows with sinusoidal_table(..., device=x.device) instead.",
-        "outputs keep the input's dtype: add the rows cast to x.dtype.",
+        "outputs keep the input's dtype: add the rows cast to x.dtype."
+        " Call the rows you add `pe`: a slice of the buffer, or freshly computed rows.",
         "key line: `return self.dropout(x + pe.to(x.dtype))`",
     ),
     # ---- chapter 2 ------------------------------------------------------------------------------
     "LearnablePositionalEncoding": (
+        "a learned table is one trainable vector per position, looked up by the position index, started small.",
         "the table is `nn.Embedding(max_len, d_model)`, stored as self.position_embeddings. Its default start is "
         "N(0, 1): re-initialise its weight with `nn.init.trunc_normal_` and std=0.02.",
         "default positions are 0 .. seq_len - 1, built where x lives (`device=x.device`). A tensor built without a "
@@ -66,45 +74,59 @@ HINTS = {
         "with the formula: i0 = floor(x_j), i1 = min(i0 + 1, L - 1), w = x_j - i0, and new row j is "
         "(1 - w)·table[i0] + w·table[i1].",
         "precision and place: compute x_j in float64 (in float32, near row 200 it is off by 1e-5 of a row), blend "
-        "in float32 or wider, return table.dtype, and build every index on table.device.",
+        "in float32 or wider, return table.dtype, and build every index on table.device."
+        " With `old_len = table.shape[0]` and `j = torch.arange(new_len, dtype=torch.float64)`.",
         "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
     ),
     # ---- chapter 3 ------------------------------------------------------------------------------
     "relative_positions": (
+        "the matrix holds, for each query row and key column, how far the key is from the query: key position minus "
+        "query position.",
         "query i sits at position k_len - q_len + i, so the query positions are "
         "`torch.arange(k_len - q_len, k_len)`; the key positions are 0 .. k_len - 1.",
         "broadcasting builds the matrix: a row vector minus a column vector, indexed `[None, :]` and `[:, None]`. "
         "Rows are queries and columns keys: R[i, j] = (position of key j) - (position of query i).",
-        "build both aranges with device=device, and check q_len and k_len first.",
+        "build both aranges with device=device, and check q_len and k_len first."
+        " Call them `query_pos` and `key_pos`.",
         "key line: `return key_pos[None, :] - query_pos[:, None]`",
     ),
     "shaw_attention_direct": (
+        "each pair (i, j) reads one row of each table, the row of its clipped distance; the key table adds to the "
+        "logit, the value table to the output.",
         "the row of pair (i, j) is c = clip(j - i, -K, K) + K: `relative_positions(Lq, Lk, device=q.device)`, "
         "`.clamp(-K, K)`, plus K. Indexing the table with it, `rel_k[idx]`, gives (Lq, Lk, d).",
         "relative logits by broadcasting: q (B, H, Lq, d) with a new axis before d, times a^K (Lq, Lk, d), summed "
         "over d, is (B, H, Lq, Lk). Both logit terms are divided by sqrt(d).",
         "causal: before the softmax, give -inf to the keys after the query, where relative_positions > 0. The value "
-        "term: attn (B, H, Lq, Lk) with a new last axis, times a^V, summed over the keys.",
+        "term: attn (B, H, Lq, Lk) with a new last axis, times a^V, summed over the keys."
+        " The value vectors of the pairs are `a_v = rel_v[c]` (Lq, Lk, d), and `attn` the softmax weights.",
         "key line: `return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)`",
     ),
     "shaw_attention": (
+        "never build the (Lq, Lk, d) table: compute the product of each query with the 2K + 1 table rows once, then "
+        "pick (for the keys) or pool (for the values) by distance.",
         "keys: P = q @ rel_k.T holds q_i·w^K_r for every row r. The relative logit of pair (i, j) is P[..., i, c_ij]: "
         "`torch.gather` along the last axis, with the (Lq, Lk) index expanded (a view, no copy) to "
         "(B, H, Lq, Lk).",
         "values: S[..., i, r] = the sum of attn[..., i, j] over the keys j with c_ij = r. `scatter_add_` computes it "
         "into a zeros tensor of shape (B, H, Lq, 2K + 1); then S @ rel_v.",
         "no `repeat`, no broadcast product with a (Lq, Lk, d) table, no `.contiguous()` of an expanded table: each "
-        "builds a (B, H, Lq, Lk, d)-sized tensor, 8.6 GB at L = 2048.",
+        "builds a (B, H, Lq, Lk, d)-sized tensor, 8.6 GB at L = 2048."
+        " The sizes are `batch, heads, q_len, head_dim = q.shape`; `idx` is the expanded index of the clipped "
+        "distances, and `attn` the softmax weights.",
         "key line: `per_row = attn.new_zeros(batch, heads, q_len, 2 * max_distance + 1).scatter_add_(-1, idx, "
         "attn)`",
     ),
     "RelativePositionBias": (
+        "a small learned table holds one number per head and clipped distance; the bias of pair (i, j) is the row of "
+        "its distance.",
         "the table is `nn.Embedding(2 * max_distance + 1, num_heads)` named self.bias, initialised with "
         "`nn.init.trunc_normal_(self.bias.weight, std=0.02)`.",
         "the index is relative_positions(q_len, k_len) clipped to [-K, K], plus K, built on the table's device: "
         "`device=self.bias.weight.device`.",
         "nn.Embedding returns (Lq, Lk, H): `permute(2, 0, 1)` puts the heads first and `unsqueeze(0)` adds the "
-        "batch axis.",
+        "batch axis."
+        " Call the distances `rel` (relative_positions on the table's device) and the max_distance K.",
         "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
     ),
     "t5_bucket": (
@@ -113,17 +135,21 @@ HINTS = {
         "max_exact = num_buckets // 2, after any halving. Below max_exact the bucket is n itself.",
         "from max_exact on: max_exact + log(n / max_exact) / log(max_distance / max_exact) · (num_buckets - "
         "max_exact), computed in float32, truncated with `.long()`, capped at num_buckets - 1. Clamp n to at "
-        "least max_exact before the log, to keep log(0) out.",
+        "least max_exact before the log, to keep log(0) out."
+        " Call the bucket of a large distance `large`, the direction's offset `offset`, and the distance `n`.",
         "key line: `return offset + torch.where(n < max_exact, n, large)`",
     ),
     "alibi_slopes": (
         "for n a power of two: start = 2^(-8/n) and the slopes start^1, start^2, ..., start^n.",
-        "otherwise c = 2^floor(log2 n), which is `1 << (num_heads.bit_length() - 1)`: the c slopes of c heads, "
-        "then the n - c odd powers start'^1, start'^3, ... of start' = 2^(-8/(2c)).",
+        "otherwise c = 2^floor(log2 n), the largest power of two not above n (an int's `bit_length()` gives its "
+        "exponent): the c slopes of c heads, then the n - c odd powers start'^1, start'^3, ... of "
+        "start' = 2^(-8/(2c)).",
         "compute in float32, as BLOOM does, on `device`.",
-        "key line: `extra = geometric(2 * c, torch.arange(1, 2 * (num_heads - c), 2, device=device))`",
+        "key line: `c = 1 << (num_heads.bit_length() - 1)`",
     ),
     "alibi_bias": (
+        "ALiBi penalises every key in proportion to its distance from the query, with one slope per head: the bias "
+        "is minus the slope times the distance.",
         "reuse your alibi_slopes and relative_positions (queries aligned to the end), both on `device`.",
         "broadcast the slopes as (H, 1, 1) against the (Lq, Lk) distances, then add the leading batch axis.",
         "the sign: ALiBi subtracts m·|j - i|: zero on the query's own key, negative everywhere else.",
@@ -131,17 +157,22 @@ HINTS = {
     ),
     # ---- chapter 4 ------------------------------------------------------------------------------
     "rope_inv_freq": (
+        "one frequency per plane (pair of coordinates), falling geometrically from 1 for the first plane to nearly "
+        "1/base for the last.",
         "theta_i = 1 / base^(2i/d) for i = 0 .. d/2 - 1: the exponents 2i/d are `torch.arange(0, head_dim, 2)` "
         "divided by head_dim, in float32.",
         "check head_dim first: positive and even, or raise ValueError naming head_dim and its value.",
         "key line: `exponents = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device) / head_dim`",
     ),
     "rope_cos_sin": (
+        "every position gets one angle per plane, position times frequency; the tables hold the cosine and sine of "
+        "each angle, laid out as rotate_half pairs the coordinates.",
         "angles for any leading shape: position_ids as float32 with a new last axis, `position_ids[..., None]`, "
         "times rope_inv_freq (d/2,), broadcast to position_ids.shape + (d/2,).",
         "half layout: coordinates i and i + d/2 share plane i's angle, so the table holds the d/2 angles twice, end "
         "to end, `torch.cat((freqs, freqs), dim=-1)`; repeat_interleave would build the interleaved layout.",
-        "build the frequencies on position_ids.device.",
+        "build the frequencies on position_ids.device."
+        " The frequencies are `inv_freq = rope_inv_freq(head_dim, base, device=position_ids.device)`.",
         "key line: `freqs = position_ids[..., None].float() * inv_freq`",
     ),
     "rotate_half": (
@@ -156,9 +187,11 @@ HINTS = {
         "need a head axis between B and L, (B, 1, L, R).",
         "cos and sin arrive in float32: cast them to x.dtype first, or a bfloat16 x comes out as float32 (type "
         "promotion).",
-        "key line: `cos, sin = cos[:, None], sin[:, None]`",
+        "key line: `cos, sin = (cos[:, None], sin[:, None]) if cos.dim() == 3 else (cos, sin)`",
     ),
     "apply_rope_interleaved": (
+        "each neighbouring pair of coordinates is one complex number; rotating it by an angle is multiplying it by a "
+        "complex number of modulus one.",
         "the complex view: reshape the last axis to (D/2, 2) and call `torch.view_as_complex` on float32 values "
         "(it needs a last axis of size 2, and float16 or bfloat16 must be upcast first).",
         "the rotation: `torch.polar(torch.ones_like(angles), angles)` is e^(i·angle). (B, L) positions give "
@@ -174,17 +207,23 @@ HINTS = {
         "key line: `return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))`",
     ),
     "check_relative_property": (
+        "a real RoPE keeps norms, uses the position, and makes the score of a rotated query and key depend only on "
+        "their distance: test all three on many positions at once.",
         "one call gives f(q, m) for every m: build q of shape (V, 1, 1, d), expand it to (V, 1, P, d) and pass "
         "`torch.arange(P)`; the same for k. Compare in float64 from there.",
         "norms: |f(q, m)| = |q| for every m, to a relative tolerance (1e-3 is far above float32 rounding and far "
         "below any broken RoPE). Position: some f(q, m) must differ from f(q, 0) by more than that tolerance, or "
         "the position is never used.",
         "relative scores: S = f(q) @ f(k)^T is (V, P, P). Compare every S[m, n] with the score at the same distance "
-        "from position 0, S[m - n, 0] when m >= n and S[0, n - m] otherwise, relative to |q|·|k|.",
+        "from position 0, S[m - n, 0] when m >= n and S[0, n - m] otherwise, relative to |q|·|k|."
+        " With `positions = torch.arange(P)`, the distance matrix is `delta = positions[None, :] - positions[:, "
+        "None]` and the scores are S, `scores`.",
         "key line: `same_distance = torch.where(delta >= 0, scores[:, 0, delta.clamp(min=0)], "
         "scores[:, (-delta).clamp(min=0), 0])`",
     ),
     "RoPEAttention": (
+        "the block is ordinary multi-head attention in which q and k (never v) are rotated by their positions before "
+        "the scores; the cache holds keys already rotated.",
         "q_proj, k_proj, v_proj and o_proj are `nn.Linear(d_model, d_model, bias=False)`, and nothing else is "
         "trainable. Heads: (B, L, d) viewed as (B, L, H, d_head), transposed to (B, H, L, d_head).",
         "positions: without position_ids the new tokens follow the cache, past .. past + L - 1 with "
@@ -192,11 +231,14 @@ HINTS = {
         "rope_cos_sin and apply_rope, then append the new keys and values to the cache.",
         "the mask: for L == K (no cache) `is_causal=True` is right. For a chunk after a cache the queries are the "
         "last L of K positions: pass an explicit boolean mask (True = may attend) of shape (L, K). A float mask "
-        "would be added to the scores and mask nothing.",
-        "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq)`",
+        "would be added to the scores and mask nothing."
+        " The tables: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`.",
+        "key line: `q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)`",
     ),
     # ---- chapter 5 ------------------------------------------------------------------------------
     "yarn_ramp": (
+        "the ramp says, per frequency pair, how much to interpolate: 0 for the fast pairs that turn many times "
+        "within L0, 1 for the slow ones, linear in between.",
         "corr(r) = d·ln(L0 / (2·pi·r)) / (2·ln(base)), with Python floats (`math.log`); low = corr(beta_fast), "
         "high = corr(beta_slow).",
         "with truncate: low = floor(low), high = ceil(high). Then clamp both to [0, head_dim - 1] (head_dim - 1, as "
@@ -213,11 +255,14 @@ HINTS = {
         "attention factor 1.0.",
         "yarn blends theta/s and theta with yarn_ramp (1 = interpolate); its attention factor is 0.1·ln(s) + 1 "
         "unless params give one. llama3 compares each wavelength 2·pi/theta_i with L0/low_freq_factor and "
-        "L0/high_freq_factor.",
+        "L0/high_freq_factor."
+        " For `rope_type == \"yarn\"`: `ramp = yarn_ramp(...)` and the default `inv_freq`.",
         "key line: `inv_freq = inv_freq / factor * ramp + inv_freq * (1 - ramp)`",
     ),
     # ---- chapter 6 ------------------------------------------------------------------------------
     "RotaryCache": (
+        "the tables are computed once, kept as buffers, looked up by position, and grown (on their own device) when "
+        "a position falls past their end.",
         "buffers: `self.register_buffer(name, table, persistent=False)` keeps the tables out of the state_dict "
         "and moves them with .to(); registering again under the same name replaces them.",
         "growth: when max(position_ids) + 1 > max_len, rebuild longer tables on the device of the existing buffers, "
@@ -225,11 +270,15 @@ HINTS = {
         "cheap.",
         "lookup and dtype: `self.cos_cached[position_ids]` works for any shape of position_ids. Cast the rows you "
         "looked up (not the angles) to the requested dtype, float32 by default. Negative positions would read "
-        "the table from its end: refuse them.",
+        "the table from its end: refuse them."
+        " Grow only when `position_ids.numel() > 0` and `needed > self.max_len`, with `needed = "
+        "int(position_ids.max()) + 1`.",
         "key line: `self._build(max(needed, 2 * self.max_len), device=self.cos_cached.device)`",
     ),
     # ---- chapter 7 ------------------------------------------------------------------------------
     "PositionalAttention": (
+        "the block never asks which scheme it has: it asks the scheme to rotate queries and keys, and for a bias "
+        "over the query and key positions, and attends as usual.",
         "the block never asks which scheme it has: after splitting the heads it calls "
         "`self.scheme.rotate(q, position_ids)` and `self.scheme.rotate(k, position_ids)` (never on v), before "
         "the new keys join the cache, and `self.scheme.bias(position_ids, k_positions)` once all keys are known.",
@@ -240,9 +289,11 @@ HINTS = {
         "pass the bias there, cast with `bias.to(q.dtype)`, and fold the causal rule in as -inf, with the "
         "queries aligned to the end of the keys: "
         "`allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq)`.",
-        "key line: `mask = bias if allowed is None else bias.masked_fill(~allowed, float(\"-inf\"))`",
+        "key line: `q, k = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids)`",
     ),
     "TinyDecoder": (
+        "the position enters the model once, at the input, through the scheme; every block then only passes "
+        "positions on, and the output head reuses the token table.",
         "the position enters the model once: scale the token vectors by sqrt(d_model), "
         "`math.sqrt(self.embed_tokens.embedding_dim)`, and hand them with the positions to the scheme's embed; "
         "the blocks only pass positions on to the attention.",
@@ -251,7 +302,8 @@ HINTS = {
         "`torch.arange(past, past + seq, device=tokens.device)`; layer n gets `kv_caches[n]` and returns its "
         "new cache.",
         "the head is the token table: `self.norm(h) @ self.embed_tokens.weight.T`; keep `self.scheme = scheme` "
-        "so that a scheme with parameters trains with the model.",
+        "so that a scheme with parameters trains with the model."
+        " The positions, `position_ids`, are past .. past + seq - 1; h is the scaled token vectors.",
         "key line: `h = self.scheme.embed(h, position_ids)`",
     ),
     "resize_position_table_2d": (
@@ -306,4 +358,360 @@ HINTS = {
         "`torch.cat((chosen, chosen), dim=-1)`.",
         "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
     ),
+}
+
+# One short ladder per named mistake: the idea that the mistake misses (no code), where to look in your code,
+# and the key line, the solution's line that fixes it. "wrong" is that line as the mistake writes it: the
+# tests paste it into the solution in place of the key line and require the self-check to name this mistake
+# (tests/test_hints.py), so each key line is proven to run where it stands and to fix its own mistake. A
+# mistake without a ladder here gets its exercise's ladder (HINTS).
+MISTAKE_HINTS = {
+    # ---- chapter 0 ------------------------------------------------------------------------------
+    "sdpa_no_scale": {
+        "levels": (
+            "the dot product of two random d-dimensional vectors has variance d: unscaled, the scores grow with d "
+            "and the softmax saturates onto one key.",
+            "the line that computes the scores: divide them by the square root of q's last dimension, d.",
+            "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
+        ),
+        "wrong": "scores = q @ k.transpose(-2, -1)",
+    },
+    "sdpa_scale_by_d": {
+        "levels": (
+            "dividing by d over-corrects: the scores' standard deviation is sqrt(d), so sqrt(d) brings it to one.",
+            "the line that computes the scores: the divisor is the square root of q's last dimension.",
+            "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
+        ),
+        "wrong": "scores = q @ k.transpose(-2, -1) / q.shape[-1]",
+    },
+    "sdpa_softmax_over_queries": {
+        "levels": (
+            "each query spreads its attention over the keys: its weights must sum to one across the keys.",
+            "the softmax's dimension: the scores are (..., Lq, Lk), so the keys are the last axis.",
+            "key line: `weights = torch.softmax(scores, dim=-1)`",
+        ),
+        "wrong": "weights = torch.softmax(scores, dim=-2)",
+    },
+    "sdpa_mask_inverted": {
+        "levels": (
+            "in torch's convention a boolean mask is True where a query may attend; the scores to remove are where "
+            "it is False.",
+            "the masked fill, where `mask is not None` and `mask.dtype == torch.bool`: fill with -inf under the "
+            "negated mask.",
+            "key line: `scores = scores.masked_fill(~mask, float(\"-inf\"))`",
+        ),
+        "wrong": "scores = scores.masked_fill(mask, float(\"-inf\"))",
+    },
+    # ---- chapter 1 ------------------------------------------------------------------------------
+    "table_swapped": {
+        "levels": (
+            "in each pair of columns the sine comes first: column 2i holds sin(p·w_i), column 2i+1 cos(p·w_i).",
+            "where you write the angles into the table, `pe` (L, d): the even columns (step 2 from 0) take the sines.",
+            "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
+        ),
+        "wrong": "pe[:, 0::2], pe[:, 1::2] = torch.cos(angles), torch.sin(angles)",
+    },
+    "table_concatenated": {
+        "levels": (
+            "the sine and cosine of one frequency sit side by side, in columns 2i and 2i+1: interleaved, not all "
+            "sines followed by all cosines.",
+            "where you assemble the table: write into the even and the odd columns of one (L, d) tensor, `pe` "
+            "(strided slices), instead of concatenating.",
+            "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
+        ),
+        "wrong": "pe = torch.cat((torch.sin(angles), torch.cos(angles)), dim=-1)",
+    },
+    "table_i_over_d": {
+        "levels": (
+            "pair i uses the exponent 2i/d, with 2i the index of its even column, so the last pair's frequency is "
+            "close to 1/base, not 1/sqrt(base).",
+            "the frequencies: the exponents are the even column indices 0, 2, 4, ... divided by d_model.",
+            "key line: `inv_freq = 1.0 / (base ** (torch.arange(0, d_model, 2, dtype=torch.float32, device=device) "
+            "/ d_model))`",
+        ),
+        "wrong": "inv_freq = 1.0 / (base ** (torch.arange(0, d_model // 2, dtype=torch.float32, device=device) "
+                 "/ d_model))",
+    },
+    # ---- chapter 3 ------------------------------------------------------------------------------
+    "alibi_slopes_power_of_two_formula": {
+        "levels": (
+            "the geometric formula holds for a power-of-two head count only; other counts take the slopes of the "
+            "largest power of two below them, then every other slope of the next power of two.",
+            "where you choose the head count the formula is applied to: c is the largest power of two not above "
+            "num_heads (an int's `bit_length()` gives its exponent), and the n - c extra heads come after.",
+            "key line: `c = 1 << (num_heads.bit_length() - 1)`",
+        ),
+        "wrong": "c = num_heads",
+    },
+    "alibi_bias_positive": {
+        "levels": (
+            "ALiBi lowers the logit of a key the further it is from the query: the bias is negative away from the "
+            "diagonal.",
+            "the sign of what you return: minus the slope times the distance.",
+            "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
+        ),
+        "wrong": "return (slopes[:, None, None] * distance).unsqueeze(0)",
+    },
+    "alibi_bias_key_position": {
+        "levels": (
+            "the bias depends on the distance between query and key, |j - i|, not on the key's position alone.",
+            "the distances: your relative_positions (queries aligned to the end), their absolute value, times "
+            "minus the slope.",
+            "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
+        ),
+        "wrong": "return (slopes[:, None, None] * torch.arange(k_len, device=device).expand(q_len, "
+        "k_len)).unsqueeze(0)",
+    },
+    # ---- chapter 4 ------------------------------------------------------------------------------
+    "apply_no_cast": {
+        "levels": (
+            "outputs keep the input's dtype: float32 tables times a bfloat16 x promote the product to float32.",
+            "before the tables meet x: cast cos and sin to x's dtype.",
+            "key line: `cos, sin = cos.to(x.dtype), sin.to(x.dtype)`",
+        ),
+        "wrong": "cos, sin = cos, sin",
+    },
+    # ---- chapter 7 ------------------------------------------------------------------------------
+    "scheme_rotates_v": {
+        "levels": (
+            "the position belongs in the scores, q·k: only queries and keys are rotated; the values carry content "
+            "and are averaged as they are.",
+            "the line that hands q and k to `self.scheme.rotate`, right after the heads are split: v is not among "
+            "them.",
+            "key line: `q, k = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids)`",
+        ),
+        "wrong": "q, k, v = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids), "
+                 "self.scheme.rotate(v, position_ids)",
+    },
+    "scheme_k_not_rotated": {
+        "levels": (
+            "a rotation encodes position in q·k only when both sides turn: rotate the keys as well as the queries.",
+            "the line that hands q to `self.scheme.rotate`: k goes through it too, at the same positions.",
+            "key line: `q, k = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids)`",
+        ),
+        "wrong": "q = self.scheme.rotate(q, position_ids)",
+    },
+    "scheme_no_decode_offset": {
+        "levels": (
+            "with a cache the new tokens come after the cached ones: their positions continue from there.",
+            "the default positions, when `position_ids is None`: they start at past, the cached length (`past = "
+            "kv_cache[0].shape[2]`), and run for seq tokens.",
+            "key line: `position_ids = torch.arange(past, past + seq, device=x.device)`",
+        ),
+        "wrong": "position_ids = torch.arange(seq, device=x.device)",
+    },
+    "scheme_causal_flipped": {
+        "levels": (
+            "causal means a query sees its own key and the keys before it, never the keys after it.",
+            "the boolean mask where the block builds a mask (not when `bias is None and (not causal or seq == "
+            "k_len)`, SDPA's own causal path): True on and below the diagonal, a lower triangle shifted by k_len - "
+            "seq.",
+            "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq) if "
+            "causal else None`",
+        ),
+        "wrong": "allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).triu(k_len - seq) if causal "
+                 "else None",
+    },
+    "scheme_top_left_causal": {
+        "levels": (
+            "with a cache, the queries of a chunk are the last seq of k_len positions: the causal rule is aligned to "
+            "the end of the keys.",
+            "the boolean mask where the block builds a mask (not when `bias is None and (not causal or seq == "
+            "k_len)`, SDPA's own causal path): query i may see keys j <= k_len - seq + i, so the triangle is shifted "
+            "by k_len - seq.",
+            "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq) if "
+            "causal else None`",
+        ),
+        "wrong": "allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(0) if causal else None",
+    },
+    "scheme_no_causal_with_bias": {
+        "levels": (
+            "a bias only prefers some keys; it hides none: the causal rule must still remove the future keys.",
+            "the mask where the block builds a mask (not when `bias is None and (not causal or seq == k_len)`, "
+            "SDPA's own causal path): when `bias is None` the boolean `allowed` is the mask; otherwise fold "
+            "`allowed` into the bias as -inf.",
+            "key line: `mask = bias if allowed is None else bias.masked_fill(~allowed, float(\"-inf\"))`",
+        ),
+        "wrong": "mask = bias",
+    },
+    "scheme_bias_ignored": {
+        "levels": (
+            "a relative scheme speaks only through its bias: it must reach the scores as SDPA's float mask.",
+            "the mask where the block builds a mask (not when `bias is None and (not causal or seq == k_len)`, "
+            "SDPA's own causal path): when `bias is None` the boolean `allowed` is enough; otherwise the mask is the "
+            "bias with `allowed` folded in as -inf.",
+            "key line: `mask = bias if allowed is None else bias.masked_fill(~allowed, float(\"-inf\"))`",
+        ),
+        "wrong": "mask = allowed",
+    },
+    "scheme_bias_negated": {
+        "levels": (
+            "the bias is added to the logits as the scheme returns it: its sign is the scheme's business (ALiBi's is "
+            "already negative).",
+            "where the bias is prepared for SDPA, where the block builds a mask (not when `bias is None and (not "
+            "causal or seq == k_len)`, SDPA's own causal path) and `bias is None` is false: cast it, do not change "
+            "its sign.",
+            "key line: `bias = bias.to(q.dtype)`",
+        ),
+        "wrong": "bias = -bias.to(q.dtype)",
+    },
+    "scheme_bias_before_scale": {
+        "levels": (
+            "logits = q·k / sqrt(d) + bias: the scaling applies to q·k only; SDPA scales the scores, then adds the "
+            "float mask.",
+            "where the bias is prepared for SDPA, where the block builds a mask (not when `bias is None and (not "
+            "causal or seq == k_len)`, SDPA's own causal path) and `bias is None` is false: cast it, nothing more.",
+            "key line: `bias = bias.to(q.dtype)`",
+        ),
+        "wrong": "bias = bias.to(q.dtype) / math.sqrt(self.head_dim)",
+    },
+    "scheme_bias_not_cast": {
+        "levels": (
+            "a model in bfloat16 computes in bfloat16: the bias, made in float32 by the scheme, joins the scores in "
+            "q's dtype.",
+            "where the bias is prepared for SDPA, where the block builds a mask (not when `bias is None and (not "
+            "causal or seq == k_len)`, SDPA's own causal path) and `bias is None` is false: cast it to q's dtype.",
+            "key line: `bias = bias.to(q.dtype)`",
+        ),
+        "wrong": "bias = bias",
+    },
+    "scheme_scale_by_d": {
+        "levels": (
+            "q·k has variance d_head: dividing by its square root brings it to one, and SDPA does exactly that by "
+            "default.",
+            "the SDPA calls: leave its scale alone (the default is 1/sqrt(d_head)); the call with the mask, where "
+            "the block builds a mask (not when `bias is None and (not causal or seq == k_len)`, SDPA's own causal "
+            "path), too.",
+            "key line: `out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)`",
+        ),
+        "wrong": "out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1 / self.head_dim)",
+    },
+    "scheme_merge_no_transpose": {
+        "levels": (
+            "the heads were split as (B, L, H, d_head) then moved forward: merging reverses both steps, in the "
+            "opposite order.",
+            "the merge after SDPA: out (B, H, L, d_head) goes back to (B, L, H, d_head) before the reshape to "
+            "(batch, seq, d_model).",
+            "key line: `out = out.transpose(1, 2).reshape(batch, seq, self.d_model)`",
+        ),
+        "wrong": "out = out.reshape(batch, seq, self.d_model)",
+    },
+    "scheme_split_wrong_order": {
+        "levels": (
+            "the features of one token are contiguous: a token's d_model values split into H heads of d_head, and "
+            "only then do the heads move forward.",
+            "the helper that splits the heads: view (batch, seq, H, d_head), then swap the seq and head axes.",
+            "key line: `return t.view(batch, seq, self.num_heads, self.head_dim).transpose(1, 2)`",
+        ),
+        "wrong": "return t.view(batch, self.num_heads, seq, self.head_dim)",
+    },
+    "decoder_no_final_norm": {
+        "levels": (
+            "pre-norm blocks leave the residual stream unnormalised: one last LayerNorm comes before the head.",
+            "the logits: the final norm, then the tied head; return them with the list of new caches, `caches`.",
+            "key line: `return self.norm(h) @ self.embed_tokens.weight.T, caches`",
+        ),
+        "wrong": "return h @ self.embed_tokens.weight.T, caches",
+    },
+    "decoder_no_embed_scale": {
+        "levels": (
+            "the token table starts at N(0, 1/d): scaled by sqrt(d) its vectors have entries of order one, like the "
+            "position tables added to them.",
+            "where the token vectors are looked up: multiply them by the square root of the embedding size before "
+            "scheme.embed.",
+            "key line: `h = self.embed_tokens(tokens) * math.sqrt(self.embed_tokens.embedding_dim)`",
+        ),
+        "wrong": "h = self.embed_tokens(tokens)",
+    },
+    "decoder_one_based_positions": {
+        "levels": (
+            "positions count from zero: the first token of a sequence sits at position 0, the new tokens after a "
+            "cache at past, past + 1, ...",
+            "the positions: from past, the cached length, for seq tokens.",
+            "key line: `position_ids = torch.arange(past, past + seq, device=tokens.device)`",
+        ),
+        "wrong": "position_ids = torch.arange(past + 1, past + seq + 1, device=tokens.device)",
+    },
+    "decoder_no_decode_offset": {
+        "levels": (
+            "with caches the new tokens come after the cached ones: the cached length is where their positions "
+            "start.",
+            "the cached length, past: the keys in the first layer's cache, `kv_caches[0][0].shape[2]`, or 0 without "
+            "caches.",
+            "key line: `past = 0 if kv_caches is None else kv_caches[0][0].shape[2]`",
+        ),
+        "wrong": "past = 0",
+    },
+    "decoder_ignores_causal": {
+        "levels": (
+            "causal is the model's choice, made once at construction: every attention block must receive it.",
+            "the loop over the blocks (each `layer`, number `n`, called with h and `position_ids`, returning its "
+            "`cache`): pass the stored flag on.",
+            "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
+        ),
+        "wrong": "h, cache = layer(h, position_ids, True, None if kv_caches is None else kv_caches[n])",
+    },
+    # ---- chapters 3 to 5 -------------------------------------------------------------------------
+    "inv_freq_i_over_d": {
+        "levels": (
+            "plane i uses the exponent 2i/d, with 2i the index of its first coordinate, so the slowest plane turns "
+            "at nearly 1/base, not 1/sqrt(base).",
+            "the exponents: the even indices 0, 2, 4, ... up to head_dim, divided by head_dim.",
+            "key line: `exponents = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device) / head_dim`",
+        ),
+        "wrong": "exponents = torch.arange(0, head_dim // 2, dtype=torch.float32, device=device) / head_dim",
+    },
+    "inv_freq_not_inverted": {
+        "levels": (
+            "the frequencies fall from 1 to about 1/base: theta_i is the inverse of base^(2i/d).",
+            "what you return from the `exponents`: one over base to that power.",
+            "key line: `return 1.0 / (base ** exponents)`",
+        ),
+        "wrong": "return base ** exponents",
+    },
+    "rotate_half_sign": {
+        "levels": (
+            "rotate_half turns each plane (x1, x2) by +90 degrees: the pair becomes (-x2, x1), the minus on the half "
+            "that moves to the front.",
+            "the concatenation of the two halves x1 and x2: which half comes first, and which carries the minus.",
+            "key line: `return torch.cat((-x2, x1), dim=-1)`",
+        ),
+        "wrong": "return torch.cat((x2, -x1), dim=-1)",
+    },
+    "rotate_half_no_minus": {
+        "levels": (
+            "a quarter turn of the plane (x1, x2) is (-x2, x1): without the minus the map swaps the halves, which is "
+            "a reflection, not a rotation.",
+            "the concatenation of the two halves x1 and x2: the second half, moved to the front, is negated.",
+            "key line: `return torch.cat((-x2, x1), dim=-1)`",
+        ),
+        "wrong": "return torch.cat((x2, x1), dim=-1)",
+    },
+    "rel_sign_flipped": {
+        "levels": (
+            "the relative position is the key's position minus the query's: positive for keys after the query.",
+            "the subtraction at the end: the key positions, `key_pos`, as a row vector, minus the query "
+            "positions, `query_pos`, as a column vector.",
+            "key line: `return key_pos[None, :] - query_pos[:, None]`",
+        ),
+        "wrong": "return query_pos[:, None] - key_pos[None, :]",
+    },
+    "rel_start_aligned": {
+        "levels": (
+            "with fewer queries than keys the queries are the newest tokens: they sit at the end of the keys, not at "
+            "their start.",
+            "the query positions, `query_pos`: the last q_len of the k_len positions.",
+            "key line: `query_pos = torch.arange(k_len - q_len, k_len, device=device)`",
+        ),
+        "wrong": "query_pos = torch.arange(q_len, device=device)",
+    },
+    "ramp_reversed": {
+        "levels": (
+            "the fast pairs, many turns within L0, keep their frequency (ramp 0); the slow pairs are interpolated "
+            "(ramp 1).",
+            "the ramp over the pairs j: it rises from low to high, 0 below low and 1 above high.",
+            "key line: `return ((j - low) / (high - low)).clamp(0, 1)`",
+        ),
+        "wrong": "return 1 - ((j - low) / (high - low)).clamp(0, 1)",
+    },
 }

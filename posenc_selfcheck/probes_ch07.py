@@ -15,6 +15,7 @@ independently of the course's code, so the grader needs nothing but torch to plu
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 import torch.nn.functional as F
@@ -50,7 +51,7 @@ class _ProbeScheme(_Identity):
     """Any subset of the three hooks, each made of seeded tensors."""
 
     def __init__(self, kind, d_model, num_heads, seed=0, max_len=64, max_distance=3, base=10000.0,
-                 attention_factor=1.0, trainable=False):
+                 attention_factor=1.0, trainable=False, float32=False):
         super().__init__()
         gen = torch.Generator().manual_seed(seed)
         self.kind, self.max_distance, self.attention_factor = kind, max_distance, attention_factor
@@ -61,6 +62,9 @@ class _ProbeScheme(_Identity):
             rel = torch.randn(num_heads, 2 * max_distance + 1, generator=gen)  # (H, 2K+1)
             if trainable:
                 self.rel = nn.Parameter(rel)
+            elif float32:  # a bias computed in float32 whatever the model's dtype (as the lab's adapters do):
+                # kept as integers in units of 2^-20, which .to(dtype) leaves alone
+                self.register_buffer("rel_fixed", (rel * 2**20).round().long())
             else:
                 self.register_buffer("rel", rel)
         if kind == "alibi":
@@ -87,9 +91,11 @@ class _ProbeScheme(_Identity):
 
     def bias(self, q_positions, k_positions):
         distance = k_positions[None, :] - q_positions[:, None]  # (Lq, Lk): j - i
+        index = distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
         if hasattr(self, "rel"):
-            index = distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
             return self.rel[:, index]  # (H, Lq, Lk)
+        if hasattr(self, "rel_fixed"):
+            return self.rel_fixed[:, index].float() / 2**20  # (H, Lq, Lk), float32
         if hasattr(self, "slopes"):
             return -self.slopes[:, None, None] * distance.abs()  # (H, Lq, Lk)
         return None
@@ -136,6 +142,7 @@ def decoder_shapes(vocab_size, d_model, num_layers):
     return shapes
 
 
+PROJECTION_BIAS = re.compile(r"(^|\.)[qkvo]_proj\.bias$")
 NAMES_HINT = {
     "attention": "the projections are nn.Linear(d_model, d_model, bias=False) named q_proj, k_proj, v_proj, o_proj",
     "decoder": ("name them embed_tokens, layers.<n>.attn_norm, layers.<n>.attn.{q,k,v,o}_proj, layers.<n>.mlp_norm, "
@@ -152,7 +159,14 @@ def _load(module, shapes, scheme, seed, what):
     missing = [name for name in shapes if name not in params]
     if missing:
         raise ValueError(f"the module has no parameter {missing[0]!r}: {NAMES_HINT[what]}")
-    extra = sorted(name for name, p in params.items() if name not in shapes and p.requires_grad)
+    # projections built with bias=True: zero biases compute what the asked-for projections compute, so only
+    # the parameter-count checks say it (one mistake, its own checks)
+    projection_biases = [name for name in params if name not in shapes and PROJECTION_BIAS.search(name)]
+    with torch.no_grad():
+        for name in projection_biases:
+            params[name].zero_()
+    extra = sorted(name for name, p in params.items()
+                   if name not in shapes and p.requires_grad and name not in projection_biases)
     if extra:
         tied = " (the output head is embed_tokens.weight itself: weight tying)" if what == "decoder" else ""
         raise ValueError(f"unexpected trainable parameters {extra[:3]}{tied}")
@@ -297,11 +311,13 @@ def scheme_decoder_decode(ns, exercise, vocab_size, d_model, num_layers, num_hea
 
 @probe
 def scheme_decoder_info(ns, exercise, vocab_size, d_model, num_layers, num_heads):
-    """Parameters of the decoder with a parameter-free scheme."""
+    """Parameters of the decoder with a parameter-free scheme; those outside the attention blocks apart (the
+    attention's own are PositionalAttention's business)."""
     module = _get(ns, exercise)(vocab_size, d_model, num_layers, num_heads, _Identity())
-    params = list(module.parameters())
-    return {"n_trainable": sum(p.numel() for p in params if p.requires_grad),
-            "n_params": sum(p.numel() for p in params)}
+    named = list(module.named_parameters())
+    return {"n_trainable": sum(p.numel() for _, p in named if p.requires_grad),
+            "n_params": sum(p.numel() for _, p in named),
+            "n_params_outside_attention": sum(p.numel() for name, p in named if ".attn." not in f".{name}")}
 
 
 @probe
@@ -326,6 +342,45 @@ def decoder_trains(ns, exercise, vocab_size, d_model, num_layers, num_heads, tok
         losses.append(loss.item())
     return {"losses": torch.tensor(losses, dtype=torch.float64),
             "scheme_moved": float((scheme.rel.detach() - start).abs().max())}
+
+
+@probe
+def scheme_sdpa_mask_dtype(ns, exercise, d_model, num_heads, scheme, x, dtype, seed=0):
+    """One forward pass of a module in `dtype` whose scheme makes its bias in float32, with SDPA watched: the
+    number of calls that got a floating attn_mask of another dtype than q (0 when the bias was cast; a block
+    that computes its softmax itself never calls SDPA, and is not concerned)."""
+    module = _place(_attention(ns, exercise, d_model, num_heads, scheme, seed), None, dtype)
+    original, seen = F.scaled_dot_product_attention, []
+
+    def watched(q, k, v, attn_mask=None, *args, **kwargs):
+        if isinstance(attn_mask, torch.Tensor) and attn_mask.is_floating_point():
+            seen.append(attn_mask.dtype != q.dtype)
+        return original(q, k, v, attn_mask, *args, **kwargs)
+
+    F.scaled_dot_product_attention = watched
+    try:
+        with torch.no_grad():
+            _forward(module, build(x, None, _dtype(dtype)))
+    finally:
+        F.scaled_dot_product_attention = original
+    return {"mismatched": torch.tensor([float(sum(seen))]), "calls": len(seen)}
+
+
+@probe
+def scheme_repeat(ns, exercise, model, scheme, seed=0, **sizes):
+    """The same input twice through the module in eval mode: both outputs (they must be equal)."""
+    if model == "attention":
+        module = _attention(ns, exercise, sizes["d_model"], sizes["num_heads"], scheme, seed)
+        x = build(sizes["x"])
+        with torch.no_grad():
+            first, second = _forward(module, x)[0], _forward(module, x)[0]
+    else:
+        module = _decoder(ns, exercise, sizes["vocab_size"], sizes["d_model"], sizes["num_layers"],
+                          sizes["num_heads"], scheme, seed)
+        tokens = build(sizes["tokens"])
+        with torch.no_grad():
+            first, second = _decoder_call(module, tokens)[0], _decoder_call(module, tokens)[0]
+    return _pack(_pack({}, "first", first), "second", second)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -26,3 +26,25 @@ def trains(got, max_ratio=0.5):
         return False, ("the loss fell, but the scheme's learned bias table never changed: keep the scheme as an "
                        "attribute (self.scheme = scheme) so that model.parameters() includes its parameters")
     return True, ""
+
+
+@prop
+def repeatable(got):
+    """Two identical calls of a module in eval mode give the same output, bit for bit."""
+    if got["first"].shape == got["second"].shape and bool((got["first"] == got["second"]).all()):
+        return True, ""
+    largest = float((got["first"].double() - got["second"].double()).abs().max())
+    return False, (f"two identical calls in eval mode differ (by up to {largest:.3g}): something random is active "
+                   "in eval, such as dropout: nn.Dropout modules switch off with .eval(), but "
+                   "F.dropout(..., training=True) or SDPA's dropout_p do not (pass dropout_p only when "
+                   "self.training)")
+
+
+@prop
+def mask_in_q_dtype(got):
+    """SDPA never received a floating attn_mask of another dtype than the queries."""
+    mismatched = int(got["mismatched"].sum())
+    if mismatched == 0:
+        return True, ""
+    return False, (f"{mismatched} of {got['calls']} SDPA calls got a float32 attn_mask with bfloat16 queries: cast the "
+                   "bias to q's dtype first, bias.to(q.dtype) (SDPA on a GPU refuses a mask of another dtype)")

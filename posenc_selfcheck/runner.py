@@ -3,8 +3,9 @@
 The report lists every check (✓ / ✗); for the first failing check it adds that check's hint (later
 failures often follow from the first, and their hints would point elsewhere). When the exercise
 calls other exercises of the course that fail their own self-checks, it says so: fix those first.
-Then it reveals the exercise's next hint level (`hints.py`): one more level for every new failing
-attempt (an attempt is new when the code changed since the last failure), the key line last.
+Then it reveals the next hint level (`hints.py`) of the ladder that fits the diagnosis: the named mistake's
+own ladder, or the exercise's when no known mistake is named; one more level for every new failing attempt
+(an attempt is new when its answers changed since the last failure), the key line last.
 
 Checks run on one CPU thread: on a small input, threads only wait for each other, and on a busy
 two-core machine that waiting costs ten to a hundred times the work.
@@ -22,7 +23,7 @@ import torch
 
 from . import probes
 from .evaluate import FAILED, MISSING, PASSED, SKIPPED, evaluate
-from .hints import HINTS
+from .hints import HINTS, MISTAKE_HINTS
 
 DATA = Path(__file__).parent / "data"
 MARKS = {PASSED: "✓", FAILED: "✗", SKIPPED: "-"}
@@ -131,10 +132,22 @@ def _globals(obj):
 
 
 def exercises_used(exercise, obj):
-    """{name: object} of the other exercises that `obj` calls, as defined where `obj` was defined."""
-    names = {name for code in _codes(obj) for name in code.co_names}
-    scope = _globals(obj)
-    return {name: scope[name] for name in sorted(names & set(_index())) if name != exercise and name in scope}
+    """{name: object} of the other exercises that `obj` calls, as defined where `obj` was defined, also through
+    the helpers defined there (TinyDecoder's DecoderBlock holds a PositionalAttention)."""
+    scope, exercises = _globals(obj), set(_index())
+    names, todo, seen = set(), [obj], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for name in {n for code in _codes(current) for n in code.co_names}:
+            value = scope.get(name)
+            if name in exercises:
+                names.add(name)
+            elif callable(value) and getattr(value, "__module__", None) == getattr(obj, "__module__", 0):
+                todo.append(value)  # a helper of the same notebook (or module): what it calls counts too
+    return {name: scope[name] for name in sorted(names) if name != exercise and name in scope}
 
 
 def _failing_dependencies(exercise, obj):
@@ -147,28 +160,45 @@ def _failing_dependencies(exercise, obj):
 
 
 # ---- progressive hints ------------------------------------------------------------------------
-_attempts = {}  # exercise -> (fingerprint of the code at the last failure, hint level shown then)
+_attempts = {}  # exercise -> (the answers at the last failure, the ladder shown then, its level)
 
 
-def fingerprint(obj):
-    """Changes when the code of a function (or of a class's methods) changes."""
-    codes = _codes(obj)
-    if not codes:
-        return id(obj)
-    return hash(tuple((c.co_code, repr([k for k in c.co_consts if not isinstance(k, types.CodeType)]), c.co_names)
-                      for c in codes))
+def answers(results):
+    """What the code answered, as the report says it: an edit that changes no answer (x.T.T for x) changes
+    nothing here, and so shows no new hint level."""
+    return hash(tuple((spec.get("id"), status, message) for spec, status, message in results))
 
 
-def next_hint(exercise, obj):
-    """(level, levels, text) to show after a failure; the level rises once per new failing attempt."""
-    levels = HINTS.get(exercise, ())
+def diagnosis(results):
+    """The name of the known mistake that the first failing check naming one names, else None."""
+    for spec, status, message in results:
+        if status == FAILED:
+            for name, said in zip(spec.get("mistake_names", ()), spec.get("mistake_messages", ())):
+                if message.startswith(said):
+                    return name
+    return None
+
+
+def ladder(exercise, mistake=None):
+    """(key, levels): the named mistake's own ladder when it has one, else the exercise's."""
+    if mistake in MISTAKE_HINTS:
+        return mistake, MISTAKE_HINTS[mistake]["levels"]
+    return exercise, HINTS.get(exercise, ())
+
+
+def next_hint(exercise, results):
+    """(level, levels, text) to show after a failure: level 1 of the ladder of the diagnosis (a new diagnosis
+    starts its own ladder), one level more for every failing attempt whose answers changed."""
+    key, levels = ladder(exercise, diagnosis(results))
     if not levels:
         return 0, 0, ""
-    fp = fingerprint(obj)
-    last_fp, level = _attempts.get(exercise, (None, 0))
-    if fp != last_fp:
+    seen = answers(results)
+    last_seen, last_key, level = _attempts.get(exercise, (None, None, 0))
+    if key != last_key:
+        level = 1
+    elif seen != last_seen:
         level = min(level + 1, len(levels))
-    _attempts[exercise] = (fp, level)
+    _attempts[exercise] = (seen, key, level)
     return level, len(levels), levels[level - 1]
 
 
@@ -207,20 +237,23 @@ def check(exercise, obj, quiet=False):
         if not quiet:
             print(f"{exercise}: {'the one check' if n == 1 else f'all {n} checks'} passed ({took * 1000:.0f} ms)")
         return
-    lines, named = [f"{exercise}: {len(failed)} of {n} checks failed"], set()
+    lines, named, shown = [f"{exercise}: {len(failed)} of {n} checks failed"], set(), set()
     for spec, status, message in results:
         said = next((m for m in named if message.startswith(m)), None)
         if said:
             message = "the same mistake as above"
+        elif status == FAILED and message in shown:  # one long message, said once
+            message = "the same as above"
         elif status == FAILED:
             named |= {m for m in spec.get("mistake_messages", ()) if message.startswith(m)}
+            shown.add(message)
         lines.append(f"  {MARKS[status]} {spec['name']}" + (f": {message}" if status in (FAILED, SKIPPED) else ""))
     for name, missing in _failing_dependencies(exercise, obj):
         state = "is not finished yet" if missing else "does not pass its own self-check yet"
         lines.append(f"  {exercise} calls your {name}, which {state}: fix {name} first (its self-check cell says why).")
     # the hint levels teach the computation: a missing ValueError or a tensor on the wrong device is said
     # precisely enough by its own check
-    level, levels, text = next_hint(exercise, obj) if any(_teaches(r[0]) for r in failed) else (0, 0, "")
+    level, levels, text = next_hint(exercise, results) if any(_teaches(r[0]) for r in failed) else (0, 0, "")
     if level:
         lines.append(f"  Hint {level} of {levels}: {text}")
         lines.append(f"  {NEXT if level < levels else LAST}")

@@ -1,15 +1,17 @@
 """The course in a real browser: JupyterLab on 127.0.0.1, headless Chromium driven by Playwright, the student
 bundle's chapter 1. A wrong answer typed into the exercise cell gets the self-check's diagnosis; a right one
-gets "all ... checks passed"; a plot renders as an image; the math is typeset by MathJax.
+gets "all ... checks passed"; a plot renders as an image; the math is typeset by MathJax. Then chapter 7's
+solution, Run All in its reduced configuration: each experiment's figure renders as an image.
 
 Needs Debian's chromium (/usr/bin/chromium) and the Python package playwright (no browser download: it
 launches that chromium); skipped, with the reason, without them. .ci/run installs both. Screenshots go to
-out/browser/ (POSENC_BROWSER_SHOTS to choose another folder). About 30 s.
+out/browser/ (POSENC_BROWSER_SHOTS to choose another folder). About a minute.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -59,16 +61,16 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """JupyterLab serving a fresh student bundle: (base URL, token)."""
+def _needs():
     if not Path(CHROMIUM).exists():
         pytest.skip("no chromium (Debian: apt-get install chromium)")
     pytest.importorskip("playwright.sync_api", reason="no playwright (pip install playwright)")
     pytest.importorskip("jupyterlab", reason="no JupyterLab (bash scripts/setup.sh)")
-    tmp = tmp_path_factory.mktemp("browser")
-    bundle = tmp / "bundle"
-    build_release(bundle, check_sync=False)
+
+
+@contextlib.contextmanager
+def jupyterlab(tmp, root, **env_vars):
+    """JupyterLab serving `root`, with its own Jupyter path and settings under `tmp`: (base URL, token)."""
     # the course's kernel, for this interpreter, in a Jupyter path of the test's own; settings of its own:
     # every cell in the page (no windowing), no news or update checks (no network here)
     kernel = tmp / "jupyter" / "kernels" / "posenc-course"
@@ -85,15 +87,15 @@ def lab(tmp_path_factory):
     token, port = secrets.token_hex(16), _free_port()
     env = {**os.environ, "JUPYTER_PATH": str(tmp / "jupyter"), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"), "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"), "HOME": str(tmp)}
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"), "HOME": str(tmp), **env_vars}
     env.pop("PYTHONPATH", None)
     log = open(tmp / "jupyterlab.log", "w")
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={bundle}",
+         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
          "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
          *(["--allow-root"] if os.geteuid() == 0 else [])],
-        cwd=bundle, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -117,24 +119,50 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(lab):
-    from playwright.sync_api import expect, sync_playwright
+def lab(tmp_path_factory):
+    """JupyterLab serving a fresh student bundle: (base URL, token)."""
+    _needs()
+    tmp = tmp_path_factory.mktemp("browser")
+    bundle = tmp / "bundle"
+    build_release(bundle, check_sync=False)
+    with jupyterlab(tmp, bundle) as served:
+        yield served
 
-    base, token = lab
+
+@pytest.fixture(scope="module")
+def browser():
+    _needs()
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(TIMEOUT_MS)
-            page.goto(f"{base}/lab/tree/01_sinusoidal.ipynb?token={token}")
-            page.locator(".jp-Notebook .jp-Cell").first.wait_for()
-            # the notebook asks for the course's kernel; it is up when the toolbar says it is idle
-            expect(page.locator(".jp-Notebook-toolbarKernelName, .jp-KernelName").first).to_contain_text(
-                "posenc-course", timeout=TIMEOUT_MS)
-            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
-            yield page
+            yield browser
         finally:
             browser.close()
+
+
+def open_notebook(browser, base, token, name):
+    """A new page on notebook `name`, once its kernel (the course's) is idle."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+    # the notebook asks for the course's kernel; it is up when the toolbar says it is idle
+    expect(page.locator(".jp-Notebook-toolbarKernelName, .jp-KernelName").first).to_contain_text(
+        "posenc-course", timeout=TIMEOUT_MS)
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
+    return page
+
+
+@pytest.fixture(scope="module")
+def page(lab, browser):
+    base, token = lab
+    page = open_notebook(browser, base, token, "01_sinusoidal.ipynb")
+    yield page
+    page.close()
 
 
 def code_cell(page, text):
@@ -212,3 +240,36 @@ def test_a_learner_works_an_exercise_in_jupyterlab(page, capsys):
     shots.append(shot(page, "04_math.png"))
     with capsys.disabled():
         print(f"\nbrowser test screenshots: {SHOTS} ({', '.join(p.name for p in shots)})")
+
+
+def test_chapter_7s_figures_render_in_jupyterlab(browser, tmp_path_factory, capsys):
+    """Chapter 7's solution (the reduced run, seconds): Run All shows each experiment's figure as a picture."""
+    tmp = tmp_path_factory.mktemp("browser7")
+    root = tmp / "course"
+    root.mkdir()
+    # a copy, so that JupyterLab's autosave never writes into the repository; the lab's package beside it
+    # (a link into the repository, where the reference fills in the chapters 1-5 exercises)
+    shutil.copy(ROOT / "solutions" / "07_train_short_test_long.ipynb", root)
+    (root / "posenc_selfcheck").symlink_to(ROOT / "posenc_selfcheck")
+    with jupyterlab(tmp, root, POSENC_CH7_RUN="reduced") as (base, token):
+        page = open_notebook(browser, base, token, "07_train_short_test_long.ipynb")
+        try:
+            page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+            page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+            last = code_cell(page, "export_exercises")
+            wait_for_output(last, r"\S", timeout_s=300)  # the last cell ran: every experiment before it did
+            sizes = []
+            for step in ("experiment.extrapolation()", "experiment.rope_scaling()", "experiment.attention_maps()",
+                         "experiment.position_probe()"):
+                cell = code_cell(page, step)
+                image = cell.locator(".jp-OutputArea-output img").first
+                image.wait_for()
+                sizes.append(image.evaluate("img => [img.naturalWidth, img.naturalHeight]"))
+                assert "<Figure size" not in output_text(cell), step
+            assert all(w > 300 and h > 200 for w, h in sizes), sizes  # real pictures, decoded by the browser
+            code_cell(page, "experiment.extrapolation()").scroll_into_view_if_needed()
+            path = shot(page, "05_chapter7_figure.png")
+        finally:
+            page.close()
+    with capsys.disabled():
+        print(f"\nbrowser test screenshot: {path}")

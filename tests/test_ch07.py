@@ -175,6 +175,8 @@ def test_one_environment_variable_selects_the_reduced_configuration(monkeypatch)
     assert lab.config_from_env() is lab.FULL
     monkeypatch.setenv(lab.ENV, "reduced")
     assert lab.config_from_env() is lab.REDUCED
+    assert lab.config_from_env(default="reduced") is lab.REDUCED  # the notebook's RUN, when CI sets nothing
+    assert lab.config_from_env(default="full") is lab.REDUCED  # the environment wins
     monkeypatch.setenv(lab.ENV, "huge")
     with pytest.raises(ValueError, match="POSENC_CH7_RUN='huge'"):
         lab.config_from_env()
@@ -184,7 +186,9 @@ def test_one_environment_variable_selects_the_reduced_configuration(monkeypatch)
 
 def test_the_notebook_runs_the_steps_of_the_command_in_its_order_with_the_configuration_from_the_environment():
     source = CHAPTER.read_text()
-    assert "experiment = lab.Lab(TinyDecoder, impl, lab.config_from_env())" in source
+    # the run is chosen in the notebook, visibly, with its time; the environment (CI) takes precedence
+    assert 'RUN = "full"\nexperiment = lab.Lab(TinyDecoder, impl, lab.config_from_env(default=RUN))' in source
+    assert 'RUN = "reduced"' in source and "about 8 minutes" in source
     assert re.findall(r"^experiment\.(\w+)\(\)$", source, flags=re.M) == list(lab.Lab.STEPS)
     assert "POSENC_CH7_RUN" in (ROOT / "solutions" / "conftest.py").read_text()  # nbval runs the reduced one
 

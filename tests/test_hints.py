@@ -3,6 +3,7 @@ line of the solution; no hint anywhere holds code that is wrong when copied; a f
 points at its real cause."""
 
 import ast
+import importlib
 import inspect
 import re
 
@@ -13,7 +14,7 @@ import posenc_ref
 from grader.checks import all_checks, exercises
 from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check, forget_attempts
-from posenc_selfcheck.hints import HINTS
+from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
 from tests.conftest import ROOT
 
 CODE = re.compile(r"`([^`]+)`")
@@ -182,3 +183,143 @@ def test_in_jupyter_a_failed_self_check_shows_its_report_without_a_traceback():
     assert rendered[0].startswith("rotate_half: ") and rendered[0].endswith("checks failed")
     assert not any("Traceback" in line or "posenc_selfcheck" in line for line in rendered)
     forget_attempts("rotate_half")
+
+
+# ---- ladders keyed to the diagnosis -----------------------------------------------------------------------
+def _ladders():
+    """(name, levels) of every ladder: the exercises' and the named mistakes'."""
+    yield from HINTS.items()
+    yield from ((name, entry["levels"]) for name, entry in MISTAKE_HINTS.items())
+
+
+def _solution_lines(exercise):
+    source = inspect.getsource(getattr(posenc_ref, exercise))
+    return [c for c in (_code(line) for line in source.splitlines()) if len(c) >= 12 and not c.startswith(('"', "'"))]
+
+
+def test_level_one_never_holds_code():
+    for name, levels in _ladders():
+        exercise = MISTAKES[name].exercise if name in MISTAKES else name
+        assert "`" not in levels[0], f"{name}: level 1 is the idea, without code"
+        flat = " ".join(levels[0].split())
+        assert not [line for line in _solution_lines(exercise) if line in flat], name
+
+
+def test_every_mistake_ladder_is_idea_then_where_then_its_key_line():
+    assert set(MISTAKE_HINTS) <= set(MISTAKES)
+    for name, entry in MISTAKE_HINTS.items():
+        levels = entry["levels"]
+        assert len(levels) == 3 and levels[-1].startswith("key line: `"), name
+        assert not any("key line" in level for level in levels[:-1]), name
+        ast.parse(entry["wrong"])
+
+
+def _statement(tree, key):
+    """The statement of `tree` whose code is `key`, with the chain of nodes around it (outermost first)."""
+    want = ast.unparse(ast.parse(key))
+    found = []
+
+    def walk(node, chain):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt) and ast.unparse(child) == want:
+                found.append((child, chain + [node]))
+            walk(child, chain + [node])
+
+    walk(tree, [])
+    assert len(found) == 1, f"`{key}` is {len(found)} statements of the solution, not one"
+    return found[0]
+
+
+def _stub_hint(source):
+    """The `# Hint` blocks of the solution (what the student notebook keeps of it), as one text."""
+    out, inside = [], False
+    for line in source.splitlines():
+        text = line.strip()
+        inside = text.startswith("# Hint") or (inside and text.startswith("#"))
+        if inside:
+            out.append(text.lstrip("#").strip())
+    return " ".join(out)
+
+
+def _in_context(name, exercise, levels):
+    """The key line is one statement of the solution, and every condition it sits under and every local name it
+    uses is named by the stub's hint or an earlier level: pasted into the stub, it runs. Returns (source, the
+    statement)."""
+    key = CODE.findall(levels[-1])[-1]
+    source = inspect.getsource(getattr(posenc_ref, exercise))
+    statement, chain = _statement(ast.parse(source), key)
+    said = " ".join(levels[:-1]) + " " + _stub_hint(source)
+    spans = {ast.unparse(ast.parse(s)) for s in CODE.findall(said) if _parses(s)}
+    for node in chain:
+        if isinstance(node, ast.If):
+            assert ast.unparse(node.test) in spans, f"{name}: the key line holds only when `{ast.unparse(node.test)}`"
+    function = next(n for n in reversed(chain) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    arguments = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    local = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local |= {n.name for n in ast.walk(function) if isinstance(n, ast.FunctionDef) and n is not function}
+    used = {n.id for n in ast.walk(ast.parse(key)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for word in sorted((used & local) - arguments):
+        assert re.search(rf"\b{word}\b", said), f"{name}: `{word}` exists only in the solution"
+    return source, statement
+
+
+@pytest.mark.parametrize("exercise", sorted(HINTS))
+def test_an_exercise_key_line_runs_where_a_learner_pastes_it(exercise):
+    _in_context(exercise, exercise, HINTS[exercise])
+
+
+@pytest.mark.parametrize("name", sorted(MISTAKE_HINTS))
+def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
+    """Pasted into the stub it runs (above), and the solution with that statement written the mistaken way
+    ("wrong") is diagnosed as this very mistake by the self-check: the key line is that mistake's fix."""
+    entry, mistake = MISTAKE_HINTS[name], MISTAKES[name]
+    obj = getattr(posenc_ref, mistake.exercise)
+    source, statement = _in_context(name, mistake.exercise, entry["levels"])
+    lines = source.splitlines()
+    indent = lines[statement.lineno - 1][: len(lines[statement.lineno - 1]) - len(lines[statement.lineno - 1].lstrip())]
+    wrong = lines[: statement.lineno - 1] + [indent + entry["wrong"]] + lines[statement.end_lineno:]
+    namespace = dict(vars(importlib.import_module(obj.__module__)))
+    exec(compile("\n".join(wrong), f"<{name}: wrong>", "exec"), namespace)  # noqa: S102
+    forget_attempts(mistake.exercise)
+    check(mistake.exercise, obj)  # the solution passes (raises otherwise)
+    with pytest.raises(SelfCheckFailed) as info:
+        check(mistake.exercise, namespace[mistake.exercise])
+    report = str(info.value)
+    assert mistake.message in report, report
+    assert f"Hint 1 of 3: {entry['levels'][0]}" in report
+    forget_attempts(mistake.exercise)
+
+
+def _parses(span):
+    try:
+        ast.parse(span)
+        return True
+    except SyntaxError:
+        return False
+
+
+def test_the_ladder_follows_the_diagnosis_and_only_a_changed_answer_advances():
+    forget_attempts("sinusoidal_table")
+    concatenated = MISTAKES["table_concatenated"].impl
+
+    def shown(attempt):
+        with pytest.raises(SelfCheckFailed) as info:
+            check("sinusoidal_table", attempt)
+        return re.search(r"Hint (\d) of \d: (.*)", str(info.value)).groups()
+
+    def long_ones_off_by(n):  # the concatenated table, and other answers on the long (unnamed) check
+        return lambda s, d, base=10000.0: concatenated(s, d, base) + (n if s > 1000 else 0)
+
+    ladder = MISTAKE_HINTS["table_concatenated"]["levels"]
+    assert shown(concatenated) == ("1", ladder[0])
+    # new code, the same answers (x.T.T is x): the same level
+    assert shown(lambda s, d, base=10000.0: concatenated(s, d, base).T.T) == ("1", ladder[0])
+    # new answers, the same diagnosis: the next level of its ladder, up to the key line
+    assert shown(long_ones_off_by(1)) == ("2", ladder[1])
+    assert shown(long_ones_off_by(2)) == ("3", ladder[2])
+    # another diagnosis: its own ladder, from level 1
+    assert shown(MISTAKES["table_swapped"].impl) == ("1", MISTAKE_HINTS["table_swapped"]["levels"][0])
+    # no known mistake: the exercise's ladder
+    assert shown(lambda s, d, base=10000.0: posenc_ref.sinusoidal_table(s, d, base) + 1) == (
+        "1", HINTS["sinusoidal_table"][0])
+    forget_attempts("sinusoidal_table")

@@ -42,29 +42,42 @@ def pos_tol(max_position, per_position=2e-7):
 HALF_TOL = {"bfloat16": {"atol": 0.05, "rtol": 0.02}}
 LOGIT_TOL = {"bfloat16": {"atol": 0.1, "rtol": 0.02}}
 
-BIAS_MISTAKES = ("scheme_bias_after_softmax", "scheme_bias_before_scale", "scheme_no_causal_with_bias")
-ROTATE_MISTAKES = ("scheme_rotates_v", "scheme_k_not_rotated")
-ALL_ATTN = BIAS_MISTAKES + ROTATE_MISTAKES + ("scheme_embeds_inside",)
+# the mistakes each check names (posenc_ref/mistakes/ch07.py): the wiring every scheme shares, then by hook
+CORE_MISTAKES = ("scheme_causal_flipped", "scheme_scale_by_d", "scheme_merge_no_transpose",
+                 "scheme_split_wrong_order")
+BIAS_MISTAKES = ("scheme_bias_after_softmax", "scheme_bias_before_scale", "scheme_no_causal_with_bias",
+                 "scheme_bias_negated", "scheme_bias_ignored")
+ROTATE_MISTAKES = ("scheme_rotates_v", "scheme_k_not_rotated", "scheme_cache_rotated_again")
+ALL_ATTN = CORE_MISTAKES + BIAS_MISTAKES + ROTATE_MISTAKES + ("scheme_embeds_inside",)
 DECODE_MISTAKES = ("scheme_no_decode_offset", "scheme_cache_unrotated", "scheme_top_left_causal")
-DECODER_MISTAKES = ("decoder_no_final_norm", "decoder_no_embed_scale")
-EMBED_MISTAKES = ("decoder_embed_every_layer", "decoder_embed_after_first_layer") + DECODER_MISTAKES
+BLOCK_MISTAKES = ("decoder_post_norm", "decoder_no_attention_residual")
+DECODER_MISTAKES = ("decoder_no_final_norm", "decoder_no_embed_scale") + BLOCK_MISTAKES
+EMBED_MISTAKES = ("decoder_embed_every_layer", "decoder_embed_after_first_layer", "decoder_one_based_positions",
+                  "decoder_embed_scale_after_table") + DECODER_MISTAKES
 DEVICE_HINT = ("build positions and masks on the input's device (torch.arange(..., device=x.device)), and keep "
                "the scheme as an attribute (self.scheme = scheme) so that .to() moves its tables")
-BLOCK_HINT = "the decoder is built from your PositionalAttention: make its checks pass first"
+# the decoder's own wiring; when PositionalAttention fails its checks, the self-check says so itself
+BLOCK_HINT = ("the token vectors scaled by sqrt(d_model) meet scheme.embed once, then the given pre-norm blocks "
+              "in order, then the final norm and the tied head")
 
 CHECKS = [
     # ---- PositionalAttention ----------------------------------------------------------------------
+    Check(ATTN, "in eval mode, the same input twice gives the same output (no dropout left on)", "scheme_repeat",
+          {"model": "attention", "scheme": ALIBI, **SIZES, "x": randn(2, 7, 32, seed=16)}, expect="property",
+          property="repeatable", public=True, id="eval_repeatable"),
     Check(ATTN, "no positions (NoPE): causal forward of (2, 7, 32) with 4 heads, output and (k, v)",
-          "scheme_attention", attention(NONE, randn(2, 7, 32)), public=True, id="nope_forward"),
+          "scheme_attention", attention(NONE, randn(2, 7, 32)), public=True, mistakes=CORE_MISTAKES,
+          id="nope_forward"),
     Check(ATTN, "a learned relative bias: added to the scaled logits, causal", "scheme_attention",
-          attention(BIAS, randn(2, 7, 32, seed=1)), public=True, points=2, mistakes=BIAS_MISTAKES,
+          attention(BIAS, randn(2, 7, 32, seed=1)), public=True, points=2, mistakes=CORE_MISTAKES + BIAS_MISTAKES,
           id="bias_forward"),
     Check(ATTN, "rotary: queries and keys rotated, values not", "scheme_attention",
-          attention(ROTARY, randn(2, 7, 32, seed=2)), public=True, points=2, mistakes=ROTATE_MISTAKES,
+          attention(ROTARY, randn(2, 7, 32, seed=2)), public=True, points=2,
+          mistakes=CORE_MISTAKES + ROTATE_MISTAKES,
           id="rotary_forward"),
     Check(ATTN, "ALiBi, decoding token by token with the cache equals the full forward pass",
           "scheme_attention_decode", attention(ALIBI, randn(2, 8, 32, seed=3), prefix=3), expect="property",
-          property="decode_matches_full", public=True, points=2, mistakes=("scheme_no_decode_offset",),
+          property="decode_matches_full", public=True, points=2, mistakes=DECODE_MISTAKES + BIAS_MISTAKES,
           id="alibi_decode_property"),
     Check(ATTN, "four Linear layers without bias, nothing else trainable", "scheme_attention_info", SIZES,
           expect="fields", fields={"n_trainable": 4 * 32 * 32, "n_params": 4 * 32 * 32}, public=True,
@@ -83,7 +96,7 @@ CHECKS = [
           attention(ALL, randn(2, 7, 32, seed=6)), points=2, mistakes=ALL_ATTN, id="all_hooks_forward"),
     Check(ATTN, "rotary, decoding token by token: outputs and the final cache (keys stored rotated)",
           "scheme_attention_decode", attention(ROTARY, randn(2, 8, 32, seed=7), prefix=3), public=True,
-          points=2, mistakes=DECODE_MISTAKES + ROTATE_MISTAKES, id="rotary_decode"),
+          points=2, mistakes=DECODE_MISTAKES + ROTATE_MISTAKES + CORE_MISTAKES, id="rotary_decode"),
     Check(ATTN, "ALiBi, a 3-token chunk after a cached prefix (queries aligned to the end of the keys)",
           "scheme_attention_decode", attention(ALIBI, randn(2, 10, 32, seed=8), prefix=4, chunk=3), public=True,
           points=2, mistakes=DECODE_MISTAKES + BIAS_MISTAKES,
@@ -103,8 +116,14 @@ CHECKS = [
           attention(ROTARY_SCALED, randn(2, 7, 32, seed=12), position_ids=list(range(1000, 1007))),
           tol=pos_tol(1007), mistakes=ROTATE_MISTAKES, id="scaled_rotary_offset"),
     Check(ATTN, "bfloat16 with a float32 bias: the bias is cast to the queries' dtype", "scheme_attention",
-          attention(BIAS, randn(2, 7, 32, seed=13), dtype="bfloat16"), mistakes=BIAS_MISTAKES,
-          hint="SDPA wants attn_mask in q's dtype (or bool): bias.to(q.dtype)", id="bfloat16_bias"),
+          attention(BIAS, randn(2, 7, 32, seed=13), dtype="bfloat16"), mistakes=ALL_ATTN,
+          hint="in bfloat16 the whole block computes in bfloat16: the bias too, bias.to(q.dtype)",
+          id="bfloat16_bias"),
+    Check(ATTN, "bfloat16 with a bias the scheme makes in float32: SDPA gets it in q's dtype",
+          "scheme_sdpa_mask_dtype", {**SIZES, "scheme": {**BIAS, "float32": True}, "x": randn(2, 7, 32, seed=15),
+                                     "dtype": "bfloat16"},
+          expect="property", property="mask_in_q_dtype", public=True, mistakes=("scheme_bias_not_cast",),
+          id="bfloat16_mask_dtype"),
     Check(ATTN, "d_model not divisible by num_heads raises ValueError naming num_heads", "raises",
           {"ctor_args": [30, 4, None]}, expect="raises", mentions=("num_heads",), id="indivisible_raises"),
 ] + [
@@ -114,6 +133,9 @@ CHECKS = [
     for dtype in ("float32", "bfloat16")
 ] + [
     # ---- TinyDecoder ------------------------------------------------------------------------------
+    Check(DECODER, "in eval mode, the same tokens twice give the same logits (no dropout left on)",
+          "scheme_repeat", {"model": "decoder", "scheme": TABLE, **DEC_SIZES, "tokens": tokens(2, 9, seed=12)},
+          expect="property", property="repeatable", public=True, id="eval_repeatable"),
     Check(DECODER, "no positions: logits of (2, 9) tokens, 2 layers, d_model=32, 4 heads", "scheme_decoder",
           decoder(NONE, tokens(2, 9)), public=True, points=2, mistakes=DECODER_MISTAKES, hint=BLOCK_HINT,
           id="nope_logits"),
@@ -127,11 +149,13 @@ CHECKS = [
           "decoder_trains", {**DEC_SIZES, "tokens": tokens(4, 13, seed=3), "steps": 25, "lr": 1e-2},
           expect="property", property="trains", property_params={"max_ratio": 0.5}, public=True, points=2,
           id="it_trains"),
+    # outside the attention blocks (their parameters are PositionalAttention's check): the token table, the
+    # blocks' two norms and MLP, the final norm
     Check(DECODER, "one token table, used as the output head too (weight tying), and nothing else",
           "scheme_decoder_info", DEC_SIZES, expect="fields",
-          fields={"n_params": 20 * 32 + 2 * (4 * 32 * 32 + 4 * 32 + 2 * 4 * 32 * 32 + 4 * 32 + 32) + 2 * 32},
+          fields={"n_params_outside_attention": 20 * 32 + 2 * (4 * 32 + 2 * 4 * 32 * 32 + 4 * 32 + 32) + 2 * 32},
           public=True, hint="no separate head: logits = norm(h) @ embed_tokens.weight.T; the blocks hold "
-                            "attn_norm, attn, mlp_norm, mlp", id="parameters_tied"),
+                            "attn_norm, attn, mlp_norm, mlp", id="parameters_outside_attention"),
     Check(DECODER, "decoding on the meta device with every hook at once", "scheme_meta",
           {"model": "decoder", "ctor_args": [20, 32, 2, 4], "scheme": ALL, "seq": 2, "cached": 3}, expect="ok",
           public=True, hint=DEVICE_HINT, id="meta_decode"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
 from .. import ch07_train_short_test_long as ref
 from . import Mistake
@@ -25,6 +26,8 @@ def _attention(kind):
                 x = self.scheme.embed(x, position_ids)
 
             def heads(t):
+                if kind == "split_wrong_order":  # (B, L, d) read as (B, H, L, d_head): no transpose
+                    return t.view(batch, self.num_heads, seq, self.head_dim)
                 return t.view(batch, seq, self.num_heads, self.head_dim).transpose(1, 2)
 
             q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), heads(self.v_proj(x))
@@ -37,49 +40,78 @@ def _attention(kind):
                 k, v = torch.cat((kv_cache[0], k), dim=2), torch.cat((kv_cache[1], v), dim=2)
             k_len = k.shape[2]
             k_positions = torch.cat((torch.arange(past, device=x.device), position_ids))
+            if kind == "cache_rotated_again":  # every key, cached or new, rotated once more at its position
+                k = self.scheme.rotate(k, k_positions)
             cached = k
             if kind == "cache_unrotated":  # every key rotated again at each call; the cache keeps them raw
                 k = self.scheme.rotate(k, k_positions)
             bias = self.scheme.bias(position_ids, k_positions)
             diagonal = 0 if kind == "top_left_causal" else k_len - seq
             allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(diagonal)
+            if kind == "causal_flipped":  # the keys after the query instead of those before it
+                allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).triu(diagonal)
             if not causal or (kind == "no_causal_with_bias" and bias is not None):
                 allowed = torch.ones_like(allowed)
-            scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, L, K)
+            if kind == "bias_not_cast" and bias is not None:  # SDPA with a float32 mask on bfloat16 q
+                mask = bias.masked_fill(~allowed, float("-inf"))
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+                return self.o_proj(out.transpose(1, 2).reshape(batch, seq, self.d_model)), (cached, v)
+            scale = self.head_dim if kind == "scale_by_d" else math.sqrt(self.head_dim)
+            scores = q @ k.transpose(-2, -1) / scale  # (B, H, L, K)
             if bias is not None and kind == "bias_before_scale":
                 scores = (q @ k.transpose(-2, -1) + bias) / math.sqrt(self.head_dim)
-            elif bias is not None and kind != "bias_after_softmax":
+            elif bias is not None and kind == "bias_negated":
+                scores = scores - bias
+            elif bias is not None and kind not in ("bias_after_softmax", "bias_ignored"):
                 scores = scores + bias
             weights = scores.masked_fill(~allowed, float("-inf")).softmax(-1)
             if bias is not None and kind == "bias_after_softmax":
                 weights = weights + bias.masked_fill(~allowed, 0.0)
-            out = (weights @ v).transpose(1, 2).reshape(batch, seq, self.d_model)
+            out = weights @ v  # (B, H, L, d_head)
+            if kind == "merge_no_transpose":  # (B, H, L, d_head) read back as (B, L, d) without the transpose
+                out = out.reshape(batch, seq, self.d_model)
+            else:
+                out = out.transpose(1, 2).reshape(batch, seq, self.d_model)
             return self.o_proj(out), (cached, v)
 
     return Wrong
 
 
 # ---- the decoder ------------------------------------------------------------------------------
+def _block(layer, h, position_ids, causal, cache, kind):
+    """DecoderBlock's forward, or one of its mistakes: post-norm, or the attention's residual missing."""
+    if kind == "post_norm":  # h <- LN(h + Attn(h)), h <- LN(h + MLP(h))
+        attended, cache = layer.attn(h, position_ids, causal, cache)
+        h = layer.attn_norm(h + attended)
+        return layer.mlp_norm(h + layer.mlp(h)), cache
+    attended, cache = layer.attn(layer.attn_norm(h), position_ids, causal, cache)
+    h = attended if kind == "no_attention_residual" else h + attended
+    return h + layer.mlp(layer.mlp_norm(h)), cache
+
+
 def _decoder(kind):
-    """TinyDecoder with one mistake in how positions, the norm or the embedding scale are wired."""
+    """TinyDecoder with one mistake in how positions, the norm, the embedding scale or the blocks are wired."""
 
     class Wrong(ref.TinyDecoder):
         def forward(self, tokens, kv_caches=None):
             batch, seq = tokens.shape
             past = 0 if kv_caches is None or kind == "no_decode_offset" else kv_caches[0][0].shape[2]
-            position_ids = torch.arange(past, past + seq, device=tokens.device)
+            first = past + 1 if kind == "one_based_positions" else past
+            position_ids = torch.arange(first, first + seq, device=tokens.device)
             h = self.embed_tokens(tokens)
-            if kind != "no_embed_scale":
+            if kind not in ("no_embed_scale", "embed_scale_after_table"):
                 h = h * math.sqrt(self.embed_tokens.embedding_dim)
             if kind != "embed_after_first_layer":
                 h = self.scheme.embed(h, position_ids)
+            if kind == "embed_scale_after_table":  # sqrt(d) (E[t] + PE[p]): the table scaled with the tokens
+                h = h * math.sqrt(self.embed_tokens.embedding_dim)
             caches = []
             for n, layer in enumerate(self.layers):
                 if kind == "embed_every_layer" and n > 0:
                     h = self.scheme.embed(h, position_ids)
                 cache = None if kv_caches is None else kv_caches[n]
                 causal = True if kind == "ignores_causal" else self.causal
-                h, cache = layer(h, position_ids, causal, cache)
+                h, cache = _block(layer, h, position_ids, causal, cache, kind)
                 if kind == "embed_after_first_layer" and n == 0:
                     h = self.scheme.embed(h, position_ids)
                 caches.append(cache)
@@ -126,6 +158,32 @@ MISTAKES = {
         ATTN, "the attention block calls scheme.embed: an absolute table is added once, by the decoder, to the "
               "token embeddings; inside attention it would be added in every layer",
         _attention("embeds_inside")),
+    "scheme_causal_flipped": Mistake(
+        ATTN, "the causal mask points the wrong way: each query sees the keys after it instead of those before "
+              "it. The allowed keys are j <= k_len - seq + i, a lower triangle: tril(k_len - seq)",
+        _attention("causal_flipped")),
+    "scheme_scale_by_d": Mistake(
+        ATTN, "the scores are divided by d_head; divide them by sqrt(d_head) (SDPA's default scale): q·k has "
+              "variance d_head, so its square root brings it to one", _attention("scale_by_d")),
+    "scheme_merge_no_transpose": Mistake(
+        ATTN, "the heads are merged without moving them back: (B, H, L, d_head) must be transposed to "
+              "(B, L, H, d_head) before the reshape to (B, L, d_model)", _attention("merge_no_transpose")),
+    "scheme_split_wrong_order": Mistake(
+        ATTN, "the heads are split in the wrong order: (B, L, d_model) is viewed as (B, L, H, d_head), then "
+              "transposed to (B, H, L, d_head); viewed directly as (B, H, L, d_head) it mixes positions and "
+              "heads", _attention("split_wrong_order")),
+    "scheme_bias_negated": Mistake(
+        ATTN, "the bias is subtracted: it is added to the scaled logits, q·k/sqrt(d) + bias (ALiBi's bias is "
+              "already negative)", _attention("bias_negated")),
+    "scheme_bias_ignored": Mistake(
+        ATTN, "the bias never reaches the logits: pass scheme.bias(...) to SDPA as the float attn_mask (with the "
+              "causal mask folded in as -inf)", _attention("bias_ignored")),
+    "scheme_cache_rotated_again": Mistake(
+        ATTN, "the keys are rotated again after joining the cache: the cached keys were rotated when they were "
+              "new; rotate only the new keys, before appending them", _attention("cache_rotated_again")),
+    "scheme_bias_not_cast": Mistake(
+        ATTN, "the bias keeps its float32 dtype with bfloat16 queries: cast it to q's dtype first, "
+              "bias.to(q.dtype), as the model would compute it in that dtype", _attention("bias_not_cast")),
     "decoder_embed_every_layer": Mistake(
         DECODER, "the absolute table is added before every layer: add it once, to the token embeddings",
         _decoder("embed_every_layer")),
@@ -141,6 +199,18 @@ MISTAKES = {
     "decoder_no_embed_scale": Mistake(
         DECODER, "the token embeddings are not scaled: multiply them by sqrt(d_model) before the scheme's embed",
         _decoder("no_embed_scale")),
+    "decoder_one_based_positions": Mistake(
+        DECODER, "positions start at 1: the first token sits at position 0, the new tokens at past, past + 1, "
+                 "...", _decoder("one_based_positions")),
+    "decoder_embed_scale_after_table": Mistake(
+        DECODER, "sqrt(d_model) is applied after the scheme's embed, so it scales the position table too: scale "
+                 "the token vectors first, then hand them to scheme.embed", _decoder("embed_scale_after_table")),
+    "decoder_post_norm": Mistake(
+        DECODER, "the blocks are post-norm, LN(h + Attn(h)): the given DecoderBlock is pre-norm, "
+                 "h + Attn(LN(h)) then h + MLP(LN(h)); use it as it is", _decoder("post_norm")),
+    "decoder_no_attention_residual": Mistake(
+        DECODER, "the attention's residual is missing: h = h + Attn(LN(h)), not h = Attn(LN(h)); the given "
+                 "DecoderBlock keeps it", _decoder("no_attention_residual")),
     "decoder_ignores_causal": Mistake(
         DECODER, "the decoder ignores causal=False: pass self.causal on to every attention block",
         _decoder("ignores_causal")),

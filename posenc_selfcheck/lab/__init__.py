@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from ..mine import load_exercises as _load
 from .experiments import ENV, EXERCISES, FULL, REDUCED, SCHEMES, Config, Lab, config_from_env
+from .plots import show_in_notebooks
 from .schemes import ALiBi, LearnedAbsolute, MissingExercise, PositionScheme, RelativeBias, RoPE, Sinusoidal, T5Bias
+
+show_in_notebooks()  # the experiments return matplotlib Figures: a notebook shows them as pictures
 
 
 def load_exercises(names=EXERCISES, **kwargs):

@@ -66,9 +66,13 @@ REDUCED = Config("reduced", d_model=32, num_heads=4, train_len=32, batch_size=16
 CONFIGS = {"full": FULL, "reduced": REDUCED}
 
 
-def config_from_env():
-    """FULL, or REDUCED when POSENC_CH7_RUN=reduced."""
-    name = os.environ.get(ENV, "full")
+ABOUT = {"full": "the chapter's numbers, about 8 minutes on one CPU thread",
+         "reduced": "the same code on a smaller model in seconds; its numbers mean nothing"}
+
+
+def config_from_env(default="full"):
+    """The configuration named by POSENC_CH7_RUN when it is set (CI), else `default` ("full" or "reduced")."""
+    name = os.environ.get(ENV, default)
     if name not in CONFIGS:
         raise ValueError(f"{ENV}={name!r}: choose one of {', '.join(CONFIGS)}")
     return CONFIGS[name]
@@ -103,6 +107,9 @@ class Lab:
             "machine": platform.machine(), "steps": list(self.STEPS),
         }
         c = self.config
+        other = next(name for name in CONFIGS if name != c.name)
+        print(f"{c.name} run ({ABOUT.get(c.name, 'a custom configuration')}); for the {other} one: RUN = {other!r} "
+              f"in the cell, or {ENV}={other} in the environment")
         print(f"{c.name} run: d_model={c.d_model}, {c.num_layers} layers, {c.num_heads} heads, trained on "
               f"{c.steps} batches of {c.batch_size} x {c.train_len} bytes; torch threads: {torch.get_num_threads()}")
         print(f"text: {self.corpus.describe()}")

@@ -1,9 +1,36 @@
 """Chapter 7's figures, drawn from the experiments' results (matplotlib Figures, not pyplot state: a notebook
-shows the one a cell returns, and the command line saves them)."""
+shows the one a cell returns, and the command line saves them).
+
+A Figure made without pyplot has no picture of its own for IPython: the inline backend teaches IPython to draw
+Figures only once pyplot is imported, and until then a returned Figure reaches the notebook as the text
+`<Figure size 1200x430 with 2 Axes>`. `show_in_notebooks()` (called when the lab is imported) teaches it here.
+"""
 
 from __future__ import annotations
 
+import io
+
 from matplotlib.figure import Figure
+
+DPI = 100  # the notebook's pictures; the command line saves at 110 (Lab.save)
+
+
+def png(figure):
+    """The figure as PNG bytes."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def show_in_notebooks():
+    """In an IPython kernel, display every matplotlib Figure a cell returns as a PNG (nothing elsewhere)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["image/png"].for_type(Figure, png)
 
 STYLE = {"NoPE": ("k", "-"), "sinusoidal": ("tab:orange", "-"), "learned": ("tab:brown", "-"),
          "learned, table resized": ("tab:brown", ":"), "relative": ("tab:purple", "-"), "T5": ("tab:pink", "-"),

@@ -1,0 +1,19 @@
+"""What a learner's first self-check would otherwise pay, paid when the package is imported in a kernel.
+
+The first check of a fresh kernel used to take most of a second: torch loads its meta-device kernels (and
+torch._dynamo with them) on their first use, the optimizers import the profiler's hooks on their first step,
+and the stored answers of every chapter are read on the first lookup. `kernel()` does all three once, at
+import, where the setup cell already waits for torch (benchmarks/bench_selfcheck.py measures both ways)."""
+
+from __future__ import annotations
+
+import torch
+
+from . import probes, runner
+
+
+def kernel():
+    probes.warm_up()  # the meta device
+    weight = torch.zeros(1, requires_grad=True)
+    torch.optim.AdamW([weight]).step()  # an optimizer's first step (the decoder's training check uses AdamW)
+    runner._index()  # every chapter's stored answers, read once (cached)
