@@ -22,6 +22,7 @@ EXAMPLES = {
     "gradescope": "python -m grader gradescope autograder.zip --hidden-visibility after_due_date",
     "release": "python -m grader release student-bundle/",
     "nbgrader": "python -m grader nbgrader course/",
+    "i18n": "python -m grader i18n --update",
 }
 
 
@@ -78,6 +79,8 @@ def parser():
                     help="when students see the checks that are not public")
     gs.add_argument("--wall-seconds", type=float, default=30.0, metavar="S", help="time limit for one exercise")
     gs.add_argument("--memory-mb", type=int, default=512, metavar="MB", help="memory one exercise may add")
+    i18n = _sub(sub, "i18n", "update or check the translation catalogs (locale/zh_CN/LC_MESSAGES)")
+    i18n.add_argument("--update", action="store_true", help="re-extract the chapters' paragraphs; changed ones become fuzzy")
     rl = _sub(sub, "release", "write the student bundle: notebooks and self-checks, no solutions")
     rl.add_argument("out", metavar="OUT", help="the bundle's folder (an earlier release there is replaced)")
     rl.add_argument("--no-check", action="store_true", help="skip `build --check` (generated files up to date)")
@@ -170,6 +173,12 @@ def cmd_build(args):
     return build.main(["--check"] if args.check else [])
 
 
+def cmd_i18n(args):
+    from . import i18n_build
+
+    return i18n_build.main(["--update"] if args.update else [])
+
+
 def cmd_nbgrader(args):
     from .nbgrader_export import main as nbgrader_main
 
@@ -177,7 +186,7 @@ def cmd_nbgrader(args):
 
 
 COMMANDS = {"grade": cmd_grade, "batch": cmd_batch, "gradescope": cmd_gradescope, "release": cmd_release,
-            "build": cmd_build, "nbgrader": cmd_nbgrader}
+            "build": cmd_build, "nbgrader": cmd_nbgrader, "i18n": cmd_i18n}
 
 
 def main(argv=None):
