@@ -224,7 +224,7 @@ def planned_files(files):
     solutions = {_stem(p): nbformat.reads(t, as_version=4) for p, t in english.items() if p.parent.name == "solutions"}
     bad = problems({**solutions, PAGES_STEM: pages_notebook()})
     if bad:
-        shown = [f"{p.relative_to(ROOT)}: {what}: {msgid[:70]!r}" for p, msgid, what in bad[:20]]
+        shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}" for p, msgid, what in bad[:20]]
         raise SystemExit(f"{len(bad)} messages of the Chinese edition are not ready (docs/authoring.md):\n  "
                          + "\n  ".join(shown) + ("\n  …" if len(bad) > 20 else ""))
     catalogs = {stem: read_catalog(catalog_path(stem)) for stem in solutions}
