@@ -64,8 +64,8 @@ def cite(markdown):
         return f"{{cite:alp}}`{key}`" if key else m.group(0)
 
     name = r"([A-Z][\w'-]+(?: et al\.|(?:, [A-Z][\w'-]+)? and [A-Z][\w'-]+)?)"
-    # not inside code spans or math
-    parts = re.split(r"(`[^`]*`|\$[^$]*\$)", markdown)
+    # not inside code spans, math or headings (a role in a title would show its key in the table of contents)
+    parts = re.split(r"(`[^`]*`|\$[^$]*\$|^#+ .*$)", markdown, flags=re.M)
     for i in range(0, len(parts), 2):
         parts[i] = re.sub(name + r" \((\d{4})\)", textual, parts[i])
         parts[i] = re.sub(name + r", (\d{4})(?=[);])", parenthetical, parts[i])
@@ -120,11 +120,22 @@ def stage(lang, chapters, assignment, src):
     return stems
 
 
+def jieba_dictionary(path):
+    """The glossary's Chinese terms as a jieba user dictionary, so that search indexes them as words (jieba's own
+    dictionary splits 外推 or 位置编码 into pieces)."""
+    terms = set()
+    for line in (ROOT / "locale" / "zh_CN" / "glossary.tsv").read_text().splitlines():
+        if line and not line.startswith("#"):
+            terms.update(t for t in line.split("\t")[1].split("|") if len(t) > 1)
+    path.write_text("".join(f"{t} 100000\n" for t in sorted(terms)))
+    return path
+
+
 def sphinx(lang, src, out, execute, cache):
-    env = {**os.environ, "POSENC_BOOK_LANG": LANGS[lang], "POSENC_BOOK_EXECUTE": execute,
+    env = {**os.environ, "POSENC_BOOK_JIEBA_DICT": str(jieba_dictionary(src.parent / "jieba_dict.txt")), "POSENC_BOOK_LANG": LANGS[lang], "POSENC_BOOK_EXECUTE": execute,
            "POSENC_BOOK_CACHE": str(cache), "POSENC_CH7_RUN": os.environ.get("POSENC_CH7_RUN", "reduced"),
-           "PYTHONPATH": str(ROOT), "MPLBACKEND": "agg", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-c", str(BOOK), "-d",
+           "PYTHONPATH": str(ROOT), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-j", "auto", "-c", str(BOOK), "-d",
            str(out.parent / ".doctrees" / lang), str(src), str(out)]
     return subprocess.run(cmd, env=env, cwd=ROOT).returncode
 

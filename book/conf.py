@@ -60,6 +60,8 @@ html_theme_options = {
     "search_bar_text": "Search the book…" if LANG == "en" else "搜索…",
 }
 html_search_language = "zh" if LANG.startswith("zh") else "en"
+if LANG.startswith("zh") and os.environ.get("POSENC_BOOK_JIEBA_DICT"):
+    html_search_options = {"dict": os.environ["POSENC_BOOK_JIEBA_DICT"]}  # the glossary's terms are words
 
 OTHER = {"en": ("zh", "zh_CN", "中文"), "zh_CN": ("en", "en", "English")}
 
