@@ -39,7 +39,8 @@ def _citations():
     if CITE is None:
         CITE = {}
         text = (BOOK / "references.bib").read_text()
-        for key, authors, year in re.findall(r"@\w+\{(\w+),\s*author = \{(.+?)\},\s*\n.*?year = \{(\d{4})\}", text, re.S):
+        entry = r"@\w+\{(\w+),\s*author = \{(.+?)\},\s*\n.*?year = \{(\d{4})\}"
+        for key, authors, year in re.findall(entry, text, re.S):
             names = [a.split(",")[0].strip("{} ") for a in authors.split(" and ")]
             if names[0].startswith("Llama Team"):
                 CITE[("Meta", year)] = key
@@ -68,7 +69,7 @@ def cite(markdown):
     parts = re.split(r"(`[^`]*`|\$[^$]*\$|^#+ .*$)", markdown, flags=re.M)
     for i in range(0, len(parts), 2):
         parts[i] = re.sub(name + r" \((\d{4})\)", textual, parts[i])
-        parts[i] = re.sub(name + r", (\d{4})(?=[);])", parenthetical, parts[i])
+        parts[i] = re.sub(name + r", (\d{4})(?=[);）；])", parenthetical, parts[i])
     return "".join(parts)
 
 
@@ -112,7 +113,8 @@ def stage(lang, chapters, assignment, src):
         title, _, rest = first["source"].partition("\n")
         first["source"] = title + "\n\n" + note + "\n" + rest
         (src / path.name).write_text(json.dumps(nb, ensure_ascii=False, indent=1))
-    index = _page("index", lang).replace("CHAPTERS", "\n".join(stems))
+    caption = _page("labels", lang).strip()  # the sidebar's caption (a toctree option is not a paragraph)
+    index = _page("index", lang).replace("CHAPTERS", "\n".join(stems)).replace("CAPTION", caption)
     (src / "index.md").write_text(index)
     (src / "references.md").write_text(_page("references", lang))
     # the notebooks import the self-check package next to them, as in notebooks/ and solutions/
@@ -132,10 +134,12 @@ def jieba_dictionary(path):
 
 
 def sphinx(lang, src, out, execute, cache):
-    env = {**os.environ, "POSENC_BOOK_JIEBA_DICT": str(jieba_dictionary(src.parent / "jieba_dict.txt")), "POSENC_BOOK_LANG": LANGS[lang], "POSENC_BOOK_EXECUTE": execute,
+    env = {**os.environ, "POSENC_BOOK_JIEBA_DICT": str(jieba_dictionary(src.parent / "jieba_dict.txt")),
+           "POSENC_BOOK_LANG": LANGS[lang], "POSENC_BOOK_EXECUTE": execute,
            "POSENC_BOOK_CACHE": str(cache), "POSENC_CH7_RUN": os.environ.get("POSENC_CH7_RUN", "reduced"),
            "PYTHONPATH": str(ROOT), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-j", "auto", "-c", str(BOOK), "-d",
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-j", "auto", "-c", str(BOOK),
+           "-d",
            str(out.parent / ".doctrees" / lang), str(src), str(out)]
     return subprocess.run(cmd, env=env, cwd=ROOT).returncode
 

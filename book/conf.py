@@ -62,6 +62,18 @@ html_theme_options = {
 html_search_language = "zh" if LANG.startswith("zh") else "en"
 if LANG.startswith("zh") and os.environ.get("POSENC_BOOK_JIEBA_DICT"):
     html_search_options = {"dict": os.environ["POSENC_BOOK_JIEBA_DICT"]}  # the glossary's terms are words
+if LANG.startswith("zh"):
+    from sphinx import search as _search
+    from sphinx.search.zh import SearchChinese as _SearchChinese
+
+    if _SearchChinese.language_name == "Chinese" and _SearchChinese.js_stemmer_rawcode == "english-stemmer.js":
+        class _SearchChineseFixed(_SearchChinese):
+            """Sphinx 9.0 writes `window.Stemmer = ChineseStemmer` into language_data.js but ships the English
+            stemmer (EnglishStemmer) for Chinese: every search then fails with "ChineseStemmer is not defined"."""
+
+            language_name = "English"
+
+        _search.languages["zh"] = _SearchChineseFixed
 
 OTHER = {"en": ("zh", "zh_CN", "中文"), "zh_CN": ("en", "en", "English")}
 

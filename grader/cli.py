@@ -80,7 +80,8 @@ def parser():
     gs.add_argument("--wall-seconds", type=float, default=30.0, metavar="S", help="time limit for one exercise")
     gs.add_argument("--memory-mb", type=int, default=512, metavar="MB", help="memory one exercise may add")
     i18n = _sub(sub, "i18n", "update or check the translation catalogs (locale/zh_CN/LC_MESSAGES)")
-    i18n.add_argument("--update", action="store_true", help="re-extract the chapters' paragraphs; changed ones become fuzzy")
+    i18n.add_argument("--update", action="store_true",
+                      help="re-extract the chapters' paragraphs; changed ones become fuzzy")
     rl = _sub(sub, "release", "write the student bundle: notebooks and self-checks, no solutions")
     rl.add_argument("out", metavar="OUT", help="the bundle's folder (an earlier release there is replaced)")
     rl.add_argument("--no-check", action="store_true", help="skip `build --check` (generated files up to date)")

@@ -197,7 +197,8 @@ def problems(chapter_notebooks):
             elif invariants(msgid) != invariants(message.string):
                 lost = invariants(msgid) - invariants(message.string)
                 extra = invariants(message.string) - invariants(msgid)
-                out.append((path, msgid, f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
+                out.append((path, msgid,
+                            f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
     return out
 
 

@@ -58,7 +58,7 @@ def test_both_editions_build_with_warnings_as_errors_and_have_every_chapter(site
     for lang in ("en", "zh"):
         for stem in CHAPTERS:
             page = (site / lang / f"{stem}.html").read_text()
-            assert f'href="_downloads/' in page and f"{stem}.ipynb" in page, f"{lang}/{stem}: no notebook download"
+            assert 'href="_downloads/' in page and f"{stem}.ipynb" in page, f"{lang}/{stem}: no notebook download"
         assert (site / lang / "references.html").exists()
     assert "<h1>第 4 章 旋转位置编码（RoPE）" in (site / "zh" / "04_rope.html").read_text()
     # a citation in the text links the bibliography of references.bib
@@ -194,7 +194,8 @@ def test_offline_search_finds_the_chapter(browser_page, server, lang, query, cha
     assert blocked == []
 
 
-@pytest.mark.parametrize("start, other, title", [("en", "zh", "旋转位置编码"), ("zh", "en", "Rotary position embedding")])
+@pytest.mark.parametrize("start, other, title",
+                         [("en", "zh", "旋转位置编码"), ("zh", "en", "Rotary position embedding")])
 def test_the_language_switch_leads_to_the_same_chapter(browser_page, server, start, other, title):
     page, blocked = browser_page
     _open(page, f"{server}/{start}/04_rope.html")
