@@ -84,6 +84,7 @@ def messages(notebook):
             for _, m, _ in segments(cell.source) if m]
 
 
+RUNTIME_STEM = "runtime"  # what the self-check prints (grader/i18n_runtime.py)
 PAGES = ROOT / "book" / "pages"
 PAGES_STEM = "book"  # the catalog of the book's own pages
 
@@ -128,19 +129,31 @@ def sources():
     return out
 
 
+def runtime_messages():
+    """[(msgid, where)] of the self-check's words: report templates and the checks' data."""
+    from . import i18n_runtime
+
+    return i18n_runtime.messages()
+
+
 def _template(stem, notebook):
     import datetime
 
     from babel.messages.catalog import Catalog
 
     fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)  # no churn in the headers
+    if stem == RUNTIME_STEM:
+        header, pairs = "# Source: what posenc_selfcheck shows (grader/i18n_runtime.py)", runtime_messages()
+    else:
+        header, pairs = f"# Source: {_source(stem)}", [(m, (_source(stem), c)) for m, c in messages(notebook)]
     template = Catalog(project="posenc-course", version="1", creation_date=fixed, revision_date=fixed,
-                       fuzzy=False, header_comment=f"# Source: {_source(stem)}", locale=LANGUAGE)
-    for msgid, cell in messages(notebook):
+                       fuzzy=False, header_comment=header, locale=LANGUAGE)
+    for msgid, where in pairs:
+        location = where if isinstance(where, tuple) else (where, None)
         if msgid in template:
-            template[msgid].locations.append((_source(stem), cell))
+            template[msgid].locations.append(location)
         else:
-            template.add(msgid, locations=[(_source(stem), cell)])
+            template.add(msgid, locations=[location])
     return template
 
 
@@ -148,7 +161,7 @@ def update(chapter_notebooks):
     """Re-extract every chapter's messages into its catalog (msgmerge's rules, Babel's implementation):
     changed paragraphs become fuzzy with their old translation. Returns the catalogs written."""
     written = []
-    for stem, notebook in chapter_notebooks.items():
+    for stem, notebook in {**chapter_notebooks, RUNTIME_STEM: None}.items():
         template = _template(stem, notebook)
         path = catalog_path(stem)
         if path.exists():
@@ -177,16 +190,23 @@ def invariants(text):
     return Counter(codes + [m.group(0) for m in _MATH.finditer(rest)])
 
 
-def problems(chapter_notebooks):
-    """[(catalog, msgid, what)] for every message of the chapters that cannot be used as it is."""
+_NAMED = re.compile(r"\{[a-z_][a-z0-9_]*\}")
+
+
+def problems(chapter_notebooks, runtime=False):
+    """[(catalog, msgid, what)] for every message of the chapters (and, with runtime, of the self-check's
+    words) that cannot be used as it is."""
     out = []
-    for stem, notebook in chapter_notebooks.items():
+    todo = {stem: [m for m, _ in messages(nb)] for stem, nb in chapter_notebooks.items()}
+    if runtime:
+        todo[RUNTIME_STEM] = [m for m, _ in runtime_messages()]
+    for stem, msgids in todo.items():
         path = catalog_path(stem)
         if not path.exists():
             out.append((path, "", "no catalog: run `python -m grader i18n --update`"))
             continue
         catalog = read_catalog(path)
-        for msgid, _ in dict.fromkeys(messages(notebook)):
+        for msgid in dict.fromkeys(msgids):
             message = catalog.get(msgid)
             if message is None:
                 out.append((path, msgid, "not in the catalog: run `python -m grader i18n --update`"))
@@ -199,6 +219,8 @@ def problems(chapter_notebooks):
                 extra = invariants(message.string) - invariants(msgid)
                 out.append((path, msgid,
                             f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
+            elif sorted(_NAMED.findall(msgid)) != sorted(_NAMED.findall(message.string)):
+                out.append((path, msgid, f"placeholders differ: {sorted(_NAMED.findall(message.string))}"))
     return out
 
 
@@ -223,13 +245,16 @@ def planned_files(files):
     english = {p: text for p, text in files.items()
                if p.suffix == ".ipynb" and p.parent.name in ("notebooks", "solutions")}
     solutions = {_stem(p): nbformat.reads(t, as_version=4) for p, t in english.items() if p.parent.name == "solutions"}
-    bad = problems({**solutions, PAGES_STEM: pages_notebook()})
+    bad = problems({**solutions, PAGES_STEM: pages_notebook()}, runtime=True)
     if bad:
         shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}" for p, msgid, what in bad[:20]]
         raise SystemExit(f"{len(bad)} messages of the Chinese edition are not ready (docs/authoring.md):\n  "
                          + "\n  ".join(shown) + ("\n  …" if len(bad) > 20 else ""))
+    from . import i18n_runtime
+
     catalogs = {stem: read_catalog(catalog_path(stem)) for stem in solutions}
-    out = {}
+    out = {ROOT / "posenc_selfcheck" / "data" / f"i18n_{LANGUAGE}.json":
+           i18n_runtime.compile_catalog(read_catalog(catalog_path(RUNTIME_STEM)))}
     for path, text in english.items():
         translated = translate(nbformat.reads(text, as_version=4), catalogs[_stem(path)])
         out[path.parent / FOLDER / path.name] = nbformat.writes(translated) + "\n"
@@ -247,7 +272,7 @@ def main(argv=None):
     if args.update:
         for path in update(notebooks):
             print(f"updated: {path.relative_to(ROOT)}")
-    bad = problems(notebooks)
+    bad = problems(notebooks, runtime=True)
     counts = Counter((p.name, what.split(":")[0]) for p, _, what in bad)
     for (name, what), n in sorted(counts.items()):
         print(f"{name}: {n} {what}")
