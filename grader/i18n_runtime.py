@@ -75,7 +75,7 @@ def _stringy(node):
 def _shown(tree):
     """The string expressions of a module that reach a learner: returned (alone or in a tuple), printed,
     appended to a report, module-level UPPER_CASE constants, and the literals inside their placeholders."""
-    out = []
+    out, top = [], {id(node) for node in tree.body}
     for node in ast.walk(tree):
         values = []
         if isinstance(node, ast.Return) and node.value is not None:
@@ -85,9 +85,9 @@ def _shown(tree):
             values = node.args
         elif isinstance(node, ast.List):  # lines = [f"{exercise}: {len(failed)} of {n} checks failed"]
             values = node.elts
-        elif isinstance(node, ast.Assign) and node not in tree.body:  # message = "the same mistake as above"
+        elif isinstance(node, ast.Assign) and id(node) not in top:  # message = "the same mistake as above"
             values = [node.value]
-        elif isinstance(node, ast.Assign) and node in tree.body and all(
+        elif isinstance(node, ast.Assign) and id(node) in top and all(
                 isinstance(t, ast.Name) and t.id.isupper() for t in node.targets):
             values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
         for value in values:
@@ -136,7 +136,8 @@ def data_messages():
 
 def messages():
     """[(msgid, where)]: the templates first, then the data's messages."""
-    return list(templates().items()) + [(m, w) for m, w in data_messages().items() if m not in templates()]
+    found = templates()
+    return list(found.items()) + [(m, w) for m, w in data_messages().items() if m not in found]
 
 
 def compile_catalog(catalog):

@@ -145,3 +145,112 @@ def test_a_changed_paragraph_turns_fuzzy_and_a_new_one_is_untranslated(tmp_path,
     monkeypatch.setattr(i18n_build, "pages_notebook", lambda: nbformat.v4.new_notebook())
     with pytest.raises(SystemExit, match="not ready"):
         i18n_build.planned_files(files)
+
+
+# ---- the self-check's words ----------------------------------------------------------------------------------
+def _swapped():
+    namespace = {}
+    exec((ROOT / "tests" / "submissions" / "ch01_swapped.py").read_text(), namespace)
+    return namespace["sinusoidal_table"]
+
+
+_REPORTS = {}
+
+
+def _report(monkeypatch, lang):
+    """The self-check's report on a learner's sinusoidal_table with sin and cos swapped (first attempt)."""
+    from posenc_selfcheck import SelfCheckFailed, check, forget_attempts
+
+    if lang not in _REPORTS:
+        monkeypatch.setenv("POSENC_LANG", lang)
+        forget_attempts()
+        with pytest.raises(SelfCheckFailed) as failed:
+            check("sinusoidal_table", _swapped())
+        forget_attempts()
+        _REPORTS[lang] = str(failed.value)
+    return _REPORTS[lang]
+
+
+def test_the_self_check_answers_in_chinese_with_posenc_lang(monkeypatch):
+    english, chinese = _report(monkeypatch, "en"), _report(monkeypatch, "zh_CN")
+    assert english.startswith("sinusoidal_table: 6 of 8 checks failed") and "sin and cos are swapped" in english
+    catalog = _catalog(i18n_build.RUNTIME_STEM)
+    swapped = "sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 take cos(p·w_i)"
+    assert catalog[swapped].string in chinese  # the diagnosis, translated whole
+    assert chinese.startswith("sinusoidal_table：8 项检查中有 6 项未通过")
+    assert "提示 1/4：" in chinese
+    assert catalog["(Each new attempt that still fails shows the next hint.)"].string in chinese
+    # every line is translated: no English word of three letters or more is left outside code and identifiers
+    for line in chinese.splitlines():
+        # (code, identifiers, dtypes, and the message of a Python exception are not translated)
+        prose = re.sub(r"`[^`]*`|\w*_\w*|[A-Z][a-zA-Z]*Error.*$|[a-z]+\(|float\d+|\d\w*", " ", line)
+        leftover = [w for w in re.findall(r"[A-Za-z]{3,}", prose) if w not in ("sin", "cos", "atol", "rtol", "base")]
+        assert leftover == [], line
+    # the numbers of the English report are all there
+    assert sorted(re.findall(r"-?\d+\.\d+", english)) == sorted(re.findall(r"-?\d+\.\d+", chinese))
+
+
+def test_the_language_comes_from_the_notebook_jupyterlab_runs(monkeypatch, tmp_path):
+    from posenc_selfcheck import i18n
+
+    monkeypatch.delenv("POSENC_LANG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "zh").mkdir()
+    shutil.copy(ROOT / "notebooks" / "zh" / "01_sinusoidal.ipynb", tmp_path / "zh" / "01_sinusoidal.ipynb")
+    shutil.copy(ROOT / "notebooks" / "01_sinusoidal.ipynb", tmp_path / "01_sinusoidal.ipynb")
+    monkeypatch.setenv("JPY_SESSION_NAME", "zh/01_sinusoidal.ipynb")  # relative to the server's root
+    assert i18n.language() == "zh_CN"
+    monkeypatch.chdir(tmp_path / "zh")  # the kernel's folder is the notebook's
+    assert i18n.language() == "zh_CN"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JPY_SESSION_NAME", "01_sinusoidal.ipynb")
+    assert i18n.language() == "en"
+    monkeypatch.setenv("POSENC_LANG", "zh_CN")
+    assert i18n.language() == "zh_CN"
+
+
+def test_english_is_left_alone_and_unknown_text_passes_through():
+    from posenc_selfcheck import i18n
+
+    text = "sinusoidal_table: 6 of 8 checks failed\n  ✗ something nobody translated"
+    assert i18n.localize(text, "en") is text
+    assert i18n.localize("  no template matches this line", "zh_CN") == "  no template matches this line"
+    assert i18n.localize("x: y", "fr") == "x: y"  # no catalog for that language
+
+
+def test_runtime_messages_are_extracted_from_the_code_and_the_data():
+    """Every f-string the report code shows is a template; every public check's name and hint is a message."""
+    from grader import i18n_runtime
+
+    templates = i18n_runtime.templates()
+    assert "{exercise}: {len_failed} of {n} checks failed" in templates
+    assert "{fn___name}: skipped until {exercise} is finished." in templates
+    messages = dict(i18n_runtime.messages())
+    data = json.loads((ROOT / "posenc_selfcheck" / "data" / "ch01.json").read_text())
+    for key, value in data.items():
+        if key.endswith("#spec"):
+            assert value["name"] in messages and all(m in messages for m in value.get("mistake_messages", []))
+
+
+def test_the_compiled_table_is_the_catalog():
+    from grader import i18n_runtime
+
+    catalog = _catalog(i18n_build.RUNTIME_STEM)
+    compiled = json.loads((ROOT / "posenc_selfcheck" / "data" / "i18n_zh_CN.json").read_text())
+    assert compiled == json.loads(i18n_runtime.compile_catalog(catalog))
+    for template in compiled["line_templates"] + compiled["templates"]:
+        translated = compiled["messages"][template]
+        assert sorted(re.findall(r"\{\w+\}", template)) == sorted(re.findall(r"\{\w+\}", translated))
+
+
+def test_translating_a_report_costs_little(monkeypatch):
+    import time
+
+    from posenc_selfcheck import i18n
+
+    english = _report(monkeypatch, "en")
+    i18n.localize(english, "zh_CN")  # the table is read once per kernel
+    start = time.perf_counter()
+    for _ in range(10):
+        i18n.localize(english, "zh_CN")
+    assert (time.perf_counter() - start) / 10 < 0.1  # measured: about 5 ms; the self-check's budget is 0.5 s
