@@ -169,7 +169,9 @@ def main(argv=None):
                    help="only update the catalogs from the chapters (changed paragraphs become fuzzy)")
     args = p.parse_args(argv)
     if args.update_po:
-        return i18n_build.main(["--update"])
+        from grader import i18n_cli
+
+        return i18n_cli.main(["--update"])
     chapters = args.chapters or sorted({s.name[:2] for s in (ROOT / "chapters").glob("[0-9][0-9]_*.py")})
     out = args.out.resolve()
     cache = out / ".jupyter_cache"

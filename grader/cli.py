@@ -175,9 +175,9 @@ def cmd_build(args):
 
 
 def cmd_i18n(args):
-    from . import i18n_build
+    from . import i18n_cli
 
-    return i18n_build.main(["--update"] if args.update else [])
+    return i18n_cli.main(["--update"] if args.update else [])
 
 
 def cmd_nbgrader(args):

@@ -6,8 +6,8 @@ chapters and the catalogs the build writes `notebooks/zh/` and `solutions/zh/`: 
 Markdown translated, the code cells identical, and `metadata.posenc.language = "zh_CN"` (the self-check
 answers in that language).
 
-    python -m grader i18n --update   re-extract the messages; a changed paragraph keeps its old translation,
-                                     marked fuzzy; a new one is untranslated; a deleted one becomes obsolete
+    python -m grader i18n --update   re-extract the messages (grader/i18n_cli.py); a changed paragraph keeps
+                                     its old translation, marked fuzzy; a new one is untranslated
     python -m grader i18n            list what is untranslated or fuzzy (exit 1 if anything is)
 
 `python -m grader build` refuses to write while a message is untranslated, fuzzy, or drops or changes a
@@ -117,16 +117,6 @@ def write_catalog(path, catalog):
 
 def _source(stem):
     return "book/pages/*.md" if stem == PAGES_STEM else f"chapters/{stem}.py"
-
-
-def sources():
-    """{catalog stem: notebook} of everything translated: the chapters (their solution notebooks) and the
-    book's pages."""
-    from . import build
-
-    out = {p.stem: nbformat.reads(build.render(p)[1], as_version=4) for p in build.chapter_sources()}
-    out[PAGES_STEM] = pages_notebook()
-    return out
 
 
 def runtime_messages():
@@ -259,26 +249,3 @@ def planned_files(files):
         translated = translate(nbformat.reads(text, as_version=4), catalogs[_stem(path)])
         out[path.parent / FOLDER / path.name] = nbformat.writes(translated) + "\n"
     return out
-
-
-def main(argv=None):
-    import argparse
-    import sys
-
-    parser = argparse.ArgumentParser(prog="python -m grader i18n", description=__doc__.splitlines()[0])
-    parser.add_argument("--update", action="store_true", help="re-extract the messages into the catalogs")
-    args = parser.parse_args(argv)
-    notebooks = sources()
-    if args.update:
-        for path in update(notebooks):
-            print(f"updated: {path.relative_to(ROOT)}")
-    bad = problems(notebooks, runtime=True)
-    counts = Counter((p.name, what.split(":")[0]) for p, _, what in bad)
-    for (name, what), n in sorted(counts.items()):
-        print(f"{name}: {n} {what}")
-    if bad:
-        print(f"{len(bad)} messages to translate or check (docs/authoring.md); then `python -m grader build`",
-              file=sys.stderr)
-        return 1
-    print("every message is translated")
-    return 0

@@ -13,10 +13,10 @@ import shutil
 import nbformat
 import pytest
 
-from grader import i18n_build
+from grader import i18n_build, i18n_cli
 from tests.conftest import ROOT
 
-SOURCES = i18n_build.sources()
+SOURCES = i18n_cli.sources()
 GLOSSARY = ROOT / "locale" / "zh_CN" / "glossary.tsv"
 
 
