@@ -138,8 +138,9 @@ def sphinx(lang, src, out, execute, cache):
            "POSENC_BOOK_LANG": LANGS[lang], "POSENC_BOOK_EXECUTE": execute,
            "POSENC_BOOK_CACHE": str(cache), "POSENC_CH7_RUN": os.environ.get("POSENC_CH7_RUN", "reduced"),
            "PYTHONPATH": str(ROOT), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-j", "auto", "-c", str(BOOK),
-           "-d",
+    # one process: parallel reading (-j) executes notebooks at once but shares jupyter-cache's SQLite database,
+    # which then fails now and then with "database is locked" (seen here; also scipy/scipy#22383)
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-c", str(BOOK), "-d",
            str(out.parent / ".doctrees" / lang), str(src), str(out)]
     return subprocess.run(cmd, env=env, cwd=ROOT).returncode
 
