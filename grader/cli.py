@@ -34,6 +34,7 @@ EXAMPLES = {
     "gradescope": "python -m grader gradescope autograder-ch01.zip --assignment ch01",
     "release": "python -m grader release student-bundle/ --assignment ch01",
     "nbgrader": "python -m grader nbgrader course/ --assignment ch01",
+    "i18n": "python -m grader i18n --update",
 }
 MEMORY_WHY = {
     "local": "6 GB leaves a wrong but honest answer room to fail on its numbers, not on memory",
@@ -142,6 +143,9 @@ def parser():
     gs.add_argument("--hidden-visibility", default="after_due_date", choices=VISIBILITIES,
                     help="when students see the checks that are not public")
     _limits_options(gs, GRADESCOPE_WALL_SECONDS, GRADESCOPE_MEMORY_MB, why="gradescope")
+    i18n = _sub(sub, "i18n", "update or check the translation catalogs (locale/zh_CN/LC_MESSAGES)")
+    i18n.add_argument("--update", action="store_true",
+                      help="re-extract the chapters' paragraphs; changed ones become fuzzy")
     rl = _sub(sub, "release", "write the student bundle: notebooks and self-checks, no solutions")
     rl.add_argument("out", metavar="OUT", help="the bundle's folder (an earlier release there is replaced)")
     _assignment_options(rl, "release")
@@ -274,6 +278,12 @@ def cmd_build(args):
     return build.main(["--check"] if args.check else [])
 
 
+def cmd_i18n(args):
+    from . import i18n_cli
+
+    return i18n_cli.main(["--update"] if args.update else [])
+
+
 def cmd_nbgrader(args):
     from .nbgrader_export import main as nbgrader_main
 
@@ -281,7 +291,7 @@ def cmd_nbgrader(args):
 
 
 COMMANDS = {"grade": cmd_grade, "batch": cmd_batch, "gradescope": cmd_gradescope, "release": cmd_release,
-            "build": cmd_build, "nbgrader": cmd_nbgrader}
+            "build": cmd_build, "nbgrader": cmd_nbgrader, "i18n": cmd_i18n}
 
 
 def main(argv=None):

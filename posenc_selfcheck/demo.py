@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import sys
 
+from .i18n import localize
 from .probes import unfinished_function
 
 
@@ -40,7 +41,7 @@ def demo(fn):
             plt = sys.modules.get("matplotlib.pyplot")
             for number in _open_figures() - before:
                 plt.close(number)
-            print(f"{fn.__name__}: skipped until {exercise} is finished.")
+            print(localize(f"{fn.__name__}: skipped until {exercise} is finished."))
             return None
 
     return run

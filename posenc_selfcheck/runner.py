@@ -24,6 +24,7 @@ import torch
 from . import probes
 from .evaluate import FAILED, MISSING, PASSED, SKIPPED, evaluate
 from .hints import HINTS, MISTAKE_HINTS
+from .i18n import localize
 
 DATA = Path(__file__).parent / "data"
 MARKS = {PASSED: "✓", FAILED: "✗", SKIPPED: "-"}
@@ -226,16 +227,17 @@ def check(exercise, obj, quiet=False):
     missing = [message for _, status, message in results if status == MISSING]
     if missing:
         if missing[0] in (exercise, ""):
-            print(f"{exercise}: not implemented yet — finish the exercise above, then run this cell again.")
+            print(localize(f"{exercise}: not implemented yet — finish the exercise above, then run this cell again."))
         else:
-            print(f"{exercise}: waiting for {missing[0]}, which is not finished yet — finish it, then run this "
-                  "cell again.")
+            print(localize(f"{exercise}: waiting for {missing[0]}, which is not finished yet — finish it, then run "
+                           "this cell again."))
         return
     n = len(results)
     failed = [r for r in results if r[1] == FAILED]
     if not failed:
         if not quiet:
-            print(f"{exercise}: {'the one check' if n == 1 else f'all {n} checks'} passed ({took * 1000:.0f} ms)")
+            print(localize(f"{exercise}: {'the one check' if n == 1 else f'all {n} checks'} passed "
+                           f"({took * 1000:.0f} ms)"))
         return
     lines, named, shown = [f"{exercise}: {len(failed)} of {n} checks failed"], set(), set()
     for spec, status, message in results:
@@ -257,4 +259,4 @@ def check(exercise, obj, quiet=False):
     if level:
         lines.append(f"  Hint {level} of {levels}: {text}")
         lines.append(f"  {NEXT if level < levels else LAST}")
-    raise SelfCheckFailed("\n".join(lines))
+    raise SelfCheckFailed(localize("\n".join(lines)))

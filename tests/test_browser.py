@@ -89,6 +89,7 @@ def jupyterlab(tmp, root, **env_vars):
            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"), "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"), "HOME": str(tmp), **env_vars}
     env.pop("PYTHONPATH", None)
+    env.pop("POSENC_LANG", None)  # the language comes from the notebook
     log = open(tmp / "jupyterlab.log", "w")
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
@@ -125,6 +126,10 @@ def lab(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("browser")
     bundle = tmp / "bundle"
     build_release(bundle, check_sync=False)
+    # chapter 1 of the Chinese edition too, beside its own link to the self-check package (as in notebooks/zh/)
+    (bundle / "zh").mkdir()
+    shutil.copy(ROOT / "notebooks" / "zh" / "01_sinusoidal.ipynb", bundle / "zh" / "01_sinusoidal.ipynb")
+    (bundle / "zh" / "posenc_selfcheck").symlink_to("../posenc_selfcheck")
     with jupyterlab(tmp, bundle) as served:
         yield served
 
@@ -268,8 +273,38 @@ def test_chapter_7s_figures_render_in_jupyterlab(browser, tmp_path_factory, caps
                 assert "<Figure size" not in output_text(cell), step
             assert all(w > 300 and h > 200 for w, h in sizes), sizes  # real pictures, decoded by the browser
             code_cell(page, "experiment.extrapolation()").scroll_into_view_if_needed()
-            path = shot(page, "05_chapter7_figure.png")
+            path = shot(page, "06_chapter7_figure.png")
         finally:
             page.close()
     with capsys.disabled():
         print(f"\nbrowser test screenshot: {path}")
+
+
+def test_a_chinese_notebook_gets_a_chinese_diagnosis(lab, page):
+    """The Chinese student notebook (notebooks/zh/) in the same JupyterLab: the self-check reads the notebook's
+    language from its metadata (JupyterLab tells the kernel which notebook it runs) and answers in Chinese."""
+    base, token = lab
+    zh = page.context.browser.new_page(viewport={"width": 1400, "height": 1000})
+    zh.set_default_timeout(TIMEOUT_MS)
+    try:
+        # a workspace of its own: only this notebook open (the default one restores the English notebook)
+        zh.goto(f"{base}/lab/workspaces/zh/tree/zh/01_sinusoidal.ipynb?token={token}")
+        zh.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        zh.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
+        from playwright.sync_api import expect
+
+        expect(zh.locator(".jp-Notebook .jp-MarkdownOutput").first).to_contain_text("正弦位置编码")
+        exercise = code_cell(zh, "def sinusoidal_table")
+        selfcheck = code_cell(zh, 'check("sinusoidal_table"')
+        exercise.locator(".cm-content").click()
+        zh.locator(".lm-MenuBar-item", has_text="Run").first.click()
+        zh.locator(".lm-Menu-item", has_text="Run All Above Selected Cell").first.click()
+        type_into(zh, exercise, wrong_answer())
+        run_selected_and_next(zh)
+        text = wait_for_output(selfcheck, r"项检查中有 \d+ 项未通过")
+        assert "sin 和 cos 放反了" in text and "提示 1/" in text
+        assert "checks failed" not in text and "sin and cos are swapped" not in text
+        selfcheck.scroll_into_view_if_needed()
+        shot(zh, "05_zh_wrong_answer_diagnosed.png")
+    finally:
+        zh.close()

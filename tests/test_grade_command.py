@@ -59,7 +59,7 @@ def test_every_subcommand_describes_each_argument_and_shows_an_example():
     from grader.cli import parser
 
     sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(sub.choices) == {"grade", "build", "batch", "gradescope", "release", "nbgrader"}
+    assert set(sub.choices) == {"grade", "build", "batch", "gradescope", "release", "nbgrader", "i18n"}
     for name, command in sub.choices.items():
         assert "example:\n  python -m grader " + name in command.epilog
         for action in command._actions:

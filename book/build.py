@@ -1,0 +1,200 @@
+"""Build the course's book: a static site per language from the generated notebooks (scripts/book.sh).
+
+    python book/build.py [--lang en zh] [--chapters 00 01 ...] [--assignment] [--out _build/book]
+
+The English edition is made of solutions/*.ipynb, the Chinese one of solutions/zh/*.ipynb (the build writes
+them from the chapters and locale/zh_CN/); the book's own pages (book/pages/) are translated from the same
+catalogs. Outputs come from executing the solution notebooks once: jupyter-cache keeps them in
+OUT/.jupyter_cache, keyed by the code cells, which the two editions share, so the Chinese edition and every
+rebuild reuse them (chapter 7 runs its reduced configuration, as under nbval). With --assignment the pages are
+the student notebooks, nothing is executed, and the site is scanned for solution code like the student
+release. Sphinx runs with warnings as errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import i18n_build  # noqa: E402
+
+BOOK = ROOT / "book"
+LANGS = {"en": "en", "zh": "zh_CN"}
+CITE = None  # {(author words, year): key}, from references.bib
+
+
+def _citations():
+    """{("Press et al.", "2022"): "press2022", ...}: how the chapters name each paper of references.bib."""
+    global CITE
+    if CITE is None:
+        CITE = {}
+        text = (BOOK / "references.bib").read_text()
+        entry = r"@\w+\{(\w+),\s*author = \{(.+?)\},\s*\n.*?year = \{(\d{4})\}"
+        for key, authors, year in re.findall(entry, text, re.S):
+            names = [a.split(",")[0].strip("{} ") for a in authors.split(" and ")]
+            if names[0].startswith("Llama Team"):
+                CITE[("Meta", year)] = key
+                continue
+            forms = [f"{names[0]} et al."] if len(names) > 2 else [" and ".join(names)]
+            if len(names) == 3:
+                forms.append(f"{names[0]}, {names[1]} and {names[2]}")
+            for form in forms:
+                CITE[(form, year)] = key
+    return CITE
+
+
+def cite(markdown):
+    """Prose citations as sphinxcontrib-bibtex roles: "Press et al. (2022)" -> {cite:t}, "(Su et al., 2021)"
+    inside parentheses -> {cite:alp}. Names not in references.bib stay prose."""
+    def textual(m):
+        key = _citations().get((m.group(1), m.group(2)))
+        return f"{{cite:t}}`{key}`" if key else m.group(0)
+
+    def parenthetical(m):
+        key = _citations().get((m.group(1), m.group(2)))
+        return f"{{cite:alp}}`{key}`" if key else m.group(0)
+
+    name = r"([A-Z][\w'-]+(?: et al\.|(?:, [A-Z][\w'-]+)? and [A-Z][\w'-]+)?)"
+    # not inside code spans, math or headings (a role in a title would show its key in the table of contents)
+    parts = re.split(r"(`[^`]*`|\$[^$]*\$|^#+ .*$)", markdown, flags=re.M)
+    for i in range(0, len(parts), 2):
+        parts[i] = re.sub(name + r" \((\d{4})\)", textual, parts[i])
+        parts[i] = re.sub(name + r", (\d{4})(?=[);）；])", parenthetical, parts[i])
+    return "".join(parts)
+
+
+def _page(name, lang):
+    """A page of book/pages/ in a language (the Chinese one from the catalog)."""
+    text = (BOOK / "pages" / f"{name}.md").read_text()
+    if lang == "en":
+        return text
+    from babel.messages.catalog import Catalog  # noqa: F401  (babel reads the catalog)
+
+    nb = i18n_build.pages_notebook()
+    names = sorted(p.stem for p in (BOOK / "pages").glob("*.md"))
+    catalog = i18n_build.read_catalog(i18n_build.catalog_path(i18n_build.PAGES_STEM))
+    return i18n_build.translate(nb, catalog).cells[names.index(name)].source
+
+
+def stage(lang, chapters, assignment, src):
+    """Write one edition's Sphinx sources into src: the notebooks (cited, with the download note), the
+    student notebooks to download, index and references."""
+    if src.exists():
+        shutil.rmtree(src)
+    (src / "downloads").mkdir(parents=True)
+    sub = "" if lang == "en" else i18n_build.FOLDER
+    pages_from = ROOT / ("notebooks" if assignment else "solutions") / sub
+    stems = []
+    for chapter in chapters:
+        (path,) = sorted(pages_from.glob(f"{chapter}_*.ipynb")) or [None]
+        if path is None:
+            raise SystemExit(f"no chapter {chapter!r} in {pages_from.relative_to(ROOT)}")
+        stems.append(path.stem)
+        student = ROOT / "notebooks" / sub / path.name
+        shutil.copyfile(student, src / "downloads" / path.name)
+        nb = json.loads(path.read_text())
+        note = _page("chapter_note_assignment" if assignment else "chapter_note", lang)
+        note = note.replace("NOTEBOOK", f"downloads/{path.name}")
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "markdown":
+                cell["source"] = cite("".join(cell["source"]))
+        # the note goes right after the title (the first Markdown cell's first line)
+        first = nb["cells"][0]
+        title, _, rest = first["source"].partition("\n")
+        first["source"] = title + "\n\n" + note + "\n" + rest
+        (src / path.name).write_text(json.dumps(nb, ensure_ascii=False, indent=1))
+    caption = _page("labels", lang).strip()  # the sidebar's caption (a toctree option is not a paragraph)
+    index = _page("index", lang).replace("CHAPTERS", "\n".join(stems)).replace("CAPTION", caption)
+    (src / "index.md").write_text(index)
+    (src / "references.md").write_text(_page("references", lang))
+    # the notebooks import the self-check package next to them, as in notebooks/ and solutions/
+    (src / "posenc_selfcheck").symlink_to(ROOT / "posenc_selfcheck")
+    return stems
+
+
+def jieba_dictionary(path):
+    """The glossary's Chinese terms as a jieba user dictionary, so that search indexes them as words (jieba's own
+    dictionary splits 外推 or 位置编码 into pieces)."""
+    terms = set()
+    for line in (ROOT / "locale" / "zh_CN" / "glossary.tsv").read_text().splitlines():
+        if line and not line.startswith("#"):
+            terms.update(t for t in line.split("\t")[1].split("|") if len(t) > 1)
+    path.write_text("".join(f"{t} 100000\n" for t in sorted(terms)))
+    return path
+
+
+def sphinx(lang, src, out, execute, cache):
+    env = {**os.environ, "POSENC_BOOK_JIEBA_DICT": str(jieba_dictionary(src.parent / "jieba_dict.txt")),
+           "POSENC_BOOK_LANG": LANGS[lang], "POSENC_BOOK_EXECUTE": execute,
+           "POSENC_BOOK_CACHE": str(cache), "POSENC_CH7_RUN": os.environ.get("POSENC_CH7_RUN", "reduced"),
+           "PYTHONPATH": str(ROOT), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    # one process: parallel reading (-j) executes notebooks at once but shares jupyter-cache's SQLite database,
+    # which then fails now and then with "database is locked" (seen here; also scipy/scipy#22383)
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-c", str(BOOK), "-d",
+           str(out.parent / ".doctrees" / lang), str(src), str(out)]
+    return subprocess.run(cmd, env=env, cwd=ROOT).returncode
+
+
+def leak_check(site):
+    """The assignment edition's pages hold no solution line of any chapter (grader/leaks.py's rules)."""
+    from grader import leaks
+
+    regions = leaks.solution_regions()
+    found = []
+    for page in sorted(site.rglob("*.html")) + sorted(site.rglob("*.ipynb")):
+        text = page.read_text(errors="replace")
+        text = re.sub(r"<[^>]+>", "", text).replace("&quot;", '"').replace("&#39;", "'").replace("&lt;", "<") \
+            .replace("&gt;", ">").replace("&amp;", "&")
+        if leaks.leaked_lines(text, regions) or leaks.has_markers(text):
+            found.append(page)
+    return found
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="bash scripts/book.sh", description=__doc__.splitlines()[0])
+    p.add_argument("--lang", nargs="+", choices=sorted(LANGS), default=sorted(LANGS))
+    p.add_argument("--chapters", nargs="+", metavar="NN", default=None, help="chapter numbers (default: all)")
+    p.add_argument("--assignment", action="store_true", help="the edition without solutions (student notebooks)")
+    p.add_argument("--out", type=Path, default=ROOT / "_build" / "book")
+    p.add_argument("--update-po", action="store_true",
+                   help="only update the catalogs from the chapters (changed paragraphs become fuzzy)")
+    args = p.parse_args(argv)
+    if args.update_po:
+        from grader import i18n_cli
+
+        return i18n_cli.main(["--update"])
+    chapters = args.chapters or sorted({s.name[:2] for s in (ROOT / "chapters").glob("[0-9][0-9]_*.py")})
+    out = args.out.resolve()
+    cache = out / ".jupyter_cache"
+    status = 0
+    for lang in args.lang:
+        start = time.perf_counter()
+        src = out / ".src" / lang
+        stage(lang, chapters, args.assignment, src)
+        site = out / lang
+        if site.exists():
+            shutil.rmtree(site)
+        rc = sphinx(lang, src, site, "off" if args.assignment else "cache", cache)
+        if rc == 0 and args.assignment:
+            leaked = leak_check(site)
+            if leaked:
+                print(f"solution code in the assignment edition: {[str(p) for p in leaked]}", file=sys.stderr)
+                rc = 1
+        print(f"{'built' if rc == 0 else 'FAILED'}: {site.relative_to(ROOT) if site.is_relative_to(ROOT) else site}"
+              f"/index.html ({time.perf_counter() - start:.0f} s)")
+        status = status or rc
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""The Chinese edition from the same chapter sources, by the gettext workflow.
+
+Every paragraph of a chapter's Markdown (a heading, a paragraph, a list item, a table) is one message of
+`locale/zh_CN/LC_MESSAGES/NN_name.po`; code blocks and display math are copied as they are. From the
+chapters and the catalogs the build writes `notebooks/zh/` and `solutions/zh/`: the same cells, the
+Markdown translated, the code cells identical, and `metadata.posenc.language = "zh_CN"` (the self-check
+answers in that language).
+
+    python -m grader i18n --update   re-extract the messages (grader/i18n_cli.py); a changed paragraph keeps
+                                     its old translation, marked fuzzy; a new one is untranslated
+    python -m grader i18n            list what is untranslated or fuzzy (exit 1 if anything is)
+
+`python -m grader build` refuses to write while a message is untranslated, fuzzy, or drops or changes a
+formula (`$…$`) or an inline code span of its English.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+LANGUAGE = "zh_CN"
+FOLDER = "zh"  # notebooks/zh, solutions/zh, _build/book/zh
+CATALOGS = ROOT / "locale" / LANGUAGE / "LC_MESSAGES"
+
+_ITEM = re.compile(r"^(\s*(?:[*+-]|\d+\.)\s+)(.*)$")
+_HEADING = re.compile(r"^(#{1,6}\s+)(.*)$")
+
+
+def segments(markdown):
+    """[(prefix, message, suffix)] covering a Markdown cell: message None for verbatim pieces (code blocks,
+    display math, blank lines), which are in prefix. One message per heading, paragraph, list item or table;
+    a message's lines are joined by spaces (tables keep their lines)."""
+    lines = markdown.split("\n")
+    out, i = [], 0
+
+    def structural(line):
+        s = line.lstrip()
+        return (not s or s.startswith("```") or s.startswith("$$") or s.startswith(":::") or _HEADING.match(line)
+                or _ITEM.match(line) or s.startswith("|"))
+
+    while i < len(lines):
+        line, s = lines[i], lines[i].lstrip()
+        end = "\n" if i < len(lines) - 1 else ""
+        if not s or s.startswith(":::"):  # a blank line, a MyST directive's fence
+            out.append((line + end, None, ""))
+            i += 1
+        elif s.startswith("```") or s.startswith("$$"):
+            fence = "```" if s.startswith("```") else "$$"
+            j = i
+            if not (fence == "$$" and len(s) > 2 and s.rstrip().endswith("$$")):
+                j = i + 1
+                while j < len(lines) and fence not in lines[j]:
+                    j += 1
+            block = "\n".join(lines[i:j + 1])
+            out.append((block + ("\n" if j < len(lines) - 1 else ""), None, ""))
+            i = j + 1
+        elif s.startswith("|"):
+            j = i
+            while j + 1 < len(lines) and lines[j + 1].lstrip().startswith("|"):
+                j += 1
+            out.append(("", "\n".join(lines[i:j + 1]), "\n" if j < len(lines) - 1 else ""))
+            i = j + 1
+        else:
+            head = _HEADING.match(line) or _ITEM.match(line)
+            prefix, first = (head.group(1), head.group(2)) if head else ("", line)
+            parts, j = [first.strip()], i
+            if not (head and head.re is _HEADING):
+                while j + 1 < len(lines) and not structural(lines[j + 1]):
+                    j += 1
+                    parts.append(lines[j].strip())
+            out.append((prefix, " ".join(parts), "\n" if j < len(lines) - 1 else ""))
+            i = j + 1
+    return out
+
+
+def messages(notebook):
+    """[(msgid, cell number)] of a notebook's Markdown cells, in order."""
+    return [(m, n) for n, cell in enumerate(notebook.cells) if cell.cell_type == "markdown"
+            for _, m, _ in segments(cell.source) if m]
+
+
+RUNTIME_STEM = "runtime"  # what the self-check prints (grader/i18n_runtime.py)
+PAGES = ROOT / "book" / "pages"
+PAGES_STEM = "book"  # the catalog of the book's own pages
+
+
+def pages_notebook():
+    """The book's own pages (book/pages/*.md) as one notebook, a Markdown cell per page, sorted by name."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(p.read_text()) for p in sorted(PAGES.glob("*.md"))]
+    return nb
+
+
+def catalog_path(chapter_stem):
+    return CATALOGS / f"{chapter_stem}.po"
+
+
+def read_catalog(path):
+    from babel.messages.pofile import read_po
+
+    with open(path, "rb") as f:
+        return read_po(f, locale=LANGUAGE)
+
+
+def write_catalog(path, catalog):
+    from babel.messages.pofile import write_po
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        write_po(f, catalog, width=0, omit_header=False, include_previous=True)
+
+
+def _source(stem):
+    return "book/pages/*.md" if stem == PAGES_STEM else f"chapters/{stem}.py"
+
+
+def runtime_messages():
+    """[(msgid, where)] of the self-check's words: report templates and the checks' data."""
+    from . import i18n_runtime
+
+    return i18n_runtime.messages()
+
+
+def _template(stem, notebook):
+    import datetime
+
+    from babel.messages.catalog import Catalog
+
+    fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)  # no churn in the headers
+    if stem == RUNTIME_STEM:
+        header, pairs = "# Source: what posenc_selfcheck shows (grader/i18n_runtime.py)", runtime_messages()
+    else:
+        header, pairs = f"# Source: {_source(stem)}", [(m, (_source(stem), c)) for m, c in messages(notebook)]
+    template = Catalog(project="posenc-course", version="1", creation_date=fixed, revision_date=fixed,
+                       fuzzy=False, header_comment=header, locale=LANGUAGE)
+    for msgid, where in pairs:
+        location = where if isinstance(where, tuple) else (where, None)
+        if msgid in template:
+            template[msgid].locations.append(location)
+        else:
+            template.add(msgid, locations=[location])
+    return template
+
+
+def update(chapter_notebooks):
+    """Re-extract every chapter's messages into its catalog (msgmerge's rules, Babel's implementation):
+    changed paragraphs become fuzzy with their old translation. Returns the catalogs written."""
+    written = []
+    for stem, notebook in {**chapter_notebooks, RUNTIME_STEM: None}.items():
+        template = _template(stem, notebook)
+        path = catalog_path(stem)
+        if path.exists():
+            catalog = read_catalog(path)
+            catalog.update(template, update_header_comment=True)
+            catalog.obsolete.clear()  # git keeps the history; obsolete entries only confuse translators
+        else:
+            catalog = template
+        catalog.revision_date = template.revision_date
+        catalog.creation_date = template.creation_date
+        catalog.fuzzy = False
+        catalog.language_team = "Chinese (Simplified)"
+        write_catalog(path, catalog)
+        written.append(path)
+    return written
+
+
+_CODE = re.compile(r"(`+)(.+?)\1")
+_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$).+?(?<![\\$])\$")
+
+
+def invariants(text):
+    """The inline code spans and the formulas of a message, as a multiset: a translation keeps them all."""
+    codes = [m.group(0) for m in _CODE.finditer(text)]
+    rest = _CODE.sub(" ", text)
+    return Counter(codes + [m.group(0) for m in _MATH.finditer(rest)])
+
+
+_NAMED = re.compile(r"\{[a-z_][a-z0-9_]*\}")
+
+
+def problems(chapter_notebooks, runtime=False):
+    """[(catalog, msgid, what)] for every message of the chapters (and, with runtime, of the self-check's
+    words) that cannot be used as it is."""
+    out = []
+    todo = {stem: [m for m, _ in messages(nb)] for stem, nb in chapter_notebooks.items()}
+    if runtime:
+        todo[RUNTIME_STEM] = [m for m, _ in runtime_messages()]
+    for stem, msgids in todo.items():
+        path = catalog_path(stem)
+        if not path.exists():
+            out.append((path, "", "no catalog: run `python -m grader i18n --update`"))
+            continue
+        catalog = read_catalog(path)
+        for msgid in dict.fromkeys(msgids):
+            message = catalog.get(msgid)
+            if message is None:
+                out.append((path, msgid, "not in the catalog: run `python -m grader i18n --update`"))
+            elif not message.string:
+                out.append((path, msgid, "untranslated"))
+            elif message.fuzzy:
+                out.append((path, msgid, "fuzzy: the English changed; check the translation, then drop the flag"))
+            elif invariants(msgid) != invariants(message.string):
+                lost = invariants(msgid) - invariants(message.string)
+                extra = invariants(message.string) - invariants(msgid)
+                out.append((path, msgid,
+                            f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
+            elif sorted(_NAMED.findall(msgid)) != sorted(_NAMED.findall(message.string)):
+                out.append((path, msgid, f"placeholders differ: {sorted(_NAMED.findall(message.string))}"))
+    return out
+
+
+def translate(notebook, catalog):
+    """A copy of a notebook with its Markdown translated, marked as zh_CN."""
+    nb = nbformat.from_dict(notebook)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = "".join(prefix + (catalog[m].string if m else "") + suffix
+                                  for prefix, m, suffix in segments(cell.source))
+    nb.metadata["posenc"] = {"language": LANGUAGE}
+    return nb
+
+
+def _stem(path):
+    return Path(path).stem
+
+
+def planned_files(files):
+    """{path: text} of the Chinese notebooks, from the English ones the build plans (`files`); raises
+    SystemExit while a catalog is incomplete."""
+    english = {p: text for p, text in files.items()
+               if p.suffix == ".ipynb" and p.parent.name in ("notebooks", "solutions")}
+    solutions = {_stem(p): nbformat.reads(t, as_version=4) for p, t in english.items() if p.parent.name == "solutions"}
+    bad = problems({**solutions, PAGES_STEM: pages_notebook()}, runtime=True)
+    if bad:
+        shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}" for p, msgid, what in bad[:20]]
+        raise SystemExit(f"{len(bad)} messages of the Chinese edition are not ready (docs/authoring.md):\n  "
+                         + "\n  ".join(shown) + ("\n  …" if len(bad) > 20 else ""))
+    from . import i18n_runtime
+
+    catalogs = {stem: read_catalog(catalog_path(stem)) for stem in solutions}
+    out = {ROOT / "posenc_selfcheck" / "data" / f"i18n_{LANGUAGE}.json":
+           i18n_runtime.compile_catalog(read_catalog(catalog_path(RUNTIME_STEM)))}
+    for path, text in english.items():
+        translated = translate(nbformat.reads(text, as_version=4), catalogs[_stem(path)])
+        out[path.parent / FOLDER / path.name] = nbformat.writes(translated) + "\n"
+    return out

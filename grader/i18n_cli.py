@@ -1,0 +1,44 @@
+"""python -m grader i18n: update the translation catalogs from the chapters, or list what is left to translate.
+
+(Apart from grader/i18n_build.py, which grader/build.py calls: this one renders the chapters through the build.)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import nbformat
+
+from . import build
+from .i18n_build import PAGES_STEM, ROOT, pages_notebook, problems, update
+
+
+def sources():
+    """{catalog stem: notebook} of everything translated: the chapters (their solution notebooks) and the
+    book's pages."""
+    out = {p.stem: nbformat.reads(build.render(p)[1], as_version=4) for p in build.chapter_sources()}
+    out[PAGES_STEM] = pages_notebook()
+    return out
+
+
+def main(argv=None):
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m grader i18n", description=__doc__.splitlines()[0])
+    parser.add_argument("--update", action="store_true", help="re-extract the messages into the catalogs")
+    args = parser.parse_args(argv)
+    notebooks = sources()
+    if args.update:
+        for path in update(notebooks):
+            print(f"updated: {path.relative_to(ROOT)}")
+    bad = problems(notebooks, runtime=True)
+    counts = Counter((p.name, what.split(":")[0]) for p, _, what in bad)
+    for (name, what), n in sorted(counts.items()):
+        print(f"{name}: {n} {what}")
+    if bad:
+        print(f"{len(bad)} messages to translate or check (docs/authoring.md); then `python -m grader build`",
+              file=sys.stderr)
+        return 1
+    print("every message is translated")
+    return 0

@@ -1,0 +1,256 @@
+"""The Chinese edition cannot drift from the English one (grader/i18n_build.py, docs/authoring.md).
+
+Every paragraph of every chapter is a message of locale/zh_CN/LC_MESSAGES/; none may be untranslated or fuzzy,
+and each translation keeps its English's formulas and inline code. notebooks/zh and solutions/zh have the
+English notebooks' cells, code identical. A changed English paragraph turns its translation fuzzy."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import nbformat
+import pytest
+
+from grader import i18n_build, i18n_cli
+from tests.conftest import ROOT
+
+SOURCES = i18n_cli.sources()
+GLOSSARY = ROOT / "locale" / "zh_CN" / "glossary.tsv"
+
+
+def _catalog(stem):
+    return i18n_build.read_catalog(i18n_build.catalog_path(stem))
+
+
+def test_every_chapter_and_the_book_pages_have_a_catalog():
+    chapters = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
+    assert sorted(SOURCES) == sorted(chapters + [i18n_build.PAGES_STEM])
+    for stem in SOURCES:
+        assert i18n_build.catalog_path(stem).exists(), f"run `python -m grader i18n --update`: {stem}"
+
+
+@pytest.mark.parametrize("stem", sorted(SOURCES))
+def test_every_message_is_translated_not_fuzzy_and_keeps_formulas_and_code(stem):
+    problems = i18n_build.problems({stem: SOURCES[stem]})
+    assert problems == [], "\n".join(f"{what}: {msgid[:100]!r}" for _, msgid, what in problems)
+
+
+@pytest.mark.parametrize("stem", sorted(SOURCES))
+def test_each_message_and_its_translation_share_every_formula_and_inline_code_span(stem):
+    """Independently of problems(): the formulas and code spans, extracted by a second, simpler rule."""
+    catalog = _catalog(stem)
+    for msgid, _ in i18n_build.messages(SOURCES[stem]):
+        string = catalog[msgid].string
+
+        def spans(text):
+            codes = re.findall(r"`[^`]+`", text)
+            rest = re.sub(r"`[^`]+`", "", text)
+            return sorted(codes + re.findall(r"\$\$.+?\$\$|\$[^$]+\$", rest))
+
+        assert spans(msgid) == spans(string), msgid[:100]
+
+
+def test_a_paragraph_is_one_message_and_the_markdown_structure_survives_translation():
+    """Identity translation (every message by itself) gives back the English Markdown up to line wrapping."""
+    for stem, nb in SOURCES.items():
+        for cell in nb.cells:
+            if cell.cell_type != "markdown":
+                continue
+            rebuilt = "".join(prefix + (m or "") + suffix for prefix, m, suffix in i18n_build.segments(cell.source))
+            blocks = lambda s: [b.split() for b in re.split(r"\n[ \t]*\n", s)]  # noqa: E731  (words per block)
+            assert blocks(rebuilt) == blocks(cell.source), f"{stem}: {cell.source[:80]!r}"
+
+
+def test_segments_split_headings_paragraphs_list_items_and_tables_and_keep_code_and_display_math():
+    md = ("# Title\n\nA paragraph\nover two lines.\n\n* item one\n  continued\n* item two\n\n$$x = 1$$\n\n"
+          "```python\ncode = 1\n```\n\n| a | b |\n| --- | --- |\n| 1 | 2 |")
+    messages = [m for _, m, _ in i18n_build.segments(md) if m]
+    assert messages == ["Title", "A paragraph over two lines.", "item one continued", "item two",
+                        "| a | b |\n| --- | --- |\n| 1 | 2 |"]
+
+
+def test_invariants_notice_a_dropped_or_altered_formula_or_code_span():
+    same = i18n_build.invariants("Use `torch.arange` to compute $\\omega_i = b^{-2i/d}$ and $p$.").__eq__
+    assert same(i18n_build.invariants("用 `torch.arange` 计算 $p$ 与 $\\omega_i = b^{-2i/d}$。"))
+    assert not same(i18n_build.invariants("用 `torch.arange` 计算 $\\omega_i = b^{-2i/d}$。"))
+    assert not same(i18n_build.invariants("用 `arange` 计算 $\\omega_i = b^{-2i/d}$ 与 $p$。"))
+
+
+@pytest.mark.parametrize("folder", ["notebooks", "solutions"])
+def test_chinese_notebooks_have_the_english_cells_with_identical_code_and_say_their_language(folder):
+    english = sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
+    assert english
+    assert sorted(p.name for p in (ROOT / folder / "zh").glob("*.ipynb")) == [p.name for p in english]
+    for path in english:
+        en = json.loads(path.read_text())
+        zh = json.loads((ROOT / folder / "zh" / path.name).read_text())
+        assert [c["cell_type"] for c in zh["cells"]] == [c["cell_type"] for c in en["cells"]], path.name
+        for a, b in zip(en["cells"], zh["cells"]):
+            if a["cell_type"] == "code":
+                assert a["source"] == b["source"] and a["metadata"] == b["metadata"], path.name
+            else:
+                assert re.search(r"[\u4e00-\u9fff]", "".join(b["source"])), f"{path.name}: {''.join(a['source'])[:60]}"
+        assert zh["metadata"]["posenc"] == {"language": "zh_CN"}
+        assert zh["metadata"]["kernelspec"] == en["metadata"]["kernelspec"]
+
+
+def test_the_chinese_notebooks_import_the_self_check_package_beside_them():
+    for folder in ("notebooks", "solutions"):
+        link = ROOT / folder / "zh" / "posenc_selfcheck"
+        assert link.is_symlink() and link.resolve() == (ROOT / "posenc_selfcheck").resolve()
+
+
+def test_glossary_terms_are_used_wherever_the_english_uses_them():
+    terms = [line.split("\t") for line in GLOSSARY.read_text().splitlines() if line and not line.startswith("#")]
+    assert len(terms) >= 20
+    misses = []
+    for stem in SOURCES:
+        catalog = _catalog(stem)
+        for msgid, _ in i18n_build.messages(SOURCES[stem]):
+            # outside code spans, formulas and *titles*
+            prose = re.sub(r"`[^`]*`|\$[^$]*\$|(?<!\*)\*[^*]+\*(?!\*)", " ", msgid)
+            string = catalog[msgid].string
+            for english, chinese in terms:
+                if re.search(rf"\b{re.escape(english)}(?![_\w]*_)", prose, re.I):
+                    if not any(c in string for c in chinese.split("|")) and english.lower() not in string.lower():
+                        misses.append(f"{stem}: {english!r} -> {chinese!r}: {string[:70]}")
+    assert misses == [], "\n".join(misses)
+
+
+def test_a_changed_paragraph_turns_fuzzy_and_a_new_one_is_untranslated(tmp_path, monkeypatch):
+    """The workflow of docs/authoring.md, on a copy of chapter 1's catalog."""
+    stem = "01_sinusoidal"
+    original = _catalog(stem)
+    monkeypatch.setattr(i18n_build, "CATALOGS", tmp_path)
+    shutil.copy(ROOT / "locale" / "zh_CN" / "LC_MESSAGES" / f"{stem}.po", tmp_path / f"{stem}.po")
+    nb = nbformat.from_dict(json.loads(json.dumps(SOURCES[stem])))
+    assert i18n_build.problems({stem: nb}) == []
+    old = "Three details matter and are easy to get wrong:"
+    (cell,) = [c for c in nb.cells if c.cell_type == "markdown" and old in c.source]
+    cell.source = cell.source.replace(old, "Three details matter, and all are easy to get wrong:")
+    nb.cells.append(nbformat.v4.new_markdown_cell("A brand-new closing paragraph about $PE[p]$."))
+    i18n_build.update({stem: nb})
+    catalog = i18n_build.read_catalog(tmp_path / f"{stem}.po")
+    changed = catalog["Three details matter, and all are easy to get wrong:"]
+    assert changed.fuzzy and changed.string == original[old].string  # the old translation, to check
+    assert old not in catalog  # the old message is gone
+    whats = {msgid: what for _, msgid, what in i18n_build.problems({stem: nb})}
+    assert whats["Three details matter, and all are easy to get wrong:"].startswith("fuzzy")
+    assert whats["A brand-new closing paragraph about $PE[p]$."] == "untranslated"
+    assert len(whats) == 2
+    # the build refuses while they are there
+    files = {ROOT / "solutions" / f"{stem}.ipynb": nbformat.writes(nb)}
+    monkeypatch.setattr(i18n_build, "pages_notebook", lambda: nbformat.v4.new_notebook())
+    with pytest.raises(SystemExit, match="not ready"):
+        i18n_build.planned_files(files)
+
+
+# ---- the self-check's words ----------------------------------------------------------------------------------
+def _swapped():
+    namespace = {}
+    exec((ROOT / "tests" / "submissions" / "ch01_swapped.py").read_text(), namespace)
+    return namespace["sinusoidal_table"]
+
+
+_REPORTS = {}
+
+
+def _report(monkeypatch, lang):
+    """The self-check's report on a learner's sinusoidal_table with sin and cos swapped (first attempt)."""
+    from posenc_selfcheck import SelfCheckFailed, check, forget_attempts
+
+    if lang not in _REPORTS:
+        monkeypatch.setenv("POSENC_LANG", lang)
+        forget_attempts()
+        with pytest.raises(SelfCheckFailed) as failed:
+            check("sinusoidal_table", _swapped())
+        forget_attempts()
+        _REPORTS[lang] = str(failed.value)
+    return _REPORTS[lang]
+
+
+def test_the_self_check_answers_in_chinese_with_posenc_lang(monkeypatch):
+    english, chinese = _report(monkeypatch, "en"), _report(monkeypatch, "zh_CN")
+    assert english.startswith("sinusoidal_table: 6 of 8 checks failed") and "sin and cos are swapped" in english
+    catalog = _catalog(i18n_build.RUNTIME_STEM)
+    swapped = "sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 take cos(p·w_i)"
+    assert catalog[swapped].string in chinese  # the diagnosis, translated whole
+    assert chinese.startswith("sinusoidal_table：8 项检查中有 6 项未通过")
+    assert "提示 1/4：" in chinese
+    assert catalog["(Each new attempt that still fails shows the next hint.)"].string in chinese
+    # every line is translated: no English word of three letters or more is left outside code and identifiers
+    for line in chinese.splitlines():
+        # (code, identifiers, dtypes, and the message of a Python exception are not translated)
+        prose = re.sub(r"`[^`]*`|\w*_\w*|[A-Z][a-zA-Z]*Error.*$|[a-z]+\(|float\d+|\d\w*", " ", line)
+        leftover = [w for w in re.findall(r"[A-Za-z]{3,}", prose) if w not in ("sin", "cos", "atol", "rtol", "base")]
+        assert leftover == [], line
+    # the numbers of the English report are all there
+    assert sorted(re.findall(r"-?\d+\.\d+", english)) == sorted(re.findall(r"-?\d+\.\d+", chinese))
+
+
+def test_the_language_comes_from_the_notebook_jupyterlab_runs(monkeypatch, tmp_path):
+    from posenc_selfcheck import i18n
+
+    monkeypatch.delenv("POSENC_LANG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "zh").mkdir()
+    shutil.copy(ROOT / "notebooks" / "zh" / "01_sinusoidal.ipynb", tmp_path / "zh" / "01_sinusoidal.ipynb")
+    shutil.copy(ROOT / "notebooks" / "01_sinusoidal.ipynb", tmp_path / "01_sinusoidal.ipynb")
+    monkeypatch.setenv("JPY_SESSION_NAME", "zh/01_sinusoidal.ipynb")  # relative to the server's root
+    assert i18n.language() == "zh_CN"
+    monkeypatch.chdir(tmp_path / "zh")  # the kernel's folder is the notebook's
+    assert i18n.language() == "zh_CN"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JPY_SESSION_NAME", "01_sinusoidal.ipynb")
+    assert i18n.language() == "en"
+    monkeypatch.setenv("POSENC_LANG", "zh_CN")
+    assert i18n.language() == "zh_CN"
+
+
+def test_english_is_left_alone_and_unknown_text_passes_through():
+    from posenc_selfcheck import i18n
+
+    text = "sinusoidal_table: 6 of 8 checks failed\n  ✗ something nobody translated"
+    assert i18n.localize(text, "en") is text
+    assert i18n.localize("  no template matches this line", "zh_CN") == "  no template matches this line"
+    assert i18n.localize("x: y", "fr") == "x: y"  # no catalog for that language
+
+
+def test_runtime_messages_are_extracted_from_the_code_and_the_data():
+    """Every f-string the report code shows is a template; every public check's name and hint is a message."""
+    from grader import i18n_runtime
+
+    templates = i18n_runtime.templates()
+    assert "{exercise}: {len_failed} of {n} checks failed" in templates
+    assert "{fn___name}: skipped until {exercise} is finished." in templates
+    messages = dict(i18n_runtime.messages())
+    data = json.loads((ROOT / "posenc_selfcheck" / "data" / "ch01.json").read_text())
+    for key, value in data.items():
+        if key.endswith("#spec"):
+            assert value["name"] in messages and all(m in messages for m in value.get("mistake_messages", []))
+
+
+def test_the_compiled_table_is_the_catalog():
+    from grader import i18n_runtime
+
+    catalog = _catalog(i18n_build.RUNTIME_STEM)
+    compiled = json.loads((ROOT / "posenc_selfcheck" / "data" / "i18n_zh_CN.json").read_text())
+    assert compiled == json.loads(i18n_runtime.compile_catalog(catalog))
+    for template in compiled["line_templates"] + compiled["templates"]:
+        translated = compiled["messages"][template]
+        assert sorted(re.findall(r"\{\w+\}", template)) == sorted(re.findall(r"\{\w+\}", translated))
+
+
+def test_translating_a_report_costs_little(monkeypatch):
+    import time
+
+    from posenc_selfcheck import i18n
+
+    english = _report(monkeypatch, "en")
+    i18n.localize(english, "zh_CN")  # the table is read once per kernel
+    start = time.perf_counter()
+    for _ in range(10):
+        i18n.localize(english, "zh_CN")
+    assert (time.perf_counter() - start) / 10 < 0.1  # measured: about 5 ms; the self-check's budget is 0.5 s
