@@ -91,7 +91,7 @@ def test_a_child_cannot_reach_the_grader_in_any_mode(mode):
     assert bool(notes) == (session.mode != "root-jail" or not caps["seccomp"] or not caps["cgroup"])
 
 
-def test_root_without_its_own_uid_says_so_in_the_report(tmp_path):
+def test_root_asked_for_user_mode_says_which_mode_applied_in_the_report(tmp_path):
     from grader.checks import chapter_checks
     from grader.grading import grade
 
@@ -102,8 +102,32 @@ def test_root_without_its_own_uid_says_so_in_the_report(tmp_path):
     if not caps["root"] or not caps["landlock"]:
         pytest.skip("needs a grader running as root, with Landlock")
     notes = grade(sub, Settings.from_env(sandbox_mode="user"), checks).notes
-    assert any(n.startswith("sandbox: POSENC_SANDBOX_MODE=user: learner code ran as root (uid 0) without "
-                            "capabilities") for n in notes), notes
+    if caps["python_readable"]:  # Debian's system Python: a uid of its own is possible, and taken (root-nojail)
+        assert any(n.startswith("sandbox: POSENC_SANDBOX_MODE=user asked for no jail; other users can read this "
+                                "Python, so learner code need not run as root: learner code ran as uid ")
+                   for n in notes), notes
+        assert not any("no mount namespaces" in n for n in notes) or not caps["jail"], notes
+    else:  # a Python only root can read: uid 0 without capabilities (root-user)
+        assert any(n.startswith("sandbox: POSENC_SANDBOX_MODE=user: learner code ran as root (uid 0) without "
+                                "capabilities") for n in notes), notes
+
+
+def test_the_report_names_the_user_id_the_session_took():
+    """A second live session takes the next uid; its note names that uid (it once named the first one's,
+    POSENC_SANDBOX_UID_BASE, whichever it took). root-nojail's note names it, on any machine as root."""
+    settings = Settings.from_env()
+    caps = Zygote.start(settings).ready()
+    if not caps["root"]:
+        pytest.skip("the grader is not running as root")
+
+    class NoJailHere:  # what a machine offers where Python is readable and POSENC_SANDBOX_MODE=nojail
+        def ready(self):
+            return {**caps, "jail": True, "python_readable": True, "forced": "nojail"}
+
+    with zygote.Session(NoJailHere(), settings) as one, zygote.Session(NoJailHere(), settings) as two:
+        assert one.mode == two.mode == "root-nojail" and one.uid != two.uid
+        for session in (one, two):
+            assert [n for n in session.notes if f"ran as uid {session.uid} (a user id of its own)" in n], session.notes
 
 
 def test_each_session_has_a_user_id_of_its_own():

@@ -41,6 +41,7 @@ import select
 import signal
 import socket
 import sys
+import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -138,15 +139,10 @@ def _execute(statements, stmt_timeout, channel):
 
 def _confine(job, result_fd):
     """Everything between fork and the first learner statement."""
-    os.setpgid(0, 0)
+    confine.detach(result_fd)  # its own session, no terminal; fds 0-2 on /dev/null, nothing else but the pipe
     signal.set_wakeup_fd(-1)
     for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.closerange(3, result_fd)
-    os.closerange(result_fd + 1, 1 << 16)
     # the operating system's part, in the order policy.py decided for this machine: cgroup, jail, user,
     # Landlock, rlimits, seccomp (confine.apply)
     confine.apply(policy.Policy(**job["policy"]), GROUP[0] if GROUP else None)
@@ -311,7 +307,9 @@ def _group(job, n):
         try:
             GROUP.append(cgroup.Cgroup.create(f"x{n}", rule["cgroup_bytes"], rule["cgroup_pids"]))
         except OSError:
-            return "no cgroup could be made for this exercise, so only its address space was limited"
+            if rule["rlimit_as"] is None:
+                return "no cgroup could be made for this exercise, and it had no address-space limit: it ran without a memory limit"
+            return "no cgroup could be made for this exercise, so only its address space was limited (RLIMIT_AS)"
     return None
 
 
@@ -333,11 +331,7 @@ def run_exercise(job, out, n):
         finally:
             os._exit(code)
     os.close(write_fd)
-    os.set_blocking(read_fd, False)
-    try:
-        os.setpgid(pid, pid)
-    except OSError:
-        pass  # the child already did it (or is gone)
+    os.set_blocking(read_fd, False)  # (no setpgid here: the child's setsid() would fail on a group leader)
     _send(out, {"pid": pid})
     allowed = {f"{r['token']}.{ext}" for r in job["requests"] for ext in ("json", "safetensors")}
     receiver = Receiver(job["outdir"], allowed | {"_exec.json", "_progress"}, job["line_bytes"], job["result_bytes"])
@@ -388,16 +382,34 @@ def _wake_on_sigchld():
     signal.set_wakeup_fd(wake_w)
 
 
+ENDED = {}  # pid of a session (or grading process) that ended: its wait status, until the grader asks
+
+
 def _reap_sessions(sessions):
     while sessions:
         try:
-            done, _ = os.waitpid(-1, os.WNOHANG)
+            done, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             sessions.clear()
             return
         if done == 0:
             return
         sessions.discard(done)
+        ENDED[done] = status
+        while len(ENDED) > 1000:  # nobody asked about the oldest
+            ENDED.pop(next(iter(ENDED)))
+
+
+def _how_it_ended(pid, sessions, seconds=2.0):
+    """The wait status of a session that ended (the grader lost its socket: why?), or None if unknown."""
+    deadline = time.monotonic() + seconds
+    while True:
+        _reap_sessions(sessions)
+        if pid in ENDED:
+            return ENDED.pop(pid)
+        if pid not in sessions or time.monotonic() > deadline:
+            return None
+        time.sleep(0.01)
 
 
 def _fork(run, keep_closed, *args):
@@ -470,6 +482,9 @@ def main():
                             [*controls, mine], fds[0], fds[2], fds[1])
                 controls[mine] = _Lines(mine)
                 _send(sock, {"grader": pid})
+            elif kind == "ended" and isinstance(command.get("pid"), int):
+                _send(sock, {"ended": _how_it_ended(command["pid"], children)})
+                pid = None
             else:  # the other side is gone (or speaks nonsense): forget it; the grader's own ends everything
                 controls.pop(sock)
                 if sock is not control:

@@ -141,6 +141,7 @@ def _protect_by_chmod(paths):
 class _Channel:
     def __init__(self, sock):
         self.sock, self.buffer = sock, b""
+        self.gone = False  # the other side closed the connection (or it broke): not a timeout
 
     def send(self, message, fds=()):
         data = (json.dumps(message) + "\n").encode()
@@ -161,8 +162,9 @@ class _Channel:
             try:
                 data = self.sock.recv(1 << 16)
             except OSError:
-                return None
+                data = b""
             if not data:
+                self.gone = True
                 return None
             self.buffer += data
         line, _, self.buffer = self.buffer.partition(b"\n")
@@ -217,6 +219,15 @@ class ZygoteClient:
 
     def session(self, settings):
         return Session(self, settings)
+
+    def how_it_ended(self, pid):
+        """The wait status of a session server of this zygote that has ended, or None when unknown."""
+        try:
+            self.channel.send({"cmd": "ended", "pid": int(pid)})
+        except OSError:
+            return None
+        reply = self.channel.receive(time.monotonic() + 10)
+        return reply.get("ended") if isinstance(reply, dict) else None
 
     def close(self):
         self.channel.sock.close()
@@ -349,6 +360,7 @@ class Session:
         if probe.uid is not None:
             self.slot_fd, self.uid = acquire_uid(self.settings.uid_base)
             self.gid = self.uid
+            probe = policy.decide(self.capabilities, self._request([], uid=self.uid))  # its notes name this uid
             os.chmod(self.root, 0o711)
             for path in (self.stub, self.stub / "posenc_selfcheck"):
                 os.chmod(path, 0o755)
@@ -460,7 +472,10 @@ class Session:
                 os.chown(workdir, self.uid, self.gid)
         run = ExerciseRun()
         try:
-            self.channel.send(self._job(statements, requests, outdir, workdir))
+            job = self._job(statements, requests, outdir, workdir)
+            # what this exercise's confinement says beyond the session's (no memory limit for a CUDA one, ...)
+            run.log += [("sandbox", n) for n in job["policy"]["notes"] if n not in self.notes]
+            self.channel.send(job)
             started = self.channel.receive(time.monotonic() + 60)
         except OSError:
             started = None
@@ -469,27 +484,55 @@ class Session:
             self._close_server()
             shutil.rmtree(workdir, ignore_errors=True)
             return Attempt(run, outdir, None)
-        finished = self.channel.receive(time.monotonic() + self.limits.wall_seconds)
-        if finished is None:
+        begun = time.monotonic()
+        finished = self.channel.receive(begun + self.limits.wall_seconds)
+        if finished is None and self.channel.gone:  # not a timeout: the session server itself ended
+            run.ended = self._server_ended(time.monotonic() - begun)
+            self._close_server()
+        elif finished is None:
             run.ended = f"timed out after {self.limits.wall_seconds:g} s"
             self._kill_submission()
             finished = self.channel.receive(time.monotonic() + 10)  # the server reports the killed child
             if finished is None:
                 self._close_server()
         else:
-            run.ended = "was killed: out of memory" if finished.get("oom") else self._ended(finished["status"])
+            run.ended = ("was killed by the kernel: out of memory (its cgroup's limit)" if finished.get("oom")
+                         else self._ended(finished["status"], time.monotonic() - begun, started.get("pid"),
+                                          finished.get("progress")))
             if finished.get("note"):
                 run.log.append(("sandbox", finished["note"]))
         shutil.rmtree(workdir, ignore_errors=True)
         return Attempt(run, outdir, finished.get("progress") if finished else None)
 
-    def _ended(self, status):
+    def _server_ended(self, seconds):
+        """Why the session server is gone (the zygote reaped it and says how), with the time it had run."""
+        status = self.zygote.how_it_ended(self.pid) if self.pid is not None else None
+        how = "for a reason the grader could not learn" if status is None else describe_status(status)
+        return f"was lost: the sandbox's session server ended after {seconds:.3g} s ({how})"
+
+    def _ended(self, status, seconds=None, pid=None, progress=None):
+        after = f" after {seconds:.3g} s" if seconds is not None else ""
         if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            return {signal.SIGXCPU: f"ran out of CPU time ({self.limits.cpu_seconds} s)",
-                    signal.SIGKILL: "was killed (out of memory?)"}.get(sig, f"was killed by signal {sig}")
+            if os.WTERMSIG(status) == signal.SIGXCPU:
+                return f"ran out of CPU time ({self.limits.cpu_seconds} s){after}"
+            why = "" if self.capabilities.cgroup else ", perhaps by the kernel for want of memory (no cgroup here says)"
+            return f"was {describe_status(status)}{after}{why}"
         code = os.WEXITSTATUS(status)
-        if code == EXIT_SETUP_FAILED:
+        if code == EXIT_SETUP_FAILED and progress is None:  # before the first statement: the grader's problem
             raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine.py); "
                                "set POSENC_SANDBOX_MODE=user to grade with weaker isolation")
         return "ok" if code == 0 else "ended early"  # the exit status is the learner's to choose: not shown
+
+
+def describe_status(status):
+    """A wait status in words: "killed by signal 9 (SIGKILL)", "exited with status 3"."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = "unknown"
+        return f"killed by signal {sig} ({name})"
+    if os.WIFEXITED(status):
+        return f"exited with status {os.WEXITSTATUS(status)}"
+    return f"ended (wait status {status})"
