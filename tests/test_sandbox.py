@@ -216,3 +216,46 @@ def test_two_graders_never_borrow_the_same_user_id(tmp_path):
             assert "UID " in feedback and f"UID {mine.uid}" not in feedback, (mine.uid, feedback)
     finally:
         second.close()
+
+
+HOG = r'''
+import torch
+_hoard = []
+try:
+    while len(_hoard) < 12:
+        _hoard.append(torch.ones(64 << 20, dtype=torch.uint8))  # 64 MB each, touched
+except Exception:
+    pass
+raise RuntimeError(f"HOARDED {len(_hoard) * 64} MB")
+'''
+
+
+class _WithoutCgroup:
+    """The real zygote, on a machine where no cgroup can be made (a non-root grader, a GPU box)."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def ready(self):
+        return {**self.real.ready(), "cgroup": None, "cgroup_reason": "none in this test"}
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+@pytest.mark.parametrize("cuda", [False, True])
+def test_the_report_says_which_memory_limit_applied_without_a_cgroup(cuda, monkeypatch):
+    """No cgroup: RLIMIT_AS stops a 768 MB hoard under a 256 MB allowance, and the report says "address space
+    only"; an exercise with CUDA checks (on a GPU box: simulated) runs without RLIMIT_AS, hoards it all, and
+    the report says it ran without a memory limit (it once claimed the address-space limit there too)."""
+    settings = Settings.from_env(limits={"memory_mb": 256, "wall_seconds": 60})
+    monkeypatch.setattr(zygote, "gpu_present", lambda: cuda)
+    request = ProbeRequest("p0", "call", {"args": [], "device": "cuda" if cuda else None}, "sinusoidal_table")
+    with zygote.Session(_WithoutCgroup(Zygote.start(settings)), settings) as session:
+        run = session.run([Statement("cell 1", HOG)], [request], read)
+    hoarded = [int(w.split("HOARDED ")[1].split()[0]) for _, w in run.log if "HOARDED" in w]
+    notes = [w for where, w in run.log if where == "sandbox"]
+    unlimited = [n for n in notes if n.startswith("sinusoidal_table: ") and "ran without a memory limit" in n]
+    assert hoarded and (hoarded[0] == 768) == cuda, (hoarded, notes)
+    assert bool(unlimited) == cuda, notes
+    assert any("memory was limited by address space only (RLIMIT_AS)" in n for n in notes), notes

@@ -673,11 +673,11 @@ def apply(policy, cgroup=None):
         drop_capabilities()
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    nproc = policy.nproc
+    if nproc is not None and policy.nproc_shared:  # the grader's own uid: its processes count too (counted
+        nproc += tasks_of(os.getuid())  # before Landlock, which hides other processes' /proc folders)
     landlock(list(policy.readable), list(policy.writable), policy.landlock)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
-    nproc = policy.nproc
-    if nproc is not None and policy.nproc_shared:  # the grader's own uid: its processes count too
-        nproc += tasks_of(os.getuid())
     limit(policy.cpu_seconds, policy.rlimit_as or 0, policy.file_bytes, nproc)
     if policy.seccomp:
         seccomp.install()

@@ -64,6 +64,12 @@ if len(set(_names)) != len(_names):
                        "name hidden probe files probes_chNN_hidden.py")
 
 
+def gpu_present():
+    """An NVIDIA driver is loaded: an exercise with CUDA checks runs on it (without RLIMIT_AS, which CUDA cannot
+    start under)."""
+    return os.path.exists("/dev/nvidiactl")
+
+
 class SandboxError(RuntimeError):
     """The sandbox itself failed (not the learner's code): grading cannot go on."""
 
@@ -372,8 +378,7 @@ class Session:
     def _request(self, requests, workdir="", uid=None):
         lim = self.limits
         gpus = tuple(glob.glob("/dev/nvidia*") + glob.glob("/dev/dri"))  # CUDA opens its devices read-write
-        cuda = os.path.exists("/dev/nvidiactl") and any(str(r.params.get("device", "")).startswith("cuda")
-                                                        for r in requests)
+        cuda = gpu_present() and any(str(r.params.get("device", "")).startswith("cuda") for r in requests)
         return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
                               system=tuple(confine.readable_paths(protected_paths(self.settings), self.caps["python"])),
                               protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
@@ -474,7 +479,8 @@ class Session:
         try:
             job = self._job(statements, requests, outdir, workdir)
             # what this exercise's confinement says beyond the session's (no memory limit for a CUDA one, ...)
-            run.log += [("sandbox", n) for n in job["policy"]["notes"] if n not in self.notes]
+            named = f"{requests[0].exercise}: " if requests else ""
+            run.log += [("sandbox", named + n) for n in job["policy"]["notes"] if n not in self.notes]
             self.channel.send(job)
             started = self.channel.receive(time.monotonic() + 60)
         except OSError:
