@@ -10,7 +10,9 @@ import glob
 import hashlib
 import json
 import os
+import resource
 import socket
+import termios
 import time
 from dataclasses import dataclass, field
 
@@ -99,6 +101,10 @@ CASES = {
     "read_instructor_files": Case(zero=S, feedback="BLOCKED", never=("SECRET",)),
     "write_outside": Case(zero=S),  # judged by its effects: the marker, .bashrc, the host's /tmp
     "fork_flood": Case(zero=S, feedback="STOPPED after", never=("STARTED",), seconds=40),
+    # the grader's own processes and terminal (found against the non-root modes)
+    "renice_the_grader": Case(zero=S, feedback="BLOCKED", never=("CHANGED",)),
+    "terminal_settings": Case(zero=S, feedback="BLOCKED", never=("CHANGED",)),
+    "proc_snoop": Case(zero=S, feedback="BLOCKED", never=("LEAKED",)),
 }
 
 
@@ -141,10 +147,12 @@ class Listeners:
             s.close()
 
 
-def host_leftovers():
-    """Files the attacks try to leave in the host's shared folders."""
-    return sorted(glob.glob("/dev/shm/posenc-hoard-*") + glob.glob("/tmp/posenc-hoard-*")
-                  + glob.glob("/tmp/posenc-planted-*") + glob.glob("/dev/shm/posenc-planted-*"))
+def host_leftovers(run):
+    """Files the attacks of this test (`run`: the token in their names, __RUN__) try to leave in the host's
+    shared folders. Only this test's: another test run on the machine meanwhile (another job, another
+    worktree) may leave or remove its own."""
+    return sorted(path for folder in ("/dev/shm", "/tmp") for kind in ("hoard", "planted")
+                  for path in glob.glob(f"{folder}/posenc-{kind}-{run}-*"))
 
 
 def home_state(home):
@@ -164,6 +172,12 @@ def sandbox_processes(root, uid):
         except OSError:
             continue
     return found
+
+
+def own_state():
+    """What learner code must not change in the grader (this process): limits, priority, CPUs, scheduler."""
+    return [resource.getrlimit(resource.RLIMIT_FSIZE), resource.getrlimit(resource.RLIMIT_CPU),
+            os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0)), os.sched_getscheduler(0)]
 
 
 def digest(paths):
@@ -213,11 +227,16 @@ def test_hostile_submission(name, tmp_path, caps):
     (home / "id_ed25519").write_text("SECRET key\n")
     (others / "alice.py").write_text("SECRET = 'a classmate's answer'\n")
     listeners = Listeners(tmp_path)
-    home_before, leftovers_before = home_state(home), host_leftovers()
+    run = f"{name}-{os.getpid()}-{time.monotonic_ns()}"
+    home_before, leftovers_before = home_state(home), host_leftovers(run)
+    tty_master, tty = os.openpty()  # stands for the terminal the instructor grades from (the grader's uid owns it)
+    os.set_blocking(tty, False)
+    tty_before, grader_before = termios.tcgetattr(tty), own_state()
     attack = (HOSTILE / f"{name}.py").read_text()
     for key, value in (("__REPO__", str(ROOT)), ("__MARKER__", str(marker)), ("__TARGET__", str(target)),
                        ("__HOME__", str(home)), ("__OTHERS__", str(others)), ("__PORT__", str(listeners.port)),
-                       ("__SOCKET__", listeners.path)):
+                       ("__SOCKET__", listeners.path), ("__RUN__", run), ("__GRADER__", str(os.getpid())),
+                       ("__TTY__", os.ttyname(tty)), ("__TOP__", str(tmp_path))):
         attack = attack.replace(key, value)
     submission = tmp_path / "submission.py"
     submission.write_text(honest_source() + "\n\n" + attack)
@@ -238,10 +257,19 @@ def test_hostile_submission(name, tmp_path, caps):
             bystander.close()
         received = listeners.drain()
         listeners.close()
+        try:
+            typed = os.read(tty, 100)
+        except BlockingIOError:
+            typed = b""
+        tty_after = termios.tcgetattr(tty)
+        os.close(tty)
+        os.close(tty_master)
 
+    assert (tty_after, typed) == (tty_before, b"")  # the grader's terminal: settings, input
+    assert own_state() == grader_before  # the grader's limits, priority, CPUs
     assert received == [], received  # nothing reached a socket on this machine
     assert home_state(home) == home_before  # the grading user's home: mode, owner, times, .bashrc
-    assert host_leftovers() == leftovers_before
+    assert host_leftovers(run) == leftovers_before
 
     assert seconds < case.seconds, f"grading took {seconds:.1f} s"
     assert digest(GUARDED) == before

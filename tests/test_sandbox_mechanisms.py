@@ -64,14 +64,18 @@ EXPECTED = {
     "signals to the grader": ("kill_the_grader", (B, B, B, B, B, B)),
     "fork bomb": ("fork_flood", (B, B, B, B, B, B)),
     "memory": ("mmap_bomb", (B, B, B, B, B, B)),
+    "memory, CUDA exercise, no cgroup": ("mmap_bomb", (O, O, O, O, O, O)),
     "root's files (uid 0)": ("read_shadow", (B, B, B, B, B, B)),
     "leftover files": ("dev_shm_hoard", (B, B, B, B, B, O)),
     "leftover IPC": ("sysv_shm_hoard", (B, B, B, B, B, B)),
     "leftover processes": ("fork_outlives_parent", (B, B, B, B, B, B)),
+    "processes alive when the child ends": ("fork_outlives_parent", (B, O, O, B, O, O)),
     "the grader's limits and priority": ("renice_the_grader", (B, B, B, B, B, B)),
     "the grader's terminal": ("terminal_settings", (B, B, B, B, B, B)),
     "other processes in /proc": ("proc_snoop", (B, B, B, B, B, O)),
 }
+# rows tried on a machine that lacks something: row: (what is taken away, request changes)
+ROW_SETUP = {"memory, CUDA exercise, no cgroup": ({"cgroup"}, {"cuda": True})}  # a GPU box, not root (no RLIMIT_AS)
 # (row, mode, what is taken away, request changes, expected): which mechanism stops what
 CONTROLS = [
     ("network: UDP", "user", {"seccomp"}, {}, O),  # Landlock checks TCP only
@@ -90,7 +94,6 @@ CONTROLS = [
     ("leftover files", "root-nojail", {"landlock"}, {}, B),  # its own uid's files are removed after it
     ("fork bomb", "user", {"cgroup"}, {}, B),  # RLIMIT_NPROC over the grading user's own processes
     ("fork bomb", "user-jail", {"cgroup"}, {}, B),  # RLIMIT_NPROC counted in the user namespace
-    ("memory", "user", {"cgroup"}, {"cuda": True}, O),  # a CUDA exercise without a cgroup: no memory limit at all
     ("the grader's limits and priority", "user", {"seccomp"}, {}, O),  # same uid: only seccomp stopped it
     ("the grader's limits and priority", "root-user", {"seccomp"}, {}, O),  # uid 0, as the grader
     ("the grader's terminal", "user", {"seccomp"}, {}, O),  # its owner may open it; only seccomp stopped it
@@ -100,6 +103,7 @@ CONTROLS = [
     ("other processes in /proc", "root-jail", {"pidns"}, {}, B),  # Landlock alone hides them too
     ("other processes in /proc", "root-jail", {"pidns", "landlock"}, {}, O),  # the machine's /proc, bound
     ("leftover processes", "user-jail", {"cgroup"}, {}, B),  # the subreaper, and the namespace's end
+    ("processes alive when the child ends", "root-jail", {"pidns"}, {}, O),  # the PID namespace kills them
 ]
 
 
@@ -238,7 +242,7 @@ def world(machine):
         s.setblocking(False)
     tty_master, tty = os.openpty()  # stands for the terminal the instructor grades from
     os.set_blocking(tty, False)
-    subs = {"__TTY__": os.ttyname(tty), "__TOP__": str(top),"__REPO__": str(top / "repo"), "__HOME__": str(top / "home"), "__OTHERS__": str(top / "class"),
+    subs = {"__TTY__": os.ttyname(tty), "__TOP__": str(top), "__RUN__": top.name,"__REPO__": str(top / "repo"), "__HOME__": str(top / "home"), "__OTHERS__": str(top / "class"),
             "__MARKER__": str(top / "drop" / "marker"), "__TARGET__": str(top / "drop"),
             "__PORT__": str(port), "__SOCKET__": sock_path}
     yield {"top": top, "subs": subs, "udp": udp, "tcp": tcp, "unix": unix, "abstract": abstract, "tty": tty}
@@ -340,6 +344,7 @@ def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
         data = b""
     report = json.loads(data) if data else {"outcome": ""}
     report["grader changed"] = _own_state() != mine
+    report["alive at its end"] = len(procs.descendants(os.getpid()))  # before any clean-up
     if status is None:
         report["outcome"] += " (timed out)"
     elif os.WIFSIGNALED(status):
@@ -436,7 +441,8 @@ def run(world, m, mode, row, without=(), request=None, seconds=20, source=None):
     report["tty changed"] = termios.tcgetattr(tty) != tty_before or typed != b""
     termios.tcsetattr(tty, termios.TCSANOW, tty_before)
     report["left files"] = [e.path for folder_ in confine.TEMP_FOLDERS if os.path.isdir(folder_)
-                            for e in os.scandir(folder_) if e.name.startswith(ATTACK_FILES)
+                            for e in os.scandir(folder_)
+                            if e.name.startswith(tuple(f"{a}{world['subs']['__RUN__']}-" for a in ATTACK_FILES))
                             and e.stat(follow_symlinks=False).st_uid == runner]
     # put the world back for the next run (what an open cell changed), then clean up after the run
     marker.unlink(missing_ok=True)
@@ -487,10 +493,12 @@ CHECKS = {
     and int(r["outcome"].split("STOPPED after ")[1].split()[0]) <= PIDS,
     "memory": lambda r: ("STOPPED" in r["outcome"] or "killed by signal 9" in r["outcome"])
     and "FILLED" not in r["outcome"],
+    "memory, CUDA exercise, no cgroup": lambda r: "FILLED" not in r["outcome"],
     "root's files (uid 0)": lambda r: _blocked_word(r) and "LEAKED" not in r["outcome"],
     "leftover files": lambda r: not r["left files"],
     "leftover IPC": lambda r: not r["left ipc"],
     "leftover processes": lambda r: r["left processes"] == 0 and "returned 'HONEST'" in r["outcome"],
+    "processes alive when the child ends": lambda r: r["alive at its end"] == 0 and "returned 'HONEST'" in r["outcome"],
     "the grader's limits and priority": lambda r: _blocked_word(r) and not r["grader changed"],
     "the grader's terminal": lambda r: _blocked_word(r) and not r["tty changed"],
     "other processes in /proc": lambda r: _blocked_word(r),
@@ -508,7 +516,8 @@ def test_cell(row, mode, want, world, machine):
     why = needs(mode, machine)
     if why:
         pytest.skip(f"{mode}: {why} on this machine")
-    report = run(world, machine, mode, row)
+    without, request = ROW_SETUP.get(row, ((), None))
+    report = run(world, machine, mode, row, without=without, request=request)
     assert "SETUP FAILED" not in report["outcome"], report["outcome"]
     assert (B if CHECKS[row](report) else O) == want, report
 

@@ -80,3 +80,21 @@ def kill_all(find, rounds=200):
                 pass
         time.sleep(0.002)
     return not find()
+
+
+def gone_within(pids, seconds=5.0):
+    """Wait (up to `seconds`) for processes already sent SIGKILL to be gone (one in the middle of a large
+    exit, or in an uninterruptible sleep, takes a while); the pids still alive then."""
+    deadline = time.monotonic() + seconds
+    left = [p for p in pids if alive(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.01)
+        left = [p for p in left if alive(p)]
+    return left
+
+
+def survivors(find, seconds=5.0):
+    """After a clean-up: kill what `find()` still returns, and give it `seconds` to be gone. The pids that
+    are not: a process of a submission that outlived its clean-up, which the report must say."""
+    kill_all(find)
+    return gone_within([p for p in find() if p != os.getpid()], seconds)

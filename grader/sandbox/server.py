@@ -261,6 +261,16 @@ def _reap(wake_fd, pid, read_fd, receiver):
     return status
 
 
+def _outlived(uid, group_removed):
+    """Verify that nothing of the exercise is left (below this server; of its uid; in its cgroup): a
+    sentence for the report when something is."""
+    left = procs.survivors(lambda: procs.descendants(os.getpid()) + (procs.uid_pids(uid) if uid is not None else []))
+    if not left and group_removed:
+        return None
+    return (f"{len(left)} process(es) of this exercise outlived it and could not be killed" if left
+            else "this exercise's cgroup could not be removed: a process of it outlived its end")
+
+
 def _clean_up(uid):
     """Kill everything below this server and everything of the sandbox's uid; reap it all."""
     procs.kill_all(lambda: procs.descendants(os.getpid()))
@@ -339,8 +349,8 @@ def run_exercise(job, out, n):
     os.close(read_fd)
     _clean_up(job["uid"])
     oom = bool(GROUP) and GROUP[0].oom_killed()
-    if GROUP:
-        GROUP.pop().kill_and_remove()
+    removed = GROUP.pop().kill_and_remove() if GROUP else True
+    note = "; ".join(filter(None, [note, _outlived(job["uid"], removed)]))
     if rule["clean_ipc"] == "uid":
         confine.remove_sysv_ipc(job["uid"])
     elif rule["clean_ipc"] == "new":

@@ -352,6 +352,7 @@ class Session:
         self.uid = self.gid = self.slot_fd = None
         self.fatal = {}  # (label, source) -> why the statement is skipped
         self.count = 0
+        self.killed, self.left_behind, self.closing_notes = set(), [], []  # close(): verified gone, or not
         self.caps = self.zygote.ready()
         self._configure(self.caps)
 
@@ -402,6 +403,10 @@ class Session:
 
     def _close_server(self):
         """The session server is unresponsive or gone: end it and everything of the submission."""
+        if self.pid is not None:
+            self.killed.update(procs.descendants(self.pid) + [self.pid])
+        if self.uid is not None:
+            self.killed.update(procs.uid_pids(self.uid))
         self._kill_submission()
         if self.pid is not None:
             try:
@@ -416,7 +421,15 @@ class Session:
             procs.kill_all(lambda: procs.uid_pids(self.uid))
 
     def close(self):
+        """End the session and verify that every process of it is gone: `left_behind` lists any that is
+        not (a sentence for the report in `closing_notes`)."""
         self._close_server()
+        self.left_behind = procs.gone_within(sorted(self.killed)) + (
+            procs.survivors(lambda: procs.uid_pids(self.uid)) if self.uid is not None else [])
+        if self.left_behind:
+            self.closing_notes.append(f"{len(self.left_behind)} process(es) of this submission were still alive "
+                                      "after grading ended and could not be killed")
+        self.killed.clear()
         if self.slot_fd is not None:
             os.close(self.slot_fd)
             self.slot_fd = None
