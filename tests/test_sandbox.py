@@ -259,3 +259,25 @@ def test_the_report_says_which_memory_limit_applied_without_a_cgroup(cuda, monke
     assert hoarded and (hoarded[0] == 768) == cuda, (hoarded, notes)
     assert bool(unlimited) == cuda, notes
     assert any("memory was limited by address space only (RLIMIT_AS)" in n for n in notes), notes
+
+
+def test_a_session_server_that_dies_is_reported_as_what_happened():
+    """The session server killed 2 s into an exercise (by the machine: learner code cannot signal it): the
+    report says it ended, how (the zygote reaped it) and after how long; it once read "timed out after
+    30 s", whatever had happened and however soon."""
+    import signal
+    import threading
+
+    settings = Settings.from_env(limits={"wall_seconds": 30, "stmt_seconds": 25})
+    with Zygote.start(settings).session(settings) as session:
+        killer = threading.Timer(2.0, lambda: os.kill(session.pid, signal.SIGKILL))
+        killer.start()
+        try:
+            run = session.run([Statement("cell 1", "import time\ntime.sleep(20)\n")], PROBE, read)
+        finally:
+            killer.cancel()
+    assert run.ended.startswith("was lost: the sandbox's session server ended after "), run.ended
+    assert run.ended.endswith("s (killed by signal 9 (SIGKILL))"), run.ended
+    seconds = float(run.ended.split("ended after ")[1].split(" s")[0])
+    assert 1.0 <= seconds < 20, run.ended
+    assert "timed out" not in run.ended

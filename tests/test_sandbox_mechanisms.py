@@ -499,7 +499,10 @@ CHECKS = {
     "leftover IPC": lambda r: not r["left ipc"],
     "leftover processes": lambda r: r["left processes"] == 0 and "returned 'HONEST'" in r["outcome"],
     "processes alive when the child ends": lambda r: r["alive at its end"] == 0 and "returned 'HONEST'" in r["outcome"],
-    "the grader's limits and priority": lambda r: _blocked_word(r) and not r["grader changed"],
+    # judged by its effect on the grader (renicing its own uid's processes is no attack where the uid is its own)
+    "the grader's limits and priority": lambda r: r["outcome"].startswith(("RuntimeError: BLOCKED",
+                                                                           "RuntimeError: CHANGED"))
+    and not r["grader changed"],
     "the grader's terminal": lambda r: _blocked_word(r) and not r["tty changed"],
     "other processes in /proc": lambda r: _blocked_word(r),
 }
