@@ -181,5 +181,11 @@ COMMANDS = {"grade": cmd_grade, "batch": cmd_batch, "gradescope": cmd_gradescope
 
 
 def main(argv=None):
+    from .sandbox.zygote import SandboxError  # imports no torch
+
     args = parser().parse_args(argv)
-    return COMMANDS[args.command](args)
+    try:
+        return COMMANDS[args.command](args)
+    except SandboxError as exc:  # the sandbox refused (a mode this machine cannot honour) or failed: say why
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -107,7 +107,7 @@ class Policy:
 
 
 ROOT_REFUSAL = (
-    "the grader runs as root but cannot build the sandbox's jail here (no mount namespaces{forced}), and other "
+    "the grader runs as root but {why}, and other "
     "users cannot read this Python installation, so learner code could only run as root. It will not. "
     "Remedies: grade in a container or VM where root may create mount namespaces (for Docker: "
     "--cap-add SYS_ADMIN --security-opt seccomp=unconfined, or Podman); or install Python where other users "
@@ -126,7 +126,8 @@ def _mode(caps, landlock):
         if caps.forced == "user" and landlock:
             return "root-user"
         raise Refused(ROOT_REFUSAL.format(
-            forced=", or POSENC_SANDBOX_MODE asks for none" if caps.jail else "",
+            why=(f"POSENC_SANDBOX_MODE={caps.forced} asks for no jail" if caps.jail
+                 else "cannot build the sandbox's jail here (no mount namespaces)"),
             landlock="" if landlock else " (this needs Landlock, which is missing here)"))
     if caps.userns_jail and caps.forced != "nojail":
         return "user-jail"
