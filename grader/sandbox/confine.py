@@ -427,12 +427,12 @@ def _hide_skeleton(jail, targets, keep):
 # ---- Landlock --------------------------------------------------------------------------------------
 _FS = {name: 1 << i for i, name in enumerate(
     ("execute", "write_file", "read_file", "read_dir", "remove_dir", "remove_file", "make_char", "make_dir",
-     "make_reg", "make_sock", "make_fifo", "make_block", "make_sym", "refer", "truncate"))}
+     "make_reg", "make_sock", "make_fifo", "make_block", "make_sym", "refer", "truncate", "ioctl_dev"))}
 _READ_DIR = _FS["read_file"] | _FS["read_dir"]
 _WRITE_DIR = (_READ_DIR | _FS["write_file"] | _FS["remove_dir"] | _FS["remove_file"] | _FS["make_dir"]
               | _FS["make_reg"] | _FS["make_sym"] | _FS["make_fifo"] | _FS["make_sock"] | _FS["refer"]
-              | _FS["truncate"])
-_FILE_RIGHTS = _FS["execute"] | _FS["write_file"] | _FS["read_file"] | _FS["truncate"]
+              | _FS["truncate"] | _FS["ioctl_dev"])  # ioctl on devices: /dev/null, and a GPU's for CUDA
+_FILE_RIGHTS = _FS["execute"] | _FS["write_file"] | _FS["read_file"] | _FS["truncate"] | _FS["ioctl_dev"]
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -478,7 +478,9 @@ def landlock(read, write, abi):
     if abi < 1:
         return 0
     read = _own_proc(_withhold_etc(read))
-    handled = (1 << (13 if abi == 1 else 14 if abi == 2 else 15)) - 1  # refer from ABI 2, truncate from 3
+    # refer from ABI 2, truncate from 3, ioctl on devices from 5: none on a device it may only read (a
+    # terminal: no stty, no TIOCSTI, even where seccomp is missing)
+    handled = (1 << (13 if abi == 1 else 14 if abi == 2 else 15 if abi < 5 else 16)) - 1
     attr = _RulesetAttr(handled, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)  # TCP bind+connect; signal+unix scope
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     ruleset = _check(_libc.syscall(444, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)),
