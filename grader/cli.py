@@ -96,7 +96,7 @@ def _settings(args, **extra):
 def cmd_grade(args):
     from .files import write_json
     from .progress import Progress, say
-    from .remote import RemoteGrader
+    from .remote import RemoteGrader, SandboxError
     from .report import gradescope_json, text_report
     from .submission import SubmissionError
 
@@ -115,7 +115,7 @@ def cmd_grade(args):
 
     try:
         grade = grader.grade(args.submission, progress)
-    except SubmissionError as exc:
+    except (SubmissionError, SandboxError) as exc:  # SandboxError: a mode this machine refuses, with remedies
         print(f"error: {exc}", file=sys.stderr)
         return 2
     grade.seconds = time.perf_counter() - start  # the whole command, start-up included
@@ -181,11 +181,5 @@ COMMANDS = {"grade": cmd_grade, "batch": cmd_batch, "gradescope": cmd_gradescope
 
 
 def main(argv=None):
-    from .sandbox.zygote import SandboxError  # imports no torch
-
     args = parser().parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except SandboxError as exc:  # the sandbox refused (a mode this machine cannot honour) or failed: say why
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return COMMANDS[args.command](args)
