@@ -100,7 +100,7 @@ CASES = {
     "read_other_students": Case(zero=S, feedback="BLOCKED", never=("SECRET",)),
     "read_instructor_files": Case(zero=S, feedback="BLOCKED", never=("SECRET",)),
     "write_outside": Case(zero=S),  # judged by its effects: the marker, .bashrc, the host's /tmp
-    "fork_flood": Case(zero=S, feedback="STOPPED after", never=("STARTED",), seconds=40),
+    "fork_flood": Case(zero=S, feedback="STOPPED after", never=("STARTED",), seconds=60, limits={"wall_seconds": 20}),
     # the grader's own processes and terminal (found against the non-root modes)
     "renice_the_grader": Case(zero=S, feedback="BLOCKED", never=("CHANGED",)),
     "terminal_settings": Case(zero=S, feedback="BLOCKED", never=("CHANGED",)),
@@ -160,17 +160,22 @@ def home_state(home):
     return info.st_mode, info.st_uid, info.st_mtime_ns, (home / ".bashrc").read_bytes()
 
 
-def sandbox_processes(root, uid):
-    """Live processes of the sandbox's uid or whose command line names the sandbox's folder. (Not "any
-    sandbox uid": other graders may be running on this machine meanwhile.)"""
+def sandbox_processes(root, uid, zygote=None):
+    """Live processes of the sandbox's uid or whose command line names the sandbox's folder, or the
+    zygote's (every sandbox process is a fork of it, under its command line) other than the zygote itself.
+    (Not "any sandbox uid": other graders may be running on this machine meanwhile.)"""
     found = procs.uid_pids(uid) if uid is not None else []
+    names = [str(root).encode()] + ([str(zygote.root).encode()] if zygote is not None else [])
     for pid in procs.descendants(1):
+        if zygote is not None and pid == zygote.proc.pid:
+            continue
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if str(root).encode() in f.read():
-                    found.append(pid)
+                cmdline = f.read()
         except OSError:
             continue
+        if any(name in cmdline for name in names):
+            found.append(pid)
     return found
 
 
@@ -184,13 +189,17 @@ def digest(paths):
     return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
 
 
-def grade(submission, limits):
-    """(verdicts, notes, seconds, processes of the submission still alive afterwards)."""
+def grade(submission, limits, keep=()):
+    """(verdicts, notes, seconds, processes of the submission still alive afterwards; `keep`: another
+    submission's session, open meanwhile)."""
     start = time.monotonic()
     grader = Grader(settings(**limits), CH01)
     result = grader.grade(submission)
     session = grader.last_session
-    left = sandbox_processes(session.root, session.uid) if session else []
+    left = sandbox_processes(session.root, session.uid, grader.zygote) if session else []
+    left = [pid for pid in left if pid not in keep]
+    if session:
+        assert session.left_behind == [] and not session.closing_notes, session.closing_notes
     return result.verdicts, result.notes, time.monotonic() - start, left
 
 
@@ -245,7 +254,8 @@ def test_hostile_submission(name, tmp_path, caps):
     try:
         if bystander:
             bystander._open()
-        results, notes, seconds, left = grade(submission, {**LIMITS, **case.limits})
+        keep = [bystander.pid, *procs.descendants(bystander.pid)] if bystander else []
+        results, notes, seconds, left = grade(submission, {**LIMITS, **case.limits}, keep)
         if bystander:  # the other submission's session survived and still grades
             check = next(c for c in CH01 if c.exercise == "sinusoidal_table" and c.expect == "match")
             request = ProbeRequest("p0", check.probe, check.params, check.exercise)

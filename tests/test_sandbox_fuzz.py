@@ -98,7 +98,7 @@ def test_seeded_process_attacks_leave_the_grader_and_the_machine_as_they_were(mo
             assert time.monotonic() - start < 120, n
             assert own_state() == before, (n, source)  # the grader's limits, priority, CPUs, scheduler
             assert termios.tcgetattr(tty) == before_tty, (n, source)
-            assert not sandbox_processes(session.root, session.uid), (n, source)
+            assert not sandbox_processes(session.root, session.uid, grader.zygote), (n, source)
             assert session.left_behind == [] and not session.closing_notes, (n, session.closing_notes)
             groups = by_exercise(grade.verdicts)
             touched = "os._exit" in source or "SIGSTOP" in source or "SIGKILL" in source
