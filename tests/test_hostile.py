@@ -68,6 +68,7 @@ S = "shift_matrix"
 CASES = {
     "sys_exit_at_import": Case(note="sys.exit(0)"),
     "os_exit_at_import": Case(note="this statement ended the process"),
+    "exit_like_the_sandbox": Case(note="this statement ended the process (ended early)"),
     "sys_exit_in_exercise": Case(zero=S, feedback="SystemExit"),
     "os_exit_in_exercise": Case(zero=S, feedback="no result"),
     "infinite_loop_in_exercise": Case(zero=S, feedback="timed out", seconds=30, limits={"wall_seconds": 3}),
