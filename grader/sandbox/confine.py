@@ -471,13 +471,14 @@ def _own_proc(paths):
     return out
 
 
-def landlock(read, write, abi):
+def landlock(read, write, abi, own_proc=True):
     """Restrict this process (and everything it starts) to reading `read` (/etc without its
-    secrets: ETC_WITHHELD; /proc without other processes' folders) and writing `write`; nothing may
-    be executed. Returns the ABI used (0 when Landlock is unavailable)."""
+    secrets: ETC_WITHHELD; with `own_proc`, /proc without other processes' folders) and writing
+    `write`; nothing may be executed. Returns the ABI used (0 when Landlock is unavailable)."""
     if abi < 1:
         return 0
-    read = _own_proc(_withhold_etc(read))
+    read = _withhold_etc(read)
+    read = _own_proc(read) if own_proc else read
     # refer from ABI 2, truncate from 3, ioctl on devices from 5: none on a device it may only read (a
     # terminal: no stty, no TIOCSTI, even where seccomp is missing)
     handled = (1 << (13 if abi == 1 else 14 if abi == 2 else 15 if abi < 5 else 16)) - 1
@@ -678,7 +679,9 @@ def apply(policy, cgroup=None):
     nproc = policy.nproc
     if nproc is not None and policy.nproc_shared:  # the grader's own uid: its processes count too (counted
         nproc += tasks_of(os.getuid())  # before Landlock, which hides other processes' /proc folders)
-    landlock(list(policy.readable), list(policy.writable), policy.landlock)
+    # a PID namespace's /proc shows the exercise's processes only: all of it may be read (a process learner code
+    # forks, or a probe, reads its own /proc/self); the machine's /proc only the child's own folder
+    landlock(list(policy.readable), list(policy.writable), policy.landlock, own_proc=not policy.pidns)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     limit(policy.cpu_seconds, policy.rlimit_as or 0, policy.file_bytes, nproc)
     if policy.seccomp:
