@@ -18,8 +18,8 @@ import pytest
 
 from grader.checks import chapter_checks
 from grader.grading import Grader
-from grader.settings import Settings
 from grader.sandbox.zygote import Zygote
+from grader.settings import Settings
 from tests.test_hostile import by_exercise, full_marks, honest_source, own_state, sandbox_processes
 
 CH01 = chapter_checks("ch01")

@@ -242,7 +242,8 @@ def world(machine):
         s.setblocking(False)
     tty_master, tty = os.openpty()  # stands for the terminal the instructor grades from
     os.set_blocking(tty, False)
-    subs = {"__TTY__": os.ttyname(tty), "__TOP__": str(top), "__RUN__": top.name,"__REPO__": str(top / "repo"), "__HOME__": str(top / "home"), "__OTHERS__": str(top / "class"),
+    subs = {"__TTY__": os.ttyname(tty), "__TOP__": str(top), "__RUN__": top.name,
+            "__REPO__": str(top / "repo"), "__HOME__": str(top / "home"), "__OTHERS__": str(top / "class"),
             "__MARKER__": str(top / "drop" / "marker"), "__TARGET__": str(top / "drop"),
             "__PORT__": str(port), "__SOCKET__": sock_path}
     yield {"top": top, "subs": subs, "udp": udp, "tcp": tcp, "unix": unix, "abstract": abstract, "tty": tty}

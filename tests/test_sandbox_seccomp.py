@@ -9,8 +9,8 @@ import ctypes
 import errno
 import fcntl
 import os
-import resource
 import re
+import resource
 import socket
 import struct
 import subprocess

@@ -318,7 +318,8 @@ def _group(job, n):
             GROUP.append(cgroup.Cgroup.create(f"x{n}", rule["cgroup_bytes"], rule["cgroup_pids"]))
         except OSError:
             if rule["rlimit_as"] is None:
-                return "no cgroup could be made for this exercise, and it had no address-space limit: it ran without a memory limit"
+                return ("no cgroup could be made for this exercise, and it had no address-space limit: it ran "
+                        "without a memory limit")
             return "no cgroup could be made for this exercise, so only its address space was limited (RLIMIT_AS)"
     return None
 
