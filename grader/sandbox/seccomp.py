@@ -2,14 +2,15 @@
 
 Landlock confines paths (reads, writes, execution), TCP ports and, from ABI 6, signals and abstract
 Unix sockets. It does not cover changing a file's mode, owner, times or extended attributes, UDP,
-connecting to a Unix socket by path, System V IPC, memfd, ptrace, namespaces, keyrings, BPF, perf
-or io_uring; nor another process's resource limits, priority, scheduling, CPU affinity, I/O priority
-or memory placement (prlimit64, setpriority, sched_set*, ioprio_set, migrate_pages, move_pages: only
-its own, pid 0 or its own pid), nor a terminal's settings (every terminal ioctl, type 'T', fails
+connecting to a Unix socket by path, System V IPC, memfd, ptrace, namespaces, keyrings, BPF, perf or
+io_uring; nor another process's resource limits, priority, scheduling, CPU affinity, I/O priority or
+memory placement (prlimit64, setpriority, sched_set*, ioprio_set, migrate_pages, move_pages: only
+its own, pid 0 or its own pid), nor, before ABI 5, a terminal's settings (every terminal ioctl, type 'T', fails
 with ENOTTY, as on a file that is no terminal: no TIOCSTI, no TCSETS, no TIOCSCTTY). This filter
 makes those system calls fail with EPERM in the calling process and everything it starts: learner
-code gets a Python exception (`PermissionError`) it can report, never a silent kill. A foreign system-call convention (i386 `int 0x80` or x32 on x86_64), which would
-bypass a table of x86_64 numbers, kills the process: no honest Python program uses one.
+code gets a Python exception (`PermissionError`) it can report, never a silent kill. A foreign
+system-call convention (i386 `int 0x80` or x32 on x86_64), which would bypass a table of x86_64
+numbers, kills the process: no honest Python program uses one.
 
 The filter is generated from the declared tables below: `NUMBERS` (system call numbers per
 architecture) and `RULES` (what each denied call may still do). `install()` installs it;
