@@ -2,17 +2,19 @@
 
 Layers, each used where the machine allows it (the fork server reports which in its hello line):
 
-- **jail** (root, mount namespaces): the child gets private mount, network and IPC namespaces and
-  chroots into a tmpfs that holds only read-only binds of the system and Python folders, a
-  private /tmp and /dev/shm, and a size-limited tmpfs working folder. The grader's repository
+- **jail** (root, mount namespaces): the child gets private mount, network, IPC and (where the
+  kernel allows) PID namespaces and chroots into a tmpfs that holds only read-only binds of the
+  system and Python folders, a private /tmp and /dev/shm, a /proc of its own (the namespace's
+  processes only) and a size-limited tmpfs working folder. The grader's repository
   (the reference, the hidden checks, the solutions), other students' files, results folders:
   none of it exists in the child's view. No network (an empty network namespace).
 - **user** (root): the child drops to a user id of its own (one per sandbox, unused by anything
   else), with no groups and no new privileges. It cannot signal the grader, the fork server or
   another submission's processes, and RLIMIT_NPROC caps its processes.
-- **Landlock** (Linux 5.13+, root or not): reads allowed only below the system and Python folders,
-  writes only in the working folder, no program execution, no TCP (ABI 4+), no signals to
-  processes outside the sandbox (ABI 6+).
+- **Landlock** (Linux 5.13+, root or not): reads allowed only below the system and Python folders
+  (and of the machine's /proc only the child's own folder), writes only in the working folder, no
+  program execution, no TCP (ABI 4+), no ioctl on a device it may only read (ABI 5+: no terminal),
+  no signals to processes outside the sandbox (ABI 6+).
 - **rlimits** always: CPU time, address space, file size, open files, no core dumps.
 
 Added for the weaker modes (see policy.py for which mode gets what):
@@ -21,7 +23,8 @@ Added for the weaker modes (see policy.py for which mode gets what):
   same jail, built inside a new user namespace mapped to the grader's own uid; after the chroot
   every capability is dropped and no new privileges may be gained.
 - **seccomp** (seccomp.py): chmod/chown/utime, sockets, System V IPC, memfd, ptrace, namespaces...
-  fail with EPERM; signals only to the child itself.
+  fail with EPERM; signals, limits, priority and scheduling only of the child itself; no terminal
+  ioctl (ENOTTY).
 - **cgroup** (cgroup.py): memory (memfd, tmpfs, shared memory included) and process count.
 - clean-up helpers for what a child can leave behind where no namespace takes it away: System V IPC
   objects (`remove_sysv_ipc`), files of the sandbox's uid in the shared temporary folders

@@ -7,7 +7,7 @@ Standard library only (copied flat into the fork server's folder, imported by th
 Modes, strongest first:
 
 - **root-jail** (root, mount namespaces): a uid of its own, chrooted into a private view (no grader
-  files, no network, its own IPC).
+  files, no network, its own IPC; its own PID namespace and /proc where the kernel allows).
 - **root-nojail** (root, no mount namespaces or POSENC_SANDBOX_MODE=nojail, Python readable by other
   users): a uid of its own, under Landlock (or chmod o-rwx on the grader's folders without Landlock).
 - **root-user** (root, POSENC_SANDBOX_MODE=user, Python not readable by other users, Landlock): uid 0
