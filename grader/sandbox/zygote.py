@@ -352,7 +352,8 @@ class Session:
         self.uid = self.gid = self.slot_fd = None
         self.fatal = {}  # (label, source) -> why the statement is skipped
         self.count = 0
-        self.killed, self.left_behind, self.closing_notes = set(), [], []  # close(): verified gone, or not
+        # close(): (pid, start) of what it killed, verified gone; what was not, and the report's sentence for it
+        self.killed, self.left_behind, self.closing_notes = set(), [], []
         self.caps = self.zygote.ready()
         self._configure(self.caps)
 
@@ -404,9 +405,9 @@ class Session:
     def _close_server(self):
         """The session server is unresponsive or gone: end it and everything of the submission."""
         if self.pid is not None:
-            self.killed.update(procs.descendants(self.pid) + [self.pid])
+            self.killed.update(procs.stamped(procs.descendants(self.pid) + [self.pid]))
         if self.uid is not None:
-            self.killed.update(procs.uid_pids(self.uid))
+            self.killed.update(procs.stamped(procs.uid_pids(self.uid)))
         self._kill_submission()
         if self.pid is not None:
             try:
