@@ -176,7 +176,7 @@ def cmd_grade(args):
     from .assignment import report_for
     from .files import write_json
     from .progress import Progress, say
-    from .remote import RemoteGrader
+    from .remote import RemoteGrader, SandboxError
     from .report import gradescope_json
     from .submission import SubmissionError
 
@@ -197,7 +197,7 @@ def cmd_grade(args):
 
     try:
         grade = grader.grade(args.submission, progress)
-    except SubmissionError as exc:
+    except (SubmissionError, SandboxError) as exc:  # SandboxError: a mode this machine refuses, with remedies
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if assignment:

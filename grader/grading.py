@@ -265,7 +265,7 @@ class Grader:
                 continue
             verdicts += gate([self._unrunnable(c, cuda) or judge(c, results[c.key], self.settings.limits.judge_seconds)
                               for c in exercise_checks])
-        notes += _notes(logs[VISIBLE])
+        notes += _notes(logs[VISIBLE]) + (session.closing_notes if session is not None else [])
         hidden_notes = [n for n in _notes(logs[HIDDEN]) if n not in notes]
         flags = sorted({flag for f in files for flag in f.flags})
         return Grade(str(submission), verdicts, notes, time.perf_counter() - start, flags, hidden_notes)

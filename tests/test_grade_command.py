@@ -38,6 +38,27 @@ def test_grade_writes_a_report_and_gradescope_json(tmp_path):
     assert any(t["visibility"] == "after_due_date" for t in tests)  # hidden checks are marked
 
 
+def test_a_sandbox_mode_the_machine_refuses_is_a_clear_error_with_exit_status_2():
+    """POSENC_SANDBOX_MODE=nojail as root where other users cannot read Python: learner code could only run as
+    root, so the grader refuses, in one message that says what to do (it was a Python traceback)."""
+    import os
+
+    import pytest
+
+    from grader.sandbox import confine
+
+    if os.geteuid() != 0 or confine.python_readable_by(61000):
+        pytest.skip("the refusal needs root and a Python other users cannot read")
+    env = {**os.environ, "POSENC_SANDBOX_MODE": "nojail"}
+    out = subprocess.run([sys.executable, "-m", "grader", "grade", str(SUB)], capture_output=True, text=True,
+                         cwd=ROOT, timeout=300, env=env)
+    assert out.returncode == 2, out.stderr
+    error = [line for line in out.stderr.splitlines() if line.startswith("error: ")]
+    assert error and error[0].startswith("error: the grader runs as root but POSENC_SANDBOX_MODE=nojail asks for "
+                                         "no jail, and other users cannot read this Python"), out.stderr
+    assert "POSENC_SANDBOX_MODE=user" in error[0] and "Traceback" not in out.stderr
+
+
 def test_a_missing_submission_is_a_clear_error_with_exit_status_2():
     out = run("-m", "grader", "grade", "no/such/folder")
     assert out.returncode == 2

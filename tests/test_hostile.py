@@ -10,7 +10,9 @@ import glob
 import hashlib
 import json
 import os
+import resource
 import socket
+import termios
 import time
 from dataclasses import dataclass, field
 
@@ -66,12 +68,13 @@ S = "shift_matrix"
 CASES = {
     "sys_exit_at_import": Case(note="sys.exit(0)"),
     "os_exit_at_import": Case(note="this statement ended the process"),
+    "exit_like_the_sandbox": Case(note="this statement ended the process (ended early)"),
     "sys_exit_in_exercise": Case(zero=S, feedback="SystemExit"),
     "os_exit_in_exercise": Case(zero=S, feedback="no result"),
     "infinite_loop_in_exercise": Case(zero=S, feedback="timed out", seconds=30, limits={"wall_seconds": 3}),
     "infinite_loop_at_import": Case(note="this statement ended the process (was ended: one top-level statement ran",
                                     seconds=35),
-    "memory_bomb": Case(zero=S, feedback="can't allocate memory"),
+    "memory_bomb": Case(zero=S, feedback="can't allocate memory", seconds=60, limits={"wall_seconds": 20}),
     "fork_outlives_parent": Case(),
     "fork_bomb": Case(zero=S, root_only=True, seconds=30, bystander=True, limits={"wall_seconds": 3}),
     "monkeypatch_comparisons": Case(zero=S),
@@ -92,14 +95,18 @@ CASES = {
     "tcp_connect": Case(zero=S, feedback="BLOCKED", never=("SENT",)),
     "unix_socket": Case(zero=S, feedback="BLOCKED", never=("CONNECTED",)),
     "sysv_shm_hoard": Case(zero=S, feedback="BLOCKED", never=("HOARDED",)),
-    "memfd_bomb": Case(zero=S, feedback="BLOCKED", never=("FILLED",)),
-    "mmap_bomb": Case(zero=S, feedback="STOPPED after", never=("FILLED",)),
+    "memfd_bomb": Case(zero=S, feedback="BLOCKED", never=("FILLED",), seconds=60, limits={"wall_seconds": 20}),
+    "mmap_bomb": Case(zero=S, feedback="STOPPED after", never=("FILLED",), seconds=60, limits={"wall_seconds": 20}),
     "dev_shm_hoard": Case(zero=S),  # judged by its effects: nothing left on the host (below)
     "read_shadow": Case(zero=S, feedback="BLOCKED as uid", never=("LEAKED",)),
     "read_other_students": Case(zero=S, feedback="BLOCKED", never=("SECRET",)),
     "read_instructor_files": Case(zero=S, feedback="BLOCKED", never=("SECRET",)),
     "write_outside": Case(zero=S),  # judged by its effects: the marker, .bashrc, the host's /tmp
-    "fork_flood": Case(zero=S, feedback="STOPPED after", never=("STARTED",), seconds=40),
+    "fork_flood": Case(zero=S, feedback="STOPPED after", never=("STARTED",), seconds=60, limits={"wall_seconds": 20}),
+    # the grader's own processes and terminal (found against the non-root modes)
+    "renice_the_grader": Case(zero=S, feedback="BLOCKED", never=("CHANGED",)),
+    "terminal_settings": Case(zero=S, feedback="BLOCKED", never=("CHANGED",)),
+    "proc_snoop": Case(zero=S, feedback="BLOCKED", never=("LEAKED",)),
 }
 
 
@@ -142,10 +149,12 @@ class Listeners:
             s.close()
 
 
-def host_leftovers():
-    """Files the attacks try to leave in the host's shared folders."""
-    return sorted(glob.glob("/dev/shm/posenc-hoard-*") + glob.glob("/tmp/posenc-hoard-*")
-                  + glob.glob("/tmp/posenc-planted-*") + glob.glob("/dev/shm/posenc-planted-*"))
+def host_leftovers(run):
+    """Files the attacks of this test (`run`: the token in their names, __RUN__) try to leave in the host's
+    shared folders. Only this test's: another test run on the machine meanwhile (another job, another
+    worktree) may leave or remove its own."""
+    return sorted(path for folder in ("/dev/shm", "/tmp") for kind in ("hoard", "planted")
+                  for path in glob.glob(f"{folder}/posenc-{kind}-{run}-*"))
 
 
 def home_state(home):
@@ -153,31 +162,46 @@ def home_state(home):
     return info.st_mode, info.st_uid, info.st_mtime_ns, (home / ".bashrc").read_bytes()
 
 
-def sandbox_processes(root, uid):
-    """Live processes of the sandbox's uid or whose command line names the sandbox's folder. (Not "any
-    sandbox uid": other graders may be running on this machine meanwhile.)"""
+def sandbox_processes(root, uid, zygote=None):
+    """Live processes of the sandbox's uid or whose command line names the sandbox's folder, or the
+    zygote's (every sandbox process is a fork of it, under its command line) other than the zygote itself.
+    (Not "any sandbox uid": other graders may be running on this machine meanwhile.)"""
     found = procs.uid_pids(uid) if uid is not None else []
+    names = [str(root).encode()] + ([str(zygote.root).encode()] if zygote is not None else [])
     for pid in procs.descendants(1):
+        if zygote is not None and pid == zygote.proc.pid:
+            continue
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if str(root).encode() in f.read():
-                    found.append(pid)
+                cmdline = f.read()
         except OSError:
             continue
+        if any(name in cmdline for name in names):
+            found.append(pid)
     return found
+
+
+def own_state():
+    """What learner code must not change in the grader (this process): limits, priority, CPUs, scheduler."""
+    return [resource.getrlimit(resource.RLIMIT_FSIZE), resource.getrlimit(resource.RLIMIT_CPU),
+            os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0)), os.sched_getscheduler(0)]
 
 
 def digest(paths):
     return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
 
 
-def grade(submission, limits):
-    """(verdicts, notes, seconds, processes of the submission still alive afterwards)."""
+def grade(submission, limits, keep=()):
+    """(verdicts, notes, seconds, processes of the submission still alive afterwards; `keep`: another
+    submission's session, open meanwhile)."""
     start = time.monotonic()
     grader = Grader(settings(**limits), CH01)
     result = grader.grade(submission)
     session = grader.last_session
-    left = sandbox_processes(session.root, session.uid) if session else []
+    left = sandbox_processes(session.root, session.uid, grader.zygote) if session else []
+    left = [pid for pid in left if pid not in keep]
+    if session:
+        assert session.left_behind == [] and not session.closing_notes, session.closing_notes
     return result.verdicts, result.notes, time.monotonic() - start, left
 
 
@@ -214,11 +238,16 @@ def test_hostile_submission(name, tmp_path, caps):
     (home / "id_ed25519").write_text("SECRET key\n")
     (others / "alice.py").write_text("SECRET = 'a classmate's answer'\n")
     listeners = Listeners(tmp_path)
-    home_before, leftovers_before = home_state(home), host_leftovers()
+    run = f"{name}-{os.getpid()}-{time.monotonic_ns()}"
+    home_before, leftovers_before = home_state(home), host_leftovers(run)
+    tty_master, tty = os.openpty()  # stands for the terminal the instructor grades from (the grader's uid owns it)
+    os.set_blocking(tty, False)
+    tty_before, grader_before = termios.tcgetattr(tty), own_state()
     attack = (HOSTILE / f"{name}.py").read_text()
     for key, value in (("__REPO__", str(ROOT)), ("__MARKER__", str(marker)), ("__TARGET__", str(target)),
                        ("__HOME__", str(home)), ("__OTHERS__", str(others)), ("__PORT__", str(listeners.port)),
-                       ("__SOCKET__", listeners.path)):
+                       ("__SOCKET__", listeners.path), ("__RUN__", run), ("__GRADER__", str(os.getpid())),
+                       ("__TTY__", os.ttyname(tty)), ("__TOP__", str(tmp_path))):
         attack = attack.replace(key, value)
     submission = tmp_path / "submission.py"
     submission.write_text(honest_source() + "\n\n" + attack)
@@ -227,7 +256,8 @@ def test_hostile_submission(name, tmp_path, caps):
     try:
         if bystander:
             bystander._open()
-        results, notes, seconds, left = grade(submission, {**LIMITS, **case.limits})
+        keep = [bystander.pid, *procs.descendants(bystander.pid)] if bystander else []
+        results, notes, seconds, left = grade(submission, {**LIMITS, **case.limits}, keep)
         if bystander:  # the other submission's session survived and still grades
             check = next(c for c in CH01 if c.exercise == "sinusoidal_table" and c.expect == "match")
             request = ProbeRequest("p0", check.probe, check.params, check.exercise)
@@ -239,10 +269,19 @@ def test_hostile_submission(name, tmp_path, caps):
             bystander.close()
         received = listeners.drain()
         listeners.close()
+        try:
+            typed = os.read(tty, 100)
+        except BlockingIOError:
+            typed = b""
+        tty_after = termios.tcgetattr(tty)
+        os.close(tty)
+        os.close(tty_master)
 
+    assert (tty_after, typed) == (tty_before, b"")  # the grader's terminal: settings, input
+    assert own_state() == grader_before  # the grader's limits, priority, CPUs
     assert received == [], received  # nothing reached a socket on this machine
     assert home_state(home) == home_before  # the grading user's home: mode, owner, times, .bashrc
-    assert host_leftovers() == leftovers_before
+    assert host_leftovers(run) == leftovers_before
 
     assert seconds < case.seconds, f"grading took {seconds:.1f} s"
     assert digest(GUARDED) == before

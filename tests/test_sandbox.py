@@ -88,10 +88,11 @@ def test_a_child_cannot_reach_the_grader_in_any_mode(mode):
         assert seen["uid"] == session.uid and session.uid != 0 and session.uid != os.getuid()
     notes = [what for where, what in log if where == "sandbox"]
     # weaker isolation is said in the report, full isolation is not
-    assert bool(notes) == (session.mode != "root-jail" or not caps["seccomp"] or not caps["cgroup"])
+    assert bool(notes) == (session.mode != "root-jail" or not caps["seccomp"] or not caps["cgroup"]
+                           or not caps["pidns"])
 
 
-def test_root_without_its_own_uid_says_so_in_the_report(tmp_path):
+def test_root_asked_for_user_mode_says_which_mode_applied_in_the_report(tmp_path):
     from grader.checks import chapter_checks
     from grader.grading import grade
 
@@ -102,8 +103,32 @@ def test_root_without_its_own_uid_says_so_in_the_report(tmp_path):
     if not caps["root"] or not caps["landlock"]:
         pytest.skip("needs a grader running as root, with Landlock")
     notes = grade(sub, Settings.from_env(sandbox_mode="user"), checks).notes
-    assert any(n.startswith("sandbox: POSENC_SANDBOX_MODE=user: learner code ran as root (uid 0) without "
-                            "capabilities") for n in notes), notes
+    if caps["python_readable"]:  # Debian's system Python: a uid of its own is possible, and taken (root-nojail)
+        assert any(n.startswith("sandbox: POSENC_SANDBOX_MODE=user asked for no jail; other users can read this "
+                                "Python, so learner code need not run as root: learner code ran as uid ")
+                   for n in notes), notes
+        assert not any("no mount namespaces" in n for n in notes) or not caps["jail"], notes
+    else:  # a Python only root can read: uid 0 without capabilities (root-user)
+        assert any(n.startswith("sandbox: POSENC_SANDBOX_MODE=user: learner code ran as root (uid 0) without "
+                                "capabilities") for n in notes), notes
+
+
+def test_the_report_names_the_user_id_the_session_took():
+    """A second live session takes the next uid; its note names that uid (it once named the first one's,
+    POSENC_SANDBOX_UID_BASE, whichever it took). root-nojail's note names it, on any machine as root."""
+    settings = Settings.from_env()
+    caps = Zygote.start(settings).ready()
+    if not caps["root"]:
+        pytest.skip("the grader is not running as root")
+
+    class NoJailHere:  # what a machine offers where Python is readable and POSENC_SANDBOX_MODE=nojail
+        def ready(self):
+            return {**caps, "jail": True, "python_readable": True, "forced": "nojail"}
+
+    with zygote.Session(NoJailHere(), settings) as one, zygote.Session(NoJailHere(), settings) as two:
+        assert one.mode == two.mode == "root-nojail" and one.uid != two.uid
+        for session in (one, two):
+            assert [n for n in session.notes if f"ran as uid {session.uid} (a user id of its own)" in n], session.notes
 
 
 def test_each_session_has_a_user_id_of_its_own():
@@ -192,3 +217,68 @@ def test_two_graders_never_borrow_the_same_user_id(tmp_path):
             assert "UID " in feedback and f"UID {mine.uid}" not in feedback, (mine.uid, feedback)
     finally:
         second.close()
+
+
+HOG = r'''
+import torch
+_hoard = []
+try:
+    while len(_hoard) < 12:
+        _hoard.append(torch.ones(64 << 20, dtype=torch.uint8))  # 64 MB each, touched
+except Exception:
+    pass
+raise RuntimeError(f"HOARDED {len(_hoard) * 64} MB")
+'''
+
+
+class _WithoutCgroup:
+    """The real zygote, on a machine where no cgroup can be made (a non-root grader, a GPU box)."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def ready(self):
+        return {**self.real.ready(), "cgroup": None, "cgroup_reason": "none in this test"}
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+@pytest.mark.parametrize("cuda", [False, True])
+def test_the_report_says_which_memory_limit_applied_without_a_cgroup(cuda, monkeypatch):
+    """No cgroup: RLIMIT_AS stops a 768 MB hoard under a 256 MB allowance, and the report says "address space
+    only"; an exercise with CUDA checks (on a GPU box: simulated) runs without RLIMIT_AS, hoards it all, and
+    the report says it ran without a memory limit (it once claimed the address-space limit there too)."""
+    settings = Settings.from_env(limits={"memory_mb": 256, "wall_seconds": 60})
+    monkeypatch.setattr(zygote, "gpu_present", lambda: cuda)
+    request = ProbeRequest("p0", "call", {"args": [], "device": "cuda" if cuda else None}, "sinusoidal_table")
+    with zygote.Session(_WithoutCgroup(Zygote.start(settings)), settings) as session:
+        run = session.run([Statement("cell 1", HOG)], [request], read)
+    hoarded = [int(w.split("HOARDED ")[1].split()[0]) for _, w in run.log if "HOARDED" in w]
+    notes = [w for where, w in run.log if where == "sandbox"]
+    unlimited = [n for n in notes if n.startswith("sinusoidal_table: ") and "ran without a memory limit" in n]
+    assert hoarded and (hoarded[0] == 768) == cuda, (hoarded, notes)
+    assert bool(unlimited) == cuda, notes
+    assert any("memory was limited by address space only (RLIMIT_AS)" in n for n in notes), notes
+
+
+def test_a_session_server_that_dies_is_reported_as_what_happened():
+    """The session server killed 2 s into an exercise (by the machine: learner code cannot signal it): the
+    report says it ended, how (the zygote reaped it) and after how long; it once read "timed out after
+    30 s", whatever had happened and however soon."""
+    import signal
+    import threading
+
+    settings = Settings.from_env(limits={"wall_seconds": 30, "stmt_seconds": 25})
+    with Zygote.start(settings).session(settings) as session:
+        killer = threading.Timer(2.0, lambda: os.kill(session.pid, signal.SIGKILL))
+        killer.start()
+        try:
+            run = session.run([Statement("cell 1", "import time\ntime.sleep(20)\n")], PROBE, read)
+        finally:
+            killer.cancel()
+    assert run.ended.startswith("was lost: the sandbox's session server ended after "), run.ended
+    assert run.ended.endswith("s (killed by signal 9 (SIGKILL))"), run.ended
+    seconds = float(run.ended.split("ended after ")[1].split(" s")[0])
+    assert 1.0 <= seconds < 20, run.ended
+    assert "timed out" not in run.ended

@@ -5,6 +5,7 @@ rare on test machines)."""
 from __future__ import annotations
 
 import ast
+import gc
 import os
 import resource
 import shutil
@@ -37,6 +38,10 @@ def fill(path_or_memfd, megabytes):
         code, written = 0, 0
         try:
             os.close(read_fd)
+            # the process the kernel must pick when the group is out of memory: not its parent, which holds
+            # as much of the test process's memory (copy-on-write) and would say nothing once killed
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")
             if path_or_memfd == "memfd":
                 fd = os.memfd_create("fill")
             else:
@@ -70,6 +75,7 @@ def test_memory_files_are_charged_to_the_cgroup_and_rlimit_as_would_not_stop_the
         # RLIMIT_AS alone: an allowance of 256 MB over what is mapped, as confine.limit sets it; 512 MB pass
         pid = os.fork()
         if pid == 0:
+            gc.disable()
             with open("/proc/self/statm") as f:
                 vm = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
             resource.setrlimit(resource.RLIMIT_AS, (vm + LIMIT, vm + LIMIT))
@@ -83,6 +89,7 @@ def test_memory_files_are_charged_to_the_cgroup_and_rlimit_as_would_not_stop_the
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
+            gc.disable()  # a full collection would copy the test process's heap into the group (copy-on-write)
             group.join(0)
             child, fd = fill(target, 512)
             os.write(write_fd, repr(wait(child, fd)).encode())

@@ -7,11 +7,12 @@ import os
 import pwd
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from grader.sandbox import confine
+from grader.sandbox import confine, procs
 
 USER = 61999  # a uid no account has, standing for a grading user who is not root
 
@@ -150,3 +151,32 @@ def test_capabilities_are_what_the_policy_takes():
     assert caps.root and caps.landlock == confine.landlock_abi() and caps.seccomp == seccomp.available()
     assert caps.python_readable == (confine.unreadable_by(USER, confine.python_paths()) == [])
     assert (caps.cgroup is None) == bool(caps.cgroup_reason)
+
+
+def test_survivors_are_the_processes_a_clean_up_could_not_kill():
+    """procs.survivors, which the fork server and the session's close() use to verify that nothing of a
+    submission is left: [] when everything died; the pid when a process could not be killed (here one
+    the caller may not signal)."""
+    sleeper = os.fork()
+    if sleeper == 0:
+        time.sleep(60)
+        os._exit(0)
+    try:
+        assert procs.survivors(lambda: [sleeper] if procs.alive(sleeper) else []) == []
+    finally:
+        os.waitpid(sleeper, 0)
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the test drops to an unused uid that may not signal its parent")
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            confine.drop_to(61997, 61997)
+            parent = os.getppid()
+            os.write(write_fd, repr(procs.survivors(lambda: [parent], seconds=0.2) == [parent]).encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as f:
+        assert f.read() == "True"
+    os.waitpid(pid, 0)

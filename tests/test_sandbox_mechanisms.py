@@ -17,18 +17,21 @@ not stop a memfd).
 from __future__ import annotations
 
 import ast
-import ctypes  # noqa: F401  (attacks use these: imported before confinement, since a confined child
+import ctypes  # (attacks use these: imported before confinement, since a confined child
 import encodings.idna  # noqa: F401  may not be allowed to read Python's folders to import them)
 import errno  # noqa: F401
 import functools
+import gc
 import json
 import mmap  # noqa: F401
 import os
 import pwd
+import resource
 import shutil
 import socket
 import sysconfig
 import tempfile
+import termios
 import time
 from pathlib import Path
 
@@ -62,11 +65,18 @@ EXPECTED = {
     "signals to the grader": ("kill_the_grader", (B, B, B, B, B, B)),
     "fork bomb": ("fork_flood", (B, B, B, B, B, B)),
     "memory": ("mmap_bomb", (B, B, B, B, B, B)),
+    "memory, CUDA exercise, no cgroup": ("mmap_bomb", (O, O, O, O, O, O)),
     "root's files (uid 0)": ("read_shadow", (B, B, B, B, B, B)),
     "leftover files": ("dev_shm_hoard", (B, B, B, B, B, O)),
     "leftover IPC": ("sysv_shm_hoard", (B, B, B, B, B, B)),
     "leftover processes": ("fork_outlives_parent", (B, B, B, B, B, B)),
+    "processes alive when the child ends": ("fork_outlives_parent", (B, O, O, B, O, O)),
+    "the grader's limits and priority": ("renice_the_grader", (B, B, B, B, B, B)),
+    "the grader's terminal": ("terminal_settings", (B, B, B, B, B, B)),
+    "other processes in /proc": ("proc_snoop", (B, B, B, B, B, O)),
 }
+# rows tried on a machine that lacks something: row: (what is taken away, request changes)
+ROW_SETUP = {"memory, CUDA exercise, no cgroup": ({"cgroup"}, {"cuda": True})}  # a GPU box, not root (no RLIMIT_AS)
 # (row, mode, what is taken away, request changes, expected): which mechanism stops what
 CONTROLS = [
     ("network: UDP", "user", {"seccomp"}, {}, O),  # Landlock checks TCP only
@@ -85,6 +95,15 @@ CONTROLS = [
     ("leftover files", "root-nojail", {"landlock"}, {}, B),  # its own uid's files are removed after it
     ("fork bomb", "user", {"cgroup"}, {}, B),  # RLIMIT_NPROC over the grading user's own processes
     ("fork bomb", "user-jail", {"cgroup"}, {}, B),  # RLIMIT_NPROC counted in the user namespace
+    ("the grader's limits and priority", "user", {"seccomp"}, {}, O),  # same uid: only seccomp stopped it
+    ("the grader's terminal", "user", {"seccomp"}, {}, B),  # its owner may open it; Landlock (ABI 5) denies ioctls
+    ("the grader's terminal", "none", {"seccomp"}, {}, O),  # neither: stty -echo -icanon on the grader's terminal
+    ("other processes in /proc", "root-jail", {"landlock"}, {}, B),  # the PID namespace alone hides them
+    ("other processes in /proc", "user-jail", {"landlock"}, {}, B),
+    ("other processes in /proc", "root-jail", {"pidns"}, {}, B),  # Landlock alone hides them too
+    ("other processes in /proc", "root-jail", {"pidns", "landlock"}, {}, O),  # the machine's /proc, bound
+    ("leftover processes", "user-jail", {"cgroup"}, {}, B),  # the subreaper, and the namespace's end
+    ("processes alive when the child ends", "root-jail", {"pidns"}, {}, O),  # the PID namespace kills them
 ]
 
 
@@ -137,20 +156,22 @@ def machine():
     sys_user = [p for p in confine.SYSTEM_PATHS if os.path.exists(p)]
     kind, reason = cgroup.probe()
     return {"landlock": confine.landlock_abi(), "seccomp": seccomp.available(), "cgroup": kind,
-            "cgroup_reason": reason, "jail": confine.can_jail(),
-            "userns": _in_child_as(INSTRUCTOR, lambda: confine.can_userns_jail(sys_user))}
+            "cgroup_reason": reason, "jail": confine.can_jail(), "pidns": confine.can_pid_namespace(userns=False),
+            "userns": _in_child_as(INSTRUCTOR, lambda: confine.can_userns_jail(sys_user)),
+            "userns_pidns": _in_child_as(INSTRUCTOR, lambda: confine.can_pid_namespace(userns=True))}
 
 
 def caps_for(mode, m, without=()):
     common = dict(landlock=0 if "landlock" in without else m["landlock"],
                   seccomp=m["seccomp"] and "seccomp" not in without,
                   cgroup=None if "cgroup" in without else m["cgroup"], cgroup_reason=m["cgroup_reason"])
+    pidns = {"root-jail": m["pidns"], "user-jail": m["userns_pidns"]}.get(mode, False) and "pidns" not in without
     return {
-        "root-jail": policy.Caps(root=True, jail=True, **common),
+        "root-jail": policy.Caps(root=True, jail=True, pidns=pidns, **common),
         # the forked child imports nothing more, so Python's own readability does not matter here
         "root-nojail": policy.Caps(root=True, jail=m["jail"], forced="nojail", python_readable=True, **common),
         "root-user": policy.Caps(root=True, forced="user", python_readable=False, **common),
-        "user-jail": policy.Caps(userns_jail=True, **common),
+        "user-jail": policy.Caps(userns_jail=True, pidns=pidns, **common),
         "user": policy.Caps(**common),
         "none": policy.Caps(**{**common, "landlock": 0}),
     }[mode]
@@ -162,6 +183,8 @@ def needs(mode, m):
         return "no mount namespaces"
     if mode == "user-jail" and not m["userns"]:
         return "no unprivileged user namespaces"
+    if (mode == "root-jail" and not m["pidns"]) or (mode == "user-jail" and not m["userns_pidns"]):
+        return "no PID namespace with a /proc of its own"
     if mode in ("root-nojail", "root-user", "user") and not m["landlock"]:
         return "no Landlock"
     if not m["seccomp"]:
@@ -217,12 +240,17 @@ def world(machine):
     abstract.listen(16)
     for s in (udp, tcp, unix, abstract):
         s.setblocking(False)
-    subs = {"__REPO__": str(top / "repo"), "__HOME__": str(top / "home"), "__OTHERS__": str(top / "class"),
+    tty_master, tty = os.openpty()  # stands for the terminal the instructor grades from
+    os.set_blocking(tty, False)
+    subs = {"__TTY__": os.ttyname(tty), "__TOP__": str(top), "__RUN__": top.name,
+            "__REPO__": str(top / "repo"), "__HOME__": str(top / "home"), "__OTHERS__": str(top / "class"),
             "__MARKER__": str(top / "drop" / "marker"), "__TARGET__": str(top / "drop"),
             "__PORT__": str(port), "__SOCKET__": sock_path}
-    yield {"top": top, "subs": subs, "udp": udp, "tcp": tcp, "unix": unix, "abstract": abstract}
+    yield {"top": top, "subs": subs, "udp": udp, "tcp": tcp, "unix": unix, "abstract": abstract, "tty": tty}
     for s in (udp, tcp, unix, abstract):
         s.close()
+    os.close(tty)
+    os.close(tty_master)
     shutil.rmtree(top)
 
 
@@ -257,7 +285,8 @@ def _send(fd, data):
 def _child(pol, group, source, fd, canary):
     """The sandbox child: confine, then run the attack like the fork server runs a submission."""
     try:
-        os.setpgid(0, 0)
+        confine.detach(fd)  # as server.py: a session of its own, no terminal, no fd but the pipe
+        ctypes.CDLL(None).prctl(15, b"sandbox-child", 0, 0, 0)  # not the grader's name (PR_SET_NAME)
         try:
             confine.apply(pol, group)
         except BaseException as exc:
@@ -281,11 +310,21 @@ def _child(pol, group, source, fd, canary):
         os._exit(0)
 
 
+def _own_state():
+    """What learner code must not change in the grader: its limits, priority, CPUs, scheduler."""
+    return [resource.getrlimit(resource.RLIMIT_FSIZE), resource.getrlimit(resource.RLIMIT_CPU),
+            os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0)), os.sched_getscheduler(0)]
+
+
 def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
     """The fork server's stand-in: fork the child, wait, clean up as server.py does, report."""
+    gc.disable()  # here and in the child: a full collection would copy the test process's heap into the cgroup
     confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)
+    ctypes.CDLL(None).prctl(15, b"posenc-GRADER", 0, 0, 0)  # PR_SET_NAME: what /proc/<pid>/comm shows of it
     if as_uid is not None:
         confine.drop_to(as_uid, as_uid)
+    source = source.replace("__GRADER__", str(os.getpid()))
+    mine = _own_state()
     ipc_before = confine.sysv_ipc(os.getuid())
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -306,6 +345,8 @@ def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
     except BlockingIOError:
         data = b""
     report = json.loads(data) if data else {"outcome": ""}
+    report["grader changed"] = _own_state() != mine
+    report["alive at its end"] = len(procs.descendants(os.getpid()))  # before any clean-up
     if status is None:
         report["outcome"] += " (timed out)"
     elif os.WIFSIGNALED(status):
@@ -335,7 +376,7 @@ def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
 _RUNS = []
 
 
-def run(world, m, mode, row, without=(), request=None, seconds=20, source=None):
+def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
     """Run the row's attack (or `source`) in `mode`; the child's and the grader's report, plus the run's context."""
     source = source or (HOSTILE / f"{EXPECTED[row][0]}.py").read_text()
     for key, value in world["subs"].items():
@@ -365,6 +406,10 @@ def run(world, m, mode, row, without=(), request=None, seconds=20, source=None):
                         os.chown(os.path.join(path, name), INSTRUCTOR, INSTRUCTOR)
     bashrc = (world["top"] / "home" / ".bashrc").read_text()
     home = os.stat(world["top"] / "home")
+    tty = world["tty"]
+    os.fchown(tty, INSTRUCTOR if instructor else 0, 5 if os.path.exists("/dev/pts") else 0)  # the grader's own
+    os.fchmod(tty, 0o620)
+    tty_before = termios.tcgetattr(tty)
     drained(world)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -391,8 +436,15 @@ def run(world, m, mode, row, without=(), request=None, seconds=20, source=None):
     report["bashrc changed"] = (world["top"] / "home" / ".bashrc").read_text() != bashrc
     marker = world["top"] / "drop" / "marker"
     report["marker"] = marker.exists()
+    try:
+        typed = os.read(tty, 100)
+    except BlockingIOError:
+        typed = b""
+    report["tty changed"] = termios.tcgetattr(tty) != tty_before or typed != b""
+    termios.tcsetattr(tty, termios.TCSANOW, tty_before)
     report["left files"] = [e.path for folder_ in confine.TEMP_FOLDERS if os.path.isdir(folder_)
-                            for e in os.scandir(folder_) if e.name.startswith(ATTACK_FILES)
+                            for e in os.scandir(folder_)
+                            if e.name.startswith(tuple(f"{a}{world['subs']['__RUN__']}-" for a in ATTACK_FILES))
                             and e.stat(follow_symlinks=False).st_uid == runner]
     # put the world back for the next run (what an open cell changed), then clean up after the run
     marker.unlink(missing_ok=True)
@@ -443,10 +495,18 @@ CHECKS = {
     and int(r["outcome"].split("STOPPED after ")[1].split()[0]) <= PIDS,
     "memory": lambda r: ("STOPPED" in r["outcome"] or "killed by signal 9" in r["outcome"])
     and "FILLED" not in r["outcome"],
+    "memory, CUDA exercise, no cgroup": lambda r: "FILLED" not in r["outcome"],
     "root's files (uid 0)": lambda r: _blocked_word(r) and "LEAKED" not in r["outcome"],
     "leftover files": lambda r: not r["left files"],
     "leftover IPC": lambda r: not r["left ipc"],
     "leftover processes": lambda r: r["left processes"] == 0 and "returned 'HONEST'" in r["outcome"],
+    "processes alive when the child ends": lambda r: r["alive at its end"] == 0 and "returned 'HONEST'" in r["outcome"],
+    # judged by its effect on the grader (renicing its own uid's processes is no attack where the uid is its own)
+    "the grader's limits and priority": lambda r: r["outcome"].startswith(("RuntimeError: BLOCKED",
+                                                                           "RuntimeError: CHANGED"))
+    and not r["grader changed"],
+    "the grader's terminal": lambda r: _blocked_word(r) and not r["tty changed"],
+    "other processes in /proc": lambda r: _blocked_word(r),
 }
 
 
@@ -461,7 +521,8 @@ def test_cell(row, mode, want, world, machine):
     why = needs(mode, machine)
     if why:
         pytest.skip(f"{mode}: {why} on this machine")
-    report = run(world, machine, mode, row)
+    without, request = ROW_SETUP.get(row, ((), None))
+    report = run(world, machine, mode, row, without=without, request=request)
     assert "SETUP FAILED" not in report["outcome"], report["outcome"]
     assert (B if CHECKS[row](report) else O) == want, report
 
@@ -473,7 +534,7 @@ def test_control(row, mode, without, request_changes, want, world, machine):
     if why:
         pytest.skip(f"{mode}: {why} on this machine")
     report = run(world, machine, mode, row, without=without, request=request_changes)
-    assert "SETUP FAILED" not in report["outcome"], report["outcome"]
+    assert "SETUP FAILED" not in report["outcome"] and "CANARY" not in report["outcome"], report["outcome"]
     assert (B if CHECKS[row](report) else O) == want, report
     if row == "memfd" and want == B:
         assert report["oom"] or "STOPPED" in report["outcome"], report  # the cgroup, not seccomp, stopped it

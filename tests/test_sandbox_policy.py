@@ -6,7 +6,7 @@ import pytest
 
 from grader.sandbox.policy import CGROUP_HEADROOM, Caps, Refused, Request, decide
 
-FULL = dict(landlock=6, seccomp=True, cgroup="v2")
+FULL = dict(landlock=6, seccomp=True, cgroup="v2", pidns=True)
 REQ = Request(workdir="/s/work1", stub="/s/stub", jail_dir="/s/jail", system=("/usr", "/py/lib"),
               protect=("/repo",), uid=61005, gid=61005, gpu_devices=("/dev/nvidia0", "/dev/nvidiactl"),
               memory_bytes=512 << 20, pids=64)
@@ -15,7 +15,7 @@ USER_REQ = Request(workdir="/s/work1", stub="/s/stub", jail_dir="/s/jail", syste
 
 def test_root_with_namespaces_gets_the_jail_and_a_uid_of_its_own():
     p = decide(Caps(root=True, jail=True, **FULL), REQ)
-    assert (p.mode, p.uid, p.gid, p.jail) == ("root-jail", 61005, 61005, "root")
+    assert (p.mode, p.uid, p.gid, p.jail, p.pidns) == ("root-jail", 61005, 61005, "root", True)
     assert p.binds == ("/usr", "/py/lib") and p.readable[:3] == ("/usr", "/py/lib", "/s/stub")
     assert p.writable == ("/s/work1", "/dev/null", "/tmp", "/dev/shm")
     assert p.seccomp and p.landlock == 6 and p.nproc == 64 and not p.nproc_shared
@@ -24,14 +24,20 @@ def test_root_with_namespaces_gets_the_jail_and_a_uid_of_its_own():
 
 
 def test_root_without_namespaces_runs_as_its_own_uid_when_python_is_readable():
+    """The note says why there is no jail: the machine, or what POSENC_SANDBOX_MODE asked (it once said "no
+    mount namespaces here" on a machine that had them, in both forced cases)."""
+    why = {"auto": "no mount namespaces here", "nojail": "POSENC_SANDBOX_MODE=nojail asked for no jail",
+           "user": "POSENC_SANDBOX_MODE=user asked for no jail; other users can read this Python, so learner code "
+                   "need not run as root"}
     for caps in (Caps(root=True, python_readable=True, **FULL),
-                 Caps(root=True, jail=True, python_readable=True, forced="nojail", **FULL)):
+                 Caps(root=True, jail=True, python_readable=True, forced="nojail", **FULL),
+                 Caps(root=True, jail=True, python_readable=True, forced="user", **FULL)):
         p = decide(caps, REQ)
-        assert (p.mode, p.uid, p.jail) == ("root-nojail", 61005, None)
+        assert (p.mode, p.uid, p.jail, p.pidns) == ("root-nojail", 61005, None, False)
         assert p.writable == ("/s/work1", "/dev/null")
         assert p.clean_ipc == "uid" and p.clean_files_of_uid and p.chmod_protect == ()
-        assert p.notes == ("no mount namespaces here: learner code ran as uid 61005 with Landlock (ABI 6) keeping "
-                           "it from the grader's files, not in a private file-system view",)
+        assert p.notes == (f"{why[caps.forced]}: learner code ran as uid 61005 (a user id of its own) with Landlock "
+                           "(ABI 6) keeping it from the grader's files, not in a private file-system view",)
 
 
 def test_root_without_namespaces_or_landlock_protects_by_chmod():
@@ -76,12 +82,25 @@ def test_not_root_without_user_namespaces():
     p = decide(Caps(**FULL), USER_REQ)
     assert (p.mode, p.jail, p.nproc_shared, p.clean_ipc) == ("user", None, True, "new")
     assert "Landlock (ABI 6) kept it to the system and Python folders" in p.notes[0]
+    assert "this machine allows no user namespaces" in p.notes[0]
     p = decide(Caps(userns_jail=True, forced="nojail", **FULL), USER_REQ)
-    assert p.mode == "user"
+    assert p.mode == "user" and "user namespaces" not in p.notes[0]  # they are there: the mode was forced
+    assert "POSENC_SANDBOX_MODE=nojail asked for no private file-system view" in p.notes[0]
     p = decide(Caps(**{**FULL, "landlock": 0}), USER_REQ)
     assert p.mode == "none" and "read and write whatever you can" in p.notes[0]
+    assert "allows no user namespaces and this machine has no Landlock" in p.notes[0]
     p = decide(Caps(forced="nolandlock", **FULL), USER_REQ)
-    assert p.mode == "none" and p.landlock == 0
+    assert p.mode == "none" and p.landlock == 0 and "POSENC_SANDBOX_MODE=nolandlock asked for no Landlock" in p.notes[0]
+
+
+def test_a_jail_without_a_pid_namespace_says_what_proc_shows():
+    p = decide(Caps(root=True, jail=True, **{**FULL, "pidns": False}), REQ)
+    assert p.jail == "root" and not p.pidns
+    assert p.notes == ("no PID namespace could be made here, so the /proc in learner code's view was the machine's "
+                       "(Landlock (ABI 6) let it read its own process's folder only)",)
+    p = decide(Caps(userns_jail=True, **{**FULL, "pidns": False, "landlock": 0}), USER_REQ)
+    assert p.mode == "user-jail" and not p.pidns and "it could list every process" in p.notes[-1]
+    assert decide(Caps(userns_jail=True, **FULL), USER_REQ).pidns
 
 
 def test_weaker_mechanisms_are_said_in_the_notes():

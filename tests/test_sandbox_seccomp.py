@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
 import re
+import resource
 import socket
 import struct
 import subprocess
 import sys
+import termios
 import threading
 from pathlib import Path
 
@@ -82,6 +85,10 @@ def evaluate(prog, nr, arch, args=(0,) * 6):
             op = code & 0xF0
             taken = {0x10: acc == k, 0x30: acc >= k, 0x40: bool(acc & k)}[op]  # JEQ, JGE, JSET (BPF_K)
             pc += 1 + (jt if taken else jf)
+        elif cls == 0x04:  # BPF_ALU
+            assert code == 0x54, hex(code)  # BPF_AND | BPF_K only
+            acc &= k
+            pc += 1
         elif cls == 0x06:  # BPF_RET | BPF_K
             return k
         else:
@@ -129,6 +136,33 @@ def test_the_program_does_what_the_tables_say(arch):
     assert evaluate(prog, number["chmod"] or 0, 0x40000003) == seccomp.RET_KILL_PROCESS  # AUDIT_ARCH_I386
     if arch == "x86_64":
         assert evaluate(prog, 0x40000000 | 90, audit) == seccomp.RET_KILL_PROCESS  # x32 chmod
+    # limits, priority, scheduling, affinity, I/O priority, memory placement: its own only (0 or its pid)
+    for name in ("prlimit64", "sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr",
+                 "migrate_pages", "move_pages"):
+        for target in (0, pid):
+            assert evaluate(prog, number[name], audit, (target, 1, 0)) == allow, (name, target)
+        for target in (1, pid + 1, pid - 1, -1, pid + (1 << 32) + 1):  # the grader, its parent...
+            assert errno_of(evaluate(prog, number[name], audit, (target, 1, 0))) == errno.EPERM, (name, target)
+    prio = number["setpriority"]
+    for which, who in ((0, 0), (0, pid)):  # PRIO_PROCESS: itself
+        assert evaluate(prog, prio, audit, (which, who, 19)) == allow, (which, who)
+    for which, who in ((0, 1), (0, pid + 1), (1, 0), (1, pid), (2, 0), (2, 61000), (2, pid)):  # PGRP, USER
+        assert errno_of(evaluate(prog, prio, audit, (which, who, 19))) == errno.EPERM, (which, who)
+    ioprio = number["ioprio_set"]
+    assert evaluate(prog, ioprio, audit, (1, 0, 0)) == allow and evaluate(prog, ioprio, audit, (1, pid, 0)) == allow
+    for which, who in ((1, pid + 1), (2, 0), (3, 0), (3, 61000)):  # another process, a group, a user
+        assert errno_of(evaluate(prog, ioprio, audit, (which, who, 0))) == errno.EPERM, (which, who)
+    # no terminal ioctl on any file (ENOTTY, as on a file that is no terminal); file ioctls go through
+    ioctl = number["ioctl"]
+    terminal = {"TCGETS": 0x5401, "TCSETS": 0x5402, "TCSETSW": 0x5403, "TCSETSF": 0x5404, "TIOCSCTTY": 0x540E,
+                "TIOCSPGRP": 0x5410, "TIOCSTI": 0x5412, "TIOCSWINSZ": 0x5414, "TIOCLINUX": 0x541C,
+                "TIOCCONS": 0x541D, "TIOCSETD": 0x5423, "TCSETS2": 0x402C542B, "TIOCSPTLCK": 0x40045431,
+                "TIOCGPTPEER": 0x5441}
+    for name, cmd in terminal.items():
+        assert errno_of(evaluate(prog, ioctl, audit, (1, cmd, 0))) == errno.ENOTTY, name
+        assert errno_of(evaluate(prog, ioctl, audit, (1, cmd | (1 << 32), 0))) == errno.ENOTTY, name
+    for cmd in (0x541B, 0x5421, 0x5450, 0x5451, 0x5452, 0x5460, 0xC0184800, 0x80086601, 0x4B3A):  # FIO*, others
+        assert evaluate(prog, ioctl, audit, (1, cmd, 0)) == allow, hex(cmd)
     # sockets are allowed when the network is
     assert evaluate(seccomp.program(arch, pid, deny_network=False), number["socket"], audit) == allow
 
@@ -162,6 +196,8 @@ def _outcome(fn):
         return "ok"
     except OSError as exc:
         return errno.errorcode.get(exc.errno, str(exc.errno))
+    except termios.error as exc:  # not an OSError: (errno, message)
+        return errno.errorcode.get(exc.args[0], str(exc.args[0]))
 
 
 def test_available_here():
@@ -195,7 +231,24 @@ def test_denied_calls_raise_permission_errors_and_ordinary_work_goes_on(tmp_path
             "unshare": _outcome(libc_call(lambda: libc.unshare(0x10000000))),
             "kill parent": _outcome(lambda: os.kill(os.getppid(), 0)),
             "kill self": _outcome(lambda: os.kill(os.getpid(), 0)),
+            # the grader's limits, priority and CPUs (the parent stands for it): its own only
+            "prlimit parent": _outcome(lambda: resource.prlimit(os.getppid(), resource.RLIMIT_FSIZE, (1, 1))),
+            "prlimit self": _outcome(lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0))),
+            "prlimit own pid": _outcome(lambda: resource.prlimit(os.getpid(), resource.RLIMIT_CORE, (0, 0))),
+            "renice parent": _outcome(lambda: os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)),
+            "renice user": _outcome(lambda: os.setpriority(os.PRIO_USER, os.getuid(), 19)),
+            "renice self": _outcome(lambda: os.setpriority(os.PRIO_PROCESS, 0, 1)),
+            "affinity parent": _outcome(lambda: os.sched_setaffinity(os.getppid(), {0})),
+            "affinity self": _outcome(lambda: os.sched_setaffinity(0, os.sched_getaffinity(0))),
+            "scheduler parent": _outcome(lambda: os.sched_setscheduler(os.getppid(), os.SCHED_IDLE,
+                                                                       os.sched_param(0))),
+            # terminals: the grader's (a pty here), its settings and input
+            "tcsetattr": _outcome(lambda: termios.tcsetattr(tty, termios.TCSANOW, termios.tcgetattr(tty))),
+            "tiocsti": _outcome(lambda: fcntl.ioctl(tty, termios.TIOCSTI, b"x")),
+            "isatty": os.isatty(tty),
         }
+        os.set_inheritable(tty, True)  # FIOCLEX / FIONCLEX: still fine
+        out["inheritable"] = os.get_inheritable(tty)
         # what learner code and the probes do: files in its folder, threads, a fork, a signal to itself
         (tmp_path / "f.txt").write_text("x")
         out["file"] = (tmp_path / "f.txt").read_text()
@@ -210,10 +263,18 @@ def test_denied_calls_raise_permission_errors_and_ordinary_work_goes_on(tmp_path
         out["fork"] = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
         return out
 
-    got = in_filtered_child(probe)
-    denied = ("chmod", "utime", "chown", "udp", "unix", "socketpair", "memfd", "shmget", "unshare", "kill parent")
+    master, tty = os.openpty()
+    try:
+        got = in_filtered_child(probe)
+    finally:
+        os.close(master)
+        os.close(tty)
+    denied = ("chmod", "utime", "chown", "udp", "unix", "socketpair", "memfd", "shmget", "unshare", "kill parent",
+              "prlimit parent", "renice parent", "renice user", "affinity parent", "scheduler parent")
     assert {k: got[k] for k in denied} == dict.fromkeys(denied, "EPERM"), got
     assert got["kill self"] == "ok" and got["file"] == "x" and got["thread"] == [1] and got["fork"] == 7, got
+    assert got["prlimit self"] == got["prlimit own pid"] == got["renice self"] == got["affinity self"] == "ok", got
+    assert (got["tcsetattr"], got["tiocsti"], got["isatty"], got["inheritable"]) == ("ENOTTY", "ENOTTY", False, True)
 
 
 TORCH_CHILD = r"""

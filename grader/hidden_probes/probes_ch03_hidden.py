@@ -37,12 +37,12 @@ def _vm_bytes():
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _child(fn, args, kwargs, allowance_bytes, cpu_seconds, sample_step, write_fd):
-    """Runs in the forked child: cap memory and CPU, call fn, write header + bytes, never return."""
+def _child(fn, args, kwargs, allowance_bytes, cpu_seconds, sample_step, write_fd, vm):
+    """Runs in the forked child: cap memory and CPU, call fn, write header + bytes, never return. `vm`: the
+    address space mapped at fork, measured by the parent (Landlock may let only the parent read its /proc)."""
     available = None  # bytes of address space the call may add; less than asked when the sandbox's limit is lower
     try:
         torch.set_num_threads(1)  # one thread: safe after fork, and the same work everywhere
-        vm = _vm_bytes()
         granted = {}
         for which, limit in ((resource.RLIMIT_AS, vm + allowance_bytes), (resource.RLIMIT_CPU, cpu_seconds)):
             _, hard = resource.getrlimit(which)  # only ever lower a limit the process already has
@@ -107,10 +107,11 @@ def memory_capped_call(ns, exercise, args=(), kwargs=None, allowance_mib=2048, t
     fn = _get(ns, exercise)
     args, kwargs = build(list(args)), build(kwargs or {})
     read_fd, write_fd = os.pipe()
+    vm = _vm_bytes()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        _child(fn, args, kwargs, allowance_mib << 20, int(timeout_s) + 5, sample_step, write_fd)
+        _child(fn, args, kwargs, allowance_mib << 20, int(timeout_s) + 5, sample_step, write_fd, vm)
     os.close(write_fd)
     data = None
     try:

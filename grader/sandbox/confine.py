@@ -2,17 +2,19 @@
 
 Layers, each used where the machine allows it (the fork server reports which in its hello line):
 
-- **jail** (root, mount namespaces): the child gets private mount, network and IPC namespaces and
-  chroots into a tmpfs that holds only read-only binds of the system and Python folders, a
-  private /tmp and /dev/shm, and a size-limited tmpfs working folder. The grader's repository
+- **jail** (root, mount namespaces): the child gets private mount, network, IPC and (where the
+  kernel allows) PID namespaces and chroots into a tmpfs that holds only read-only binds of the
+  system and Python folders, a private /tmp and /dev/shm, a /proc of its own (the namespace's
+  processes only) and a size-limited tmpfs working folder. The grader's repository
   (the reference, the hidden checks, the solutions), other students' files, results folders:
   none of it exists in the child's view. No network (an empty network namespace).
 - **user** (root): the child drops to a user id of its own (one per sandbox, unused by anything
   else), with no groups and no new privileges. It cannot signal the grader, the fork server or
   another submission's processes, and RLIMIT_NPROC caps its processes.
-- **Landlock** (Linux 5.13+, root or not): reads allowed only below the system and Python folders,
-  writes only in the working folder, no program execution, no TCP (ABI 4+), no signals to
-  processes outside the sandbox (ABI 6+).
+- **Landlock** (Linux 5.13+, root or not): reads allowed only below the system and Python folders
+  (and of the machine's /proc only the child's own folder), writes only in the working folder, no
+  program execution, no TCP (ABI 4+), no ioctl on a device it may only read (ABI 5+: no terminal),
+  no signals to processes outside the sandbox (ABI 6+).
 - **rlimits** always: CPU time, address space, file size, open files, no core dumps.
 
 Added for the weaker modes (see policy.py for which mode gets what):
@@ -21,7 +23,8 @@ Added for the weaker modes (see policy.py for which mode gets what):
   same jail, built inside a new user namespace mapped to the grader's own uid; after the chroot
   every capability is dropped and no new privileges may be gained.
 - **seccomp** (seccomp.py): chmod/chown/utime, sockets, System V IPC, memfd, ptrace, namespaces...
-  fail with EPERM; signals only to the child itself.
+  fail with EPERM; signals, limits, priority and scheduling only of the child itself; no terminal
+  ioctl (ENOTTY).
 - **cgroup** (cgroup.py): memory (memfd, tmpfs, shared memory included) and process count.
 - clean-up helpers for what a child can leave behind where no namespace takes it away: System V IPC
   objects (`remove_sysv_ipc`), files of the sandbox's uid in the shared temporary folders
@@ -51,6 +54,7 @@ except ImportError:
         cgroup = seccomp = None
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x40000000, 0x10000000
+CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
@@ -62,6 +66,10 @@ SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", 
 ETC_WITHHELD = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl", "security",
                 "krb5.keytab", "credstore", "credstore.encrypted", "wireguard", "NetworkManager", "ipsec.secrets",
                 "ppp", "openvpn", "libvirt", ".pwd.lock")
+
+# Entries of /proc that list or describe other processes (besides the numbered folders), or the kernel's memory
+PROC_WITHHELD = ("sched_debug", "timer_list", "kcore", "kmsg", "kpagecgroup", "kpagecount", "kpageflags",
+                 "sysrq-trigger", "locks")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -223,7 +231,9 @@ def capabilities(forced="auto", sandbox_uid=61000):
     any uid of no account (readability of Python does not depend on which)."""
     root = os.geteuid() == 0
     kind, reason = cgroup.probe()
-    return {"root": root, "jail": root and can_jail(), "userns_jail": not root and can_userns_jail(),
+    jail, userns_jail = root and can_jail(), not root and can_userns_jail()
+    return {"root": root, "jail": jail, "userns_jail": userns_jail,
+            "pidns": (jail or userns_jail) and can_pid_namespace(userns=not root),
             "landlock": landlock_abi(), "seccomp": seccomp.available(), "cgroup": kind,
             "cgroup_reason": "" if kind else reason, "python_readable": root and python_readable_by(sandbox_uid),
             "forced": forced}
@@ -245,26 +255,130 @@ def _tmpfs(target, options):
     _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
 
 
-def _enter_user_namespace():
+def _enter_user_namespace(extra=0):
     """A new user namespace in which this process keeps its uid and gid (the only mapping an
-    unprivileged process may write) and holds every capability, until it drops them."""
+    unprivileged process may write) and holds every capability, until it drops them. `extra`: more
+    namespaces (CLONE_NEWPID), owned by it."""
     uid, gid = os.getuid(), os.getgid()
     prctl(PR_SET_DUMPABLE, 1)  # /proc/self/{setgroups,uid_map,gid_map} belong to us only when dumpable
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare(user namespace)")
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | extra), "unshare(user namespace)")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as f:
             f.write(text)
 
 
-def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False):
+def _status_after(relay_fd, child):
+    """Wait for `child`, reaping whatever else ends meanwhile (a namespace's init adopts every orphan);
+    its wait status, also written to `relay_fd` when given."""
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return None
+        if done == child:
+            if relay_fd is not None:
+                os.write(relay_fd, str(status).encode())
+            return status
+
+
+def _end_as(status):
+    """End this process as `status` (a wait status) says its child ended: the same exit code, or the
+    same signal (no core dump), so that whoever waits for this process learns what the child did."""
+    if status is None:
+        os._exit(1)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset
+            pass
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def _quiet(keep):
+    """A relay holds nothing: no file descriptor but `keep`, not dumpable, no capabilities; it dies with
+    its parent."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.closerange(0, keep)
+    os.closerange(keep + 1, 1 << 16)
+    prctl(PR_SET_DUMPABLE, 0)
+    drop_capabilities()
+
+
+def enter_pid_namespace():
+    """Call after unshare(CLONE_NEWPID). Three processes come out of this one, and only the last returns:
+
+    - this process stays in the fork server's namespace, waits for the namespace's init and ends as the
+      child it relays ended (the fork server waits for it, and learns the exit code or signal);
+    - the namespace's init (pid 1) waits for the child, reaps every orphan meanwhile, and passes the
+      child's wait status on; when it exits the kernel kills every process left in the namespace;
+    - the child (pid 2, a process group of its own) returns, to run learner code. It is not pid 1, which
+      ignores its own signals (SIGXCPU, os.kill(os.getpid(), ...)) where a process should not."""
+    read_fd, write_fd = os.pipe()
+    init = os.fork()
+    if init:
+        try:
+            _quiet(read_fd)
+            status = _status_after(None, init)
+            with os.fdopen(read_fd, "rb") as f:
+                relayed = f.read()
+            _end_as(int(relayed) if relayed else status)
+        finally:
+            os._exit(1)
+    os.close(read_fd)
+    child = os.fork()
+    if child:
+        try:
+            _quiet(write_fd)
+            _status_after(write_fd, child)
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    os.setpgid(0, 0)
+
+
+def can_pid_namespace(userns):
+    """Try, in a throw-away child: a PID namespace (in a user namespace when `userns`) and a /proc of its
+    own that lists only its processes."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            if userns:
+                _enter_user_namespace(CLONE_NEWPID)
+            else:
+                _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare")
+            enter_pid_namespace()
+            _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            code = 0 if sorted(n for n in os.listdir("/proc") if n.isdigit()) == ["1", "2"] else 1
+        except BaseException:
+            pass
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False, pidns=False):
     """Private namespaces; chroot into `jail` holding only `readable` (read-only), the stub package,
     /dev, /proc, /sys, a private /tmp and /dev/shm, and a tmpfs `workdir` owned by uid:gid.
     userns: not root; the namespaces come with a user namespace of their own (the caller then drops
-    its capabilities in it)."""
+    its capabilities in it). pidns: a PID namespace too (enter_pid_namespace: this function returns in
+    a grandchild, pid 2 of it) with a /proc of its own, which lists only the namespace's processes;
+    without it /proc is the machine's (confine.landlock still hides other processes' folders)."""
+    extra = CLONE_NEWPID if pidns else 0
     if userns:
-        _enter_user_namespace()
+        _enter_user_namespace(extra)
     else:
-        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | extra), "unshare")
+    if pidns:
+        enter_pid_namespace()
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _tmpfs(jail, "size=4m,mode=755")
     # the private /tmp first: Python folders, the stub and the working folder may lie below /tmp (a
@@ -284,7 +398,11 @@ def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False
             os.symlink(real, jail + path)
     _bind("/dev", jail + "/dev", devices=True)
     _tmpfs(jail + "/dev/shm", "size=64m,mode=1777")
-    _bind("/proc", jail + "/proc", readonly=False)
+    if pidns:
+        os.makedirs(jail + "/proc", exist_ok=True)
+        _mount("proc", jail + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    else:
+        _bind("/proc", jail + "/proc", readonly=False)
     _bind("/sys", jail + "/sys")
     _bind(stub, jail + stub)
     _tmpfs(jail + workdir, f"size={work_bytes},mode=700,uid={uid},gid={gid}")
@@ -312,12 +430,12 @@ def _hide_skeleton(jail, targets, keep):
 # ---- Landlock --------------------------------------------------------------------------------------
 _FS = {name: 1 << i for i, name in enumerate(
     ("execute", "write_file", "read_file", "read_dir", "remove_dir", "remove_file", "make_char", "make_dir",
-     "make_reg", "make_sock", "make_fifo", "make_block", "make_sym", "refer", "truncate"))}
+     "make_reg", "make_sock", "make_fifo", "make_block", "make_sym", "refer", "truncate", "ioctl_dev"))}
 _READ_DIR = _FS["read_file"] | _FS["read_dir"]
 _WRITE_DIR = (_READ_DIR | _FS["write_file"] | _FS["remove_dir"] | _FS["remove_file"] | _FS["make_dir"]
               | _FS["make_reg"] | _FS["make_sym"] | _FS["make_fifo"] | _FS["make_sock"] | _FS["refer"]
-              | _FS["truncate"])
-_FILE_RIGHTS = _FS["execute"] | _FS["write_file"] | _FS["read_file"] | _FS["truncate"]
+              | _FS["truncate"] | _FS["ioctl_dev"])  # ioctl on devices: /dev/null, and a GPU's for CUDA
+_FILE_RIGHTS = _FS["execute"] | _FS["write_file"] | _FS["read_file"] | _FS["truncate"] | _FS["ioctl_dev"]
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -341,14 +459,32 @@ def _withhold_etc(paths):
     return out
 
 
-def landlock(read, write, abi):
+def _own_proc(paths):
+    """/proc as this process's own folder (/proc/<pid>, which /proc/self names) and the machine-wide
+    files (cpuinfo, meminfo, ...), never another process's folder: no command line of the grader or of
+    another submission, no list of the machine's processes. (A process this one forks cannot read its
+    own /proc/<pid>: it is not below the rule.)"""
+    out = []
+    for path in paths:
+        if os.path.realpath(path) == "/proc":
+            out += [os.path.join(path, n) for n in sorted(os.listdir(path))
+                    if not n.isdigit() and n not in PROC_WITHHELD]
+        else:
+            out.append(path)
+    return out
+
+
+def landlock(read, write, abi, own_proc=True):
     """Restrict this process (and everything it starts) to reading `read` (/etc without its
-    secrets: ETC_WITHHELD) and writing `write`; nothing may be executed. Returns the ABI used (0
-    when Landlock is unavailable)."""
+    secrets: ETC_WITHHELD; with `own_proc`, /proc without other processes' folders) and writing
+    `write`; nothing may be executed. Returns the ABI used (0 when Landlock is unavailable)."""
     if abi < 1:
         return 0
     read = _withhold_etc(read)
-    handled = (1 << (13 if abi == 1 else 14 if abi == 2 else 15)) - 1  # refer from ABI 2, truncate from 3
+    read = _own_proc(read) if own_proc else read
+    # refer from ABI 2, truncate from 3, ioctl on devices from 5: none on a device it may only read (a
+    # terminal: no stty, no TIOCSTI, even where seccomp is missing)
+    handled = (1 << (13 if abi == 1 else 14 if abi == 2 else 15 if abi < 5 else 16)) - 1
     attr = _RulesetAttr(handled, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)  # TCP bind+connect; signal+unix scope
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     ruleset = _check(_libc.syscall(444, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)),
@@ -511,6 +647,22 @@ def remove_tree(path):
 
 
 # ---- carrying out a policy ----------------------------------------------------------------------------
+def detach(*keep):
+    """First thing in a freshly forked child: a session of its own (no controlling terminal, and none it
+    could take: setsid), stdin, stdout and stderr on /dev/null, every other file descriptor closed but
+    those in `keep` (the result pipe, the request pipe). No terminal is inherited or reachable through a
+    descriptor."""
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
 def apply(policy, cgroup=None):
     """Confine this freshly forked, single-threaded child as `policy` (policy.Policy) says, before the
     first learner statement. The order matters: join the cgroup while we may still write to it;
@@ -523,7 +675,7 @@ def apply(policy, cgroup=None):
     owner = (policy.uid, policy.gid) if policy.uid is not None else (os.getuid(), os.getgid())
     if policy.jail:
         build_jail(policy.jail_dir, list(policy.binds), policy.stub, policy.workdir, owner[0], owner[1],
-                   policy.work_bytes, userns=policy.jail == "user")
+                   policy.work_bytes, userns=policy.jail == "user", pidns=policy.pidns)
     os.chdir(policy.workdir)
     if policy.uid is not None:
         drop_to(policy.uid, policy.gid)
@@ -531,11 +683,13 @@ def apply(policy, cgroup=None):
         drop_capabilities()
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    landlock(list(policy.readable), list(policy.writable), policy.landlock)
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
     nproc = policy.nproc
-    if nproc is not None and policy.nproc_shared:  # the grader's own uid: its processes count too
-        nproc += tasks_of(os.getuid())
+    if nproc is not None and policy.nproc_shared:  # the grader's own uid: its processes count too (counted
+        nproc += tasks_of(os.getuid())  # before Landlock, which hides other processes' /proc folders)
+    # a PID namespace's /proc shows the exercise's processes only: all of it may be read (a process learner code
+    # forks, or a probe, reads its own /proc/self); the machine's /proc only the child's own folder
+    landlock(list(policy.readable), list(policy.writable), policy.landlock, own_proc=not policy.pidns)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
     limit(policy.cpu_seconds, policy.rlimit_as or 0, policy.file_bytes, nproc)
     if policy.seccomp:
         seccomp.install()

@@ -7,7 +7,7 @@ Standard library only (copied flat into the fork server's folder, imported by th
 Modes, strongest first:
 
 - **root-jail** (root, mount namespaces): a uid of its own, chrooted into a private view (no grader
-  files, no network, its own IPC).
+  files, no network, its own IPC; its own PID namespace and /proc where the kernel allows).
 - **root-nojail** (root, no mount namespaces or POSENC_SANDBOX_MODE=nojail, Python readable by other
   users): a uid of its own, under Landlock (or chmod o-rwx on the grader's folders without Landlock).
 - **root-user** (root, POSENC_SANDBOX_MODE=user, Python not readable by other users, Landlock): uid 0
@@ -47,6 +47,7 @@ class Caps:
     root: bool = False  # the fork server runs with euid 0
     jail: bool = False  # root: private mount, network and IPC namespaces (confine.can_jail)
     userns_jail: bool = False  # not root: the same inside a user namespace (confine.can_userns_jail)
+    pidns: bool = False  # with a jail: a PID namespace and a /proc of its own (confine.can_pid_namespace)
     landlock: int = 0  # Landlock ABI, 0 when absent (confine.landlock_abi)
     seccomp: bool = False  # seccomp.available()
     cgroup: str | None = None  # "v2", "v1", None (cgroup.probe)
@@ -81,6 +82,7 @@ class Policy:
     uid: int | None  # run as (None: keep the fork server's)
     gid: int | None
     jail: str | None  # "root", "user" (namespaces through a user namespace), None
+    pidns: bool  # the jail has a PID namespace and a /proc of its own (killed whole when the child ends)
     jail_dir: str
     binds: tuple  # read-only in the jail
     stub: str
@@ -105,7 +107,7 @@ class Policy:
 
 
 ROOT_REFUSAL = (
-    "the grader runs as root but cannot build the sandbox's jail here (no mount namespaces{forced}), and other "
+    "the grader runs as root but {why}, and other "
     "users cannot read this Python installation, so learner code could only run as root. It will not. "
     "Remedies: grade in a container or VM where root may create mount namespaces (for Docker: "
     "--cap-add SYS_ADMIN --security-opt seccomp=unconfined, or Podman); or install Python where other users "
@@ -124,7 +126,8 @@ def _mode(caps, landlock):
         if caps.forced == "user" and landlock:
             return "root-user"
         raise Refused(ROOT_REFUSAL.format(
-            forced=", or POSENC_SANDBOX_MODE asks for none" if caps.jail else "",
+            why=(f"POSENC_SANDBOX_MODE={caps.forced} asks for no jail" if caps.jail
+                 else "cannot build the sandbox's jail here (no mount namespaces)"),
             landlock="" if landlock else " (this needs Landlock, which is missing here)"))
     if caps.userns_jail and caps.forced != "nojail":
         return "user-jail"
@@ -146,15 +149,21 @@ def decide(caps: Caps, req: Request) -> Policy:
     cgroup = caps.cgroup is not None
     notes = []
 
-    # ---- who, and what it sees
+    # ---- who, and what it sees; why not more (what this machine lacks, or what POSENC_SANDBOX_MODE asked)
     hidden = f"Landlock (ABI {landlock})" if landlock else None
+    no_landlock = ("POSENC_SANDBOX_MODE=nolandlock asked for no Landlock" if caps.forced == "nolandlock"
+                   and caps.landlock else "this machine has no Landlock")
     chmod_protect = ()
     if mode == "root-nojail":
         if not hidden:
             chmod_protect = tuple(req.protect)
             hidden = "chmod o-rwx on the grader's folders"
-        notes.append(f"no mount namespaces here: learner code ran as uid {req.uid} with {hidden} keeping it from "
-                     "the grader's files, not in a private file-system view")
+        why = f"POSENC_SANDBOX_MODE={caps.forced} asked for no jail" if caps.jail else "no mount namespaces here"
+        if caps.forced == "user":
+            why = ("POSENC_SANDBOX_MODE=user asked for no jail; other users can read this Python, so learner code "
+                   "need not run as root")
+        notes.append(f"{why}: learner code ran as uid {req.uid} (a user id of its own) with {hidden} keeping it "
+                     "from the grader's files, not in a private file-system view")
     elif mode == "root-user":
         notes.append(f"POSENC_SANDBOX_MODE=user: learner code ran as root (uid 0) without capabilities; {hidden} "
                      "kept its reads to the system and Python folders (without /etc's secrets) and its writes to "
@@ -164,14 +173,21 @@ def decide(caps: Caps, req: Request) -> Policy:
         notes.append("the grader is not running as root, so learner code ran as your own user, in a private "
                      "file-system view (a user namespace: none of your files, no network) with no capabilities. "
                      "Grade as root (a container, Gradescope) for a user id of its own")
-    elif mode == "user":
-        notes.append(f"the grader is not running as root and this machine allows no user namespaces, so learner "
-                     f"code ran as your own user; {hidden} kept it to the system and Python folders. Grade as root "
-                     "(a container, Gradescope) for the full sandbox")
-    elif mode == "none":
-        notes.append("the grader is not running as root and this machine has neither user namespaces nor "
-                     "Landlock, so learner code ran as your own user, able to read and write whatever you can. "
-                     "Grade as root (a container, Gradescope) for the full sandbox")
+    elif mode in ("user", "none"):
+        no_jail = ("POSENC_SANDBOX_MODE=nojail asked for no private file-system view" if caps.userns_jail
+                   else "this machine allows no user namespaces")
+        if mode == "user":
+            notes.append(f"the grader is not running as root and {no_jail}, so learner code ran as your own user; "
+                         f"{hidden} kept it to the system and Python folders. Grade as root (a container, "
+                         "Gradescope) for the full sandbox")
+        else:
+            notes.append(f"the grader is not running as root, {no_jail} and {no_landlock}, so learner code ran as "
+                         "your own user, able to read and write whatever you can. Grade as root (a container, "
+                         "Gradescope) for the full sandbox")
+    if jail and not caps.pidns:
+        notes.append("no PID namespace could be made here, so the /proc in learner code's view was the machine's"
+                     + (f" ({hidden} let it read its own process's folder only)" if landlock
+                        else ": it could list every process and read their command lines"))
 
     # ---- what Landlock misses
     if not caps.seccomp:
@@ -195,6 +211,7 @@ def decide(caps: Caps, req: Request) -> Policy:
 
     return Policy(
         mode=mode, uid=req.uid if own_uid else None, gid=req.gid if own_uid else None, jail=jail,
+        pidns=bool(jail) and caps.pidns,
         jail_dir=req.jail_dir, binds=tuple(req.system), stub=req.stub, workdir=req.workdir,
         readable=readable, writable=writable, landlock=landlock, seccomp=caps.seccomp,
         cgroup_bytes=req.memory_bytes + CGROUP_HEADROOM if cgroup else None,

@@ -80,3 +80,39 @@ def kill_all(find, rounds=200):
                 pass
         time.sleep(0.002)
     return not find()
+
+
+def started(pid):
+    """When `pid` started (clock ticks after boot: with the pid, it names one process even after the pid is
+    reused), or None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()
+    return None if fields[0] in (b"Z", b"X") else int(fields[19])
+
+
+def stamped(pids):
+    """[(pid, start)] of the live ones among `pids`."""
+    return [(p, t) for p, t in ((p, started(p)) for p in pids) if t is not None]
+
+
+def gone_within(processes, seconds=5.0):
+    """Wait (up to `seconds`) for processes already sent SIGKILL, [(pid, start)] (stamped), to be gone (one in
+    the middle of a large exit, or in an uninterruptible sleep, takes a while); the pids still alive then
+    (the same processes: a pid the kernel gave to another process since does not count)."""
+    deadline = time.monotonic() + seconds
+    left = [(p, t) for p, t in processes if started(p) == t]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.01)
+        left = [(p, t) for p, t in left if started(p) == t]
+    return [p for p, _ in left]
+
+
+def survivors(find, seconds=5.0):
+    """After a clean-up: kill what `find()` still returns, and give it `seconds` to be gone. The pids that
+    are not: a process of a submission that outlived its clean-up, which the report must say."""
+    kill_all(find)
+    return gone_within(stamped([p for p in find() if p != os.getpid()]), seconds)

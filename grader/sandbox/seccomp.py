@@ -2,11 +2,15 @@
 
 Landlock confines paths (reads, writes, execution), TCP ports and, from ABI 6, signals and abstract
 Unix sockets. It does not cover changing a file's mode, owner, times or extended attributes, UDP,
-connecting to a Unix socket by path, System V IPC, memfd, ptrace, namespaces, keyrings, BPF, perf
-or io_uring. This filter makes those system calls fail with EPERM in the calling process and
-everything it starts: learner code gets a Python exception (`PermissionError`) it can report, never
-a silent kill. A foreign system-call convention (i386 `int 0x80` or x32 on x86_64), which would
-bypass a table of x86_64 numbers, kills the process: no honest Python program uses one.
+connecting to a Unix socket by path, System V IPC, memfd, ptrace, namespaces, keyrings, BPF, perf or
+io_uring; nor another process's resource limits, priority, scheduling, CPU affinity, I/O priority or
+memory placement (prlimit64, setpriority, sched_set*, ioprio_set, migrate_pages, move_pages: only
+its own, pid 0 or its own pid), nor, before ABI 5, a terminal's settings (every terminal ioctl, type 'T', fails
+with ENOTTY, as on a file that is no terminal: no TIOCSTI, no TCSETS, no TIOCSCTTY). This filter
+makes those system calls fail with EPERM in the calling process and everything it starts: learner
+code gets a Python exception (`PermissionError`) it can report, never a silent kill. A foreign
+system-call convention (i386 `int 0x80` or x32 on x86_64), which would bypass a table of x86_64
+numbers, kills the process: no honest Python program uses one.
 
 The filter is generated from the declared tables below: `NUMBERS` (system call numbers per
 architecture) and `RULES` (what each denied call may still do). `install()` installs it;
@@ -59,6 +63,9 @@ NUMBERS = {
     "personality": (135, 92), "clone": (56, 220), "clone3": (435, 435),
     "kill": (62, 129), "tkill": (200, 130), "tgkill": (234, 131), "rt_sigqueueinfo": (129, 138),
     "rt_tgsigqueueinfo": (297, 240), "pidfd_send_signal": (424, 424),
+    "prlimit64": (302, 261), "setpriority": (141, 140), "sched_setparam": (142, 118),
+    "sched_setscheduler": (144, 119), "sched_setaffinity": (203, 122), "sched_setattr": (314, 274),
+    "ioprio_set": (251, 30), "migrate_pages": (256, 238), "move_pages": (279, 239), "ioctl": (16, 29),
     # used by install() itself
     "seccomp": (317, 277),
 }
@@ -68,6 +75,12 @@ NUMBERS = {
 CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 OWN = "own pid"  # stands for the pid of the process that installs the filter
 OWN_GROUP = "own process group"  # kill(-pid): the process group it leads (the fork server's child does)
+PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1  # <sys/resource.h>, <linux/ioprio.h>
+# Terminal ioctls are type 'T' (include/uapi/asm-generic/ioctls.h: 0x54xx, and with a direction and size,
+# TCSETS2 = 0x402C542B...). These few share the type but concern any file: FIONREAD, FIONBIO, FIONCLEX,
+# FIOCLEX, FIOASYNC, FIOQSIZE (Python's os.set_inheritable uses FIOCLEX, falling back to fcntl on ENOTTY).
+TERMINAL_IOCTL = (0xFF00, 0x5400)  # (mask, value) of the command's low 32 bits
+FILE_IOCTLS = (0x541B, 0x5421, 0x5450, 0x5451, 0x5452, 0x5460)
 
 _DENIED = [
     "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
@@ -87,8 +100,11 @@ NETWORK = ["socket", "socketpair"]
 
 # Each rule: (system call, what to do). "deny": always fail with the errno. ("allow arg0", values):
 # fail unless the first argument's low 32 bits are one of the values (the kernel reads these
-# arguments as 32-bit int / unsigned int). ("deny arg0 bits", mask): fail when any bit of the mask is
-# set in the first argument's low 32 bits. errno EPERM unless given.
+# arguments as 32-bit int / unsigned int). ("allow args", {index: values}): fail unless every named
+# argument's low 32 bits are one of its values. ("deny arg0 bits", mask): fail when any bit of the mask
+# is set in the first argument's low 32 bits. ("deny arg1 masked", (mask, value, exceptions)): fail when
+# the second argument's low 32 bits, masked, equal the value, unless they are one of the exceptions.
+# errno EPERM unless given.
 RULES = [(name, "deny", None, errno.EPERM) for name in _DENIED] + [
     # PER_LINUX and the query 0xffffffff only: no ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC...
     ("personality", "allow arg0", (0, 0xFFFFFFFF), errno.EPERM),
@@ -101,6 +117,19 @@ RULES = [(name, "deny", None, errno.EPERM) for name in _DENIED] + [
     ("tgkill", "allow arg0", (OWN,), errno.EPERM),
     ("rt_sigqueueinfo", "allow arg0", (OWN,), errno.EPERM),
     ("rt_tgsigqueueinfo", "allow arg0", (OWN,), errno.EPERM),
+    # limits, priority, scheduling, affinity, I/O priority and memory placement of itself only (0: the
+    # caller): never the grader's, whose batch would die on a file-size limit or crawl at nice 19
+    ("prlimit64", "allow arg0", (0, OWN), errno.EPERM),
+    ("setpriority", "allow args", {0: (PRIO_PROCESS,), 1: (0, OWN)}, errno.EPERM),
+    ("sched_setparam", "allow arg0", (0, OWN), errno.EPERM),
+    ("sched_setscheduler", "allow arg0", (0, OWN), errno.EPERM),
+    ("sched_setaffinity", "allow arg0", (0, OWN), errno.EPERM),
+    ("sched_setattr", "allow arg0", (0, OWN), errno.EPERM),
+    ("ioprio_set", "allow args", {0: (IOPRIO_WHO_PROCESS,), 1: (0, OWN)}, errno.EPERM),
+    ("migrate_pages", "allow arg0", (0, OWN), errno.EPERM),
+    ("move_pages", "allow arg0", (0, OWN), errno.EPERM),
+    # no terminal: not the grader's (opened by path, /dev/pts/N), not one of its own
+    ("ioctl", "deny arg1 masked", (*TERMINAL_IOCTL, FILE_IOCTLS), errno.ENOTTY),
 ]
 NETWORK_RULES = [(name, "deny", None, errno.EPERM) for name in NETWORK]
 
@@ -109,9 +138,10 @@ ARCHES = {"x86_64": (0, 0xC000003E), "aarch64": (1, 0xC00000B7)}  # name: (colum
 X32_SYSCALL_BIT = 0x40000000  # x86_64: system calls of the x32 ABI carry this bit
 
 # ---- classic BPF (include/uapi/linux/filter.h, seccomp.h) -------------------------------------------
-LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K, AND_K = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
 RET_KILL_PROCESS, RET_ALLOW, RET_ERRNO = 0x80000000, 0x7FFF0000, 0x00050000
 OFF_NR, OFF_ARCH, OFF_ARG0_LOW = 0, 4, 16  # struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6];}
+# (the low 32 bits of argument i are at OFF_ARG0_LOW + 8 i on a little-endian machine: x86_64, aarch64)
 SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC = 1, 1
 PR_SET_NO_NEW_PRIVS = 38
 
@@ -131,6 +161,26 @@ def _op(code, k=0, jt=0, jf=0):
 def _value(value, pid):
     # the low 32 bits the kernel compares: own pid, or -pid (the process group) in two's complement
     return {OWN: pid, OWN_GROUP: -pid}.get(value, value) & 0xFFFFFFFF
+
+
+def _assemble(items):
+    """Instructions (code, jt, jf, k) from a list of (code, k, jt, jf) tuples and labels (strings), where jt
+    and jf may name a label further on: resolved to relative jumps."""
+    where, n = {}, 0
+    for item in items:
+        if isinstance(item, str):
+            where[item] = n
+        else:
+            n += 1
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            continue
+        code, k, jt, jf = item
+        here = len(out) + 1
+        jt, jf = (where[j] - here if isinstance(j, str) else j for j in (jt, jf))
+        out.append(_op(code, k, jt, jf))
+    return out
 
 
 def program(arch, pid, deny_network=True):
@@ -156,8 +206,23 @@ def program(arch, pid, deny_network=True):
             block = [_op(LD_W_ABS, OFF_ARG0_LOW)]
             block += [_op(JEQ_K, v, jt=len(values) - i) for i, v in enumerate(values)]
             block += [deny, _op(RET_K, RET_ALLOW)]
+        elif action == "allow args":
+            # each argument in turn: one of its values goes on to the next argument (after the last: allow)
+            block, tests = [], sorted(arg.items())
+            for n, (index, values) in enumerate(tests):
+                then = f"arg{n + 1}" if n + 1 < len(tests) else "allow"
+                block += [f"arg{n}", (LD_W_ABS, OFF_ARG0_LOW + 8 * index, 0, 0)]
+                block += [(JEQ_K, _value(v, pid), then, "deny" if i == len(values) - 1 else 0)
+                          for i, v in enumerate(values)]
+            block = _assemble(block + ["deny", (RET_K, RET_ERRNO | err, 0, 0), "allow", (RET_K, RET_ALLOW, 0, 0)])
         elif action == "deny arg0 bits":
             block = [_op(LD_W_ABS, OFF_ARG0_LOW), _op(JSET_K, arg, jf=1), deny, _op(RET_K, RET_ALLOW)]
+        elif action == "deny arg1 masked":
+            mask, value, exceptions = arg
+            block = _assemble([(LD_W_ABS, OFF_ARG0_LOW + 8, 0, 0)]
+                              + [(JEQ_K, e, "allow", 0) for e in exceptions]
+                              + [(AND_K, mask, 0, 0), (JEQ_K, value, "deny", "allow"),
+                                 "deny", (RET_K, RET_ERRNO | err, 0, 0), "allow", (RET_K, RET_ALLOW, 0, 0)])
         else:
             raise ValueError(f"unknown rule action {action!r}")
         # A = nr; not this call: jump over its block (the block reloads A itself, and always returns)

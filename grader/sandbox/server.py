@@ -146,25 +146,12 @@ def _execute(statements, stmt_timeout, channel):
     return ns, log
 
 
-def _close_all_but(keep):
-    """Close every file descriptor from 3 up, except those in `keep`."""
-    low = 3
-    for fd in sorted(keep):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, 1 << 16)
-
-
 def _confine(job, keep_fds):
     """Everything between fork and the first learner statement."""
-    os.setpgid(0, 0)
+    confine.detach(*keep_fds)  # its own session, no terminal; fds 0-2 on /dev/null, nothing else but its pipes
     signal.set_wakeup_fd(-1)
     for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    _close_all_but(keep_fds)
     # the operating system's part, in the order policy.py decided for this machine: cgroup, jail, user,
     # Landlock, rlimits, seccomp (confine.apply)
     confine.apply(policy.Policy(**job.policy), GROUP[0] if GROUP else None)
@@ -332,6 +319,16 @@ def _reap(wake_fd, pid, read_fd, receiver, stmt_limit):
     return status, overran
 
 
+def _outlived(uid, group_removed):
+    """Verify that nothing of the exercise is left (below this server; of its uid; in its cgroup): a
+    sentence for the report when something is."""
+    left = procs.survivors(lambda: procs.descendants(os.getpid()) + (procs.uid_pids(uid) if uid is not None else []))
+    if not left and group_removed:
+        return None
+    return (f"{len(left)} process(es) of this exercise outlived it and could not be killed" if left
+            else "this exercise's cgroup could not be removed: a process of it outlived its end")
+
+
 def _clean_up(uid):
     """Kill everything below this server and everything of the sandbox's uid; reap it all."""
     procs.kill_all(lambda: procs.descendants(os.getpid()))
@@ -357,7 +354,10 @@ def _group(job, n):
         try:
             GROUP.append(cgroup.Cgroup.create(f"x{n}", rule["cgroup_bytes"], rule["cgroup_pids"]))
         except OSError:
-            return "no cgroup could be made for this exercise, so only its address space was limited"
+            if rule["rlimit_as"] is None:
+                return ("no cgroup could be made for this exercise, and it had no address-space limit: it ran "
+                        "without a memory limit")
+            return "no cgroup could be made for this exercise, so only its address space was limited (RLIMIT_AS)"
     return None
 
 
@@ -382,11 +382,7 @@ def run_exercise(job, request_fd, out, n):
             os._exit(code)
     os.close(write_fd)
     os.close(request_fd)  # the child's alone
-    os.set_blocking(read_fd, False)
-    try:
-        os.setpgid(pid, pid)
-    except OSError:
-        pass  # the child already did it (or is gone)
+    os.set_blocking(read_fd, False)  # (no setpgid here: the child's setsid() would fail on a group leader)
     out.send(wire.Started(pid))
     allowed = {f"{token}.{ext}" for token in job.tokens for ext in ("json", "safetensors")}
     receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
@@ -395,8 +391,8 @@ def run_exercise(job, request_fd, out, n):
     os.close(read_fd)
     _clean_up(job.uid)
     oom = bool(GROUP) and GROUP[0].oom_killed()
-    if GROUP:
-        GROUP.pop().kill_and_remove()
+    removed = GROUP.pop().kill_and_remove() if GROUP else True
+    note = "; ".join(filter(None, [note, _outlived(job.uid, removed)]))
     if rule["clean_ipc"] == "uid":
         confine.remove_sysv_ipc(job.uid)
     elif rule["clean_ipc"] == "new":
@@ -440,16 +436,34 @@ def _wake_on_sigchld():
     signal.set_wakeup_fd(wake_w)
 
 
+ENDED = {}  # pid of a session (or grading process) that ended: its wait status, until the grader asks
+
+
 def _reap_sessions(sessions):
     while sessions:
         try:
-            done, _ = os.waitpid(-1, os.WNOHANG)
+            done, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             sessions.clear()
             return
         if done == 0:
             return
         sessions.discard(done)
+        ENDED[done] = status
+        while len(ENDED) > 1000:  # nobody asked about the oldest
+            ENDED.pop(next(iter(ENDED)))
+
+
+def _how_it_ended(pid, sessions, seconds=2.0):
+    """The wait status of a session that ended (the grader lost its socket: why?), or None if unknown."""
+    deadline = time.monotonic() + seconds
+    while True:
+        _reap_sessions(sessions)
+        if pid in ENDED:
+            return ENDED.pop(pid)
+        if pid not in sessions or time.monotonic() > deadline:
+            return None
+        time.sleep(0.01)
 
 
 def _fork(run, keep_closed, *args):
@@ -519,6 +533,9 @@ def main():
                             [*controls, mine], fds[0], fds[2], fds[1])
                 controls[mine] = wire.Channel(mine)
                 channel.send({"grader": pid})
+            elif kind == "ended" and isinstance(command.get("pid"), int):
+                channel.send({"ended": _how_it_ended(command["pid"], children)})
+                pid = None
             else:  # the other side is gone (or speaks nonsense): forget it; the grader's own ends everything
                 controls.pop(sock)
                 if sock is not control:

@@ -65,6 +65,12 @@ if len(set(_names)) != len(_names):
                        "name hidden probe files probes_chNN_hidden.py")
 
 
+def gpu_present():
+    """An NVIDIA driver is loaded: an exercise with CUDA checks runs on it (without RLIMIT_AS, which CUDA cannot
+    start under)."""
+    return os.path.exists("/dev/nvidiactl")
+
+
 class SandboxError(RuntimeError):
     """The sandbox itself failed (not the learner's code): grading cannot go on."""
 
@@ -183,6 +189,15 @@ class ZygoteClient:
 
     def session(self, settings):
         return Session(self, settings)
+
+    def how_it_ended(self, pid):
+        """The wait status of a session server of this zygote that has ended, or None when unknown."""
+        try:
+            self.channel.send({"cmd": "ended", "pid": int(pid)})
+        except OSError:
+            return None
+        reply = self.channel.receive(time.monotonic() + 10)
+        return reply.get("ended") if isinstance(reply, dict) else None
 
     def close(self):
         self.channel.sock.close()
@@ -323,6 +338,8 @@ class Session:
         self.skipped = {}  # (label, source) -> why later children skip the statement
         self._cuda = False
         self.count = 0
+        # close(): (pid, start) of what it killed, verified gone; what was not, and the report's sentence for it
+        self.killed, self.left_behind, self.closing_notes = set(), [], []
         self.caps = self.zygote.ready()
         self._configure(self.caps)
 
@@ -337,6 +354,7 @@ class Session:
         if probe.uid is not None:
             self.slot_fd, self.uid = acquire_uid(self.settings.uid_base)
             self.gid = self.uid
+            probe = policy.decide(self.capabilities, self._request([], uid=self.uid))  # its notes name this uid
             os.chmod(self.root, 0o711)
             for path in (self.stub, self.stub / "posenc_selfcheck"):
                 os.chmod(path, 0o755)
@@ -348,7 +366,7 @@ class Session:
     def _request(self, cuda=False, workdir="", uid=None):
         lim = self.limits
         gpus = tuple(glob.glob("/dev/nvidia*") + glob.glob("/dev/dri"))  # CUDA opens its devices read-write
-        cuda = cuda and os.path.exists("/dev/nvidiactl")
+        cuda = cuda and gpu_present()
         return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
                               system=tuple(confine.readable_paths(protected_paths(self.settings), self.caps["python"])),
                               protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
@@ -372,6 +390,10 @@ class Session:
 
     def _close_server(self):
         """The session server is unresponsive or gone: end it and everything of the submission."""
+        if self.pid is not None:
+            self.killed.update(procs.stamped(procs.descendants(self.pid) + [self.pid]))
+        if self.uid is not None:
+            self.killed.update(procs.stamped(procs.uid_pids(self.uid)))
         self._kill_submission()
         if self.pid is not None:
             try:
@@ -386,7 +408,15 @@ class Session:
             procs.kill_all(lambda: procs.uid_pids(self.uid))
 
     def close(self):
+        """End the session and verify that every process of it is gone: `left_behind` lists any that is
+        not (a sentence for the report in `closing_notes`)."""
         self._close_server()
+        self.left_behind = procs.gone_within(sorted(self.killed)) + (
+            procs.survivors(lambda: procs.uid_pids(self.uid)) if self.uid is not None else [])
+        if self.left_behind:
+            self.closing_notes.append(f"{len(self.left_behind)} process(es) of this submission were still alive "
+                                      "after grading ended and could not be killed")
+        self.killed.clear()
         if self.slot_fd is not None:
             os.close(self.slot_fd)
             self.slot_fd = None
@@ -459,6 +489,9 @@ class Session:
         job = self._job(statements, [r.token for r in requests], outdir, workdir)
         read_end, write_end = os.pipe()
         try:
+            # what this exercise's confinement says beyond the session's (no memory limit for a CUDA one, ...)
+            named = f"{requests[0].exercise}: " if requests else ""
+            run.log += [("sandbox", named + n) for n in job.policy["notes"] if n not in self.notes]
             self.channel.send(job, fds=[read_end])
             started = wire.Started.from_wire(self.channel.receive(min(deadline, time.monotonic() + 60)))
         except OSError:
@@ -491,14 +524,14 @@ class Session:
             self._kill_submission()
             ended = self._until(time.monotonic() + 10, lambda m: False)  # the server reports the killed child
         if ended == "gone" or ended == "late":
-            run.ended = run.ended or (f"was lost: the sandbox's session server ended unexpectedly after "
-                                      f"{time.monotonic() - begun:.1f} s")
+            run.ended = run.ended or self._server_ended(time.monotonic() - begun)
             self._close_server()
             ended = None
         elif not run.ended:
-            run.ended = ("was killed: out of memory" if ended.oom else
+            run.ended = ("was killed by the kernel: out of memory (its cgroup's limit)" if ended.oom else
                          f"was ended: one top-level statement ran past {self.limits.stmt_seconds:g} s, ignoring the "
-                         "statement's alarm" if ended.overran else self._ended(ended.status))
+                         "statement's alarm" if ended.overran else
+                         self._ended(ended.status, time.monotonic() - begun, started.pid, ended.progress))
         if ended is not None and ended.note:
             run.log.append(("sandbox", ended.note))
         shutil.rmtree(workdir, ignore_errors=True)
@@ -521,13 +554,35 @@ class Session:
             if wanted(message):
                 return None
 
-    def _ended(self, status):
+    def _server_ended(self, seconds):
+        """Why the session server is gone (the zygote reaped it and says how), with the time it had run."""
+        status = self.zygote.how_it_ended(self.pid) if self.pid is not None else None
+        how = "for a reason the grader could not learn" if status is None else describe_status(status)
+        return f"was lost: the sandbox's session server ended after {seconds:.3g} s ({how})"
+
+    def _ended(self, status, seconds=None, pid=None, progress=None):
+        after = f" after {seconds:.3g} s" if seconds is not None else ""
         if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            return {signal.SIGXCPU: f"ran out of CPU time ({self.limits.cpu_seconds} s)",
-                    signal.SIGKILL: "was killed (out of memory?)"}.get(sig, f"was killed by signal {sig}")
+            if os.WTERMSIG(status) == signal.SIGXCPU:
+                return f"ran out of CPU time ({self.limits.cpu_seconds} s){after}"
+            why = "" if self.capabilities.cgroup else ", perhaps by the kernel for want of memory (no cgroup here says)"
+            return f"was {describe_status(status)}{after}{why}"
         code = os.WEXITSTATUS(status)
-        if code == EXIT_SETUP_FAILED:
+        if code == EXIT_SETUP_FAILED and progress is None:  # before the first statement: the grader's problem
             raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine.py); "
                                "set POSENC_SANDBOX_MODE=user to grade with weaker isolation")
         return "ok" if code == 0 else "ended early"  # the exit status is the learner's to choose: not shown
+
+
+def describe_status(status):
+    """A wait status in words: "killed by signal 9 (SIGKILL)", "exited with status 3"."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = "unknown"
+        return f"killed by signal {sig} ({name})"
+    if os.WIFEXITED(status):
+        return f"exited with status {os.WEXITSTATUS(status)}"
+    return f"ended (wait status {status})"

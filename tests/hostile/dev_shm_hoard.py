@@ -7,7 +7,7 @@ import os
 _left, _refused = [], []
 for _folder in ("/dev/shm", "/tmp"):
     for _n in range(2):
-        _path = f"{_folder}/posenc-hoard-{os.getpid()}-{_n}"
+        _path = f"{_folder}/posenc-hoard-__RUN__-{os.getpid()}-{_n}"
         try:
             with open(_path, "wb") as _f:
                 _f.write(b"\x01" * (32 << 20))

@@ -18,7 +18,11 @@ def _ancestors():
 
 def _servers():
     found = []
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # Landlock: its own /proc/<pid> only
+        names = []
+    for name in names:
         try:
             with open(f"/proc/{name}/cmdline", "rb") as f:
                 if b"server.py" in f.read():

@@ -8,7 +8,8 @@ import os
 def shift_matrix(k, d_model, base=10000.0):
     written, refused = [], []
     for path, mode in (("__MARKER__", "w"), ("__HOME__/.bashrc", "a"),
-                       (f"/tmp/posenc-planted-{os.getpid()}", "w"), (f"/dev/shm/posenc-planted-{os.getpid()}", "w")):
+                       (f"/tmp/posenc-planted-__RUN__-{os.getpid()}", "w"),
+                       (f"/dev/shm/posenc-planted-__RUN__-{os.getpid()}", "w")):
         try:
             with open(path, mode) as f:
                 f.write("echo planted by a submission\n")
