@@ -13,6 +13,7 @@ from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from posenc_selfcheck.evaluate import same_answer
 from tests.conftest import ROOT, grade_with
+from tests.grading_support import drawn
 
 transformers = pytest.importorskip("transformers")
 from transformers import LlamaConfig  # noqa: E402
@@ -190,7 +191,7 @@ def test_bad_input_raises_value_error_naming_it(call, words):
 
 
 # ---- checks and mistakes ------------------------------------------------------------------------------
-@pytest.mark.parametrize("chk", [c for c in CHECKS if c.mistakes], ids=lambda c: c.key)
+@pytest.mark.parametrize("chk", [drawn(c) for c in CHECKS if c.mistakes], ids=lambda c: c.key)
 def test_each_named_mistake_is_wrong_and_distinguishable_on_its_check(chk):
     """A mistake equal to the reference would be named on correct code; two equal mistakes would be confused."""
     expected = reference_result(chk)

@@ -11,6 +11,7 @@ from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from tests.conftest import ROOT
 from tests.conftest import grade as grade_submission
+from tests.grading_support import drawn
 
 CHECKS = chapter_checks("ch07")
 SUBMISSIONS = ("ch07_bias_after_softmax", "ch07_no_decode_offset", "ch07_alibi_no_causal")
@@ -60,6 +61,7 @@ def test_every_known_mistake_is_named_by_some_check():
     for check_ in CHECKS:
         if check_.cuda:
             continue
+        check_ = drawn(check_)  # a main check: on inputs drawn as for a submission
         for name, (message, result) in zip(check_.mistakes, mistake_results(check_)):
             verdict = judge(check_, result)
             if verdict.status == "failed" and verdict.feedback.startswith(message):

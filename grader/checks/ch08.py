@@ -104,7 +104,7 @@ PUBLIC_REJECT = {
 }
 ACCEPT = {
     "axial_qwen2_vl": "Qwen2-VL's vision RoPE (half layout, rows first, base 10000)",
-    "axial_columns_first": "a correct axial RoPE with the columns on the first planes",
+    "axial_columns_on_first_planes": "a correct axial RoPE with the columns on the first planes",
     "axial_interleaved_pairs": "a correct axial RoPE in the interleaved layout",
     "axial_reversed": "a correct axial RoPE that turns the other way (rotate_half with its sign flipped)",
     "axial_partial_half": "a correct axial RoPE on the first half of the head only",

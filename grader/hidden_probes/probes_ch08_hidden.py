@@ -46,7 +46,7 @@ def axial_qwen2_vl(x, position_ids):
 
 
 @candidate_2d
-def axial_columns_first(x, position_ids):
+def axial_columns_on_first_planes(x, position_ids):
     return _half(x, *_qwen_tables(x, position_ids, rows_first=False))
 
 
