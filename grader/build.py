@@ -19,7 +19,6 @@ exits 1. Learners work in their own copies, `my_notebooks/` (`scripts/lab.sh`), 
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import re
@@ -30,6 +29,7 @@ from pathlib import Path
 import nbformat
 
 from . import i18n_build
+from .files import cells_fingerprint
 from .leaks import BEGIN, END, chapter_sources
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,16 +156,6 @@ def render(path):
                                  "cells_sha256": cells_fingerprint(target.cells)}
     module = GENERATED.format(src=path.name) + "\n" + "\n\n\n".join(exported).strip() + "\n"
     return nbformat.writes(student) + "\n", nbformat.writes(solution) + "\n", module
-
-
-def cells_fingerprint(cells):
-    """sha256 of the cells' kinds and sources: what an edit changes (outputs are not work, and are dropped)."""
-    digest = hashlib.sha256()
-    for cell in cells:
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        digest.update(json.dumps([cell.get("cell_type"), source]).encode() + b"\n")
-    return digest.hexdigest()
 
 
 def _unmodified_in_git(path):

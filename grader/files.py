@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -75,3 +76,13 @@ def read_regular(path, limit):
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def cells_fingerprint(cells):
+    """sha256 of the cells' kinds and sources: what an edit changes (outputs are not work, and are dropped)."""
+    digest = hashlib.sha256()
+    for cell in cells:
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        digest.update(json.dumps([cell.get("cell_type"), source]).encode() + b"\n")
+    return digest.hexdigest()

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import nbformat
 
+from .files import cells_fingerprint
+
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGE = "zh_CN"
 FOLDER = "zh"  # notebooks/zh, solutions/zh, _build/book/zh
@@ -221,7 +223,11 @@ def translate(notebook, catalog):
         if cell.cell_type == "markdown":
             cell.source = "".join(prefix + (catalog[m].string if m else "") + suffix
                                   for prefix, m, suffix in segments(cell.source))
-    nb.metadata["posenc"] = {"language": LANGUAGE}
+    # the build's mark (where it came from; the cells' fingerprint, which tells a learner's edits from the
+    # build's), for the translated cells, and the language
+    mark = dict(nb.metadata.get("posenc", {}))
+    mark.update(language=LANGUAGE, cells_sha256=cells_fingerprint(nb.cells))
+    nb.metadata["posenc"] = mark
     return nb
 
 

@@ -131,6 +131,9 @@ def data_messages():
     for levels in hints.HINTS.values():
         for text in levels:
             found.setdefault(text, "posenc_selfcheck/hints.py")
+    for mistake in hints.MISTAKE_HINTS.values():
+        for text in mistake["levels"]:
+            found.setdefault(text, "posenc_selfcheck/hints.py")
     return found
 
 

@@ -178,7 +178,7 @@ def test_the_self_check_answers_in_chinese_with_posenc_lang(monkeypatch):
     swapped = "sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 take cos(p·w_i)"
     assert catalog[swapped].string in chinese  # the diagnosis, translated whole
     assert chinese.startswith("sinusoidal_table：8 项检查中有 6 项未通过")
-    assert "提示 1/4：" in chinese
+    assert "提示 1/3：" in chinese
     assert catalog["(Each new attempt that still fails shows the next hint.)"].string in chinese
     # every line is translated: no English word of three letters or more is left outside code and identifiers
     for line in chinese.splitlines():
