@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from grader import i18n_build, i18n_cli
+from grader.files import cells_fingerprint
 from tests.conftest import ROOT
 
 SOURCES = i18n_cli.sources()
@@ -92,7 +93,10 @@ def test_chinese_notebooks_have_the_english_cells_with_identical_code_and_say_th
                 assert a["source"] == b["source"] and a["metadata"] == b["metadata"], path.name
             else:
                 assert re.search(r"[\u4e00-\u9fff]", "".join(b["source"])), f"{path.name}: {''.join(a['source'])[:60]}"
-        assert zh["metadata"]["posenc"] == {"language": "zh_CN"}
+        assert zh["metadata"]["posenc"]["language"] == "zh_CN"
+        # the build's fingerprint of the translated cells: a learner's edits there are told from the build's
+        assert zh["metadata"]["posenc"]["cells_sha256"] == cells_fingerprint(zh["cells"])
+        assert zh["metadata"]["posenc"]["generated_from"] == en["metadata"]["posenc"]["generated_from"]
         assert zh["metadata"]["kernelspec"] == en["metadata"]["kernelspec"]
 
 
