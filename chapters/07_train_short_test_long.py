@@ -587,8 +587,9 @@ experiment.comparison()
 # **And images, video?** Chapter 8 carries the schemes to grids of patches (the last four rows of the table: a
 # learned 2-D table resized as timm does, MAE's 2-D sinusoids, Qwen2-VL's axial 2-D RoPE and its M-RoPE). Its
 # experiment trains a small encoder at $8\times8$ patches and evaluates it at $16\times16$: the resized learned
-# table kept 0.96 of its answers right, axial RoPE 0.68 (0.92 with its positions scaled by $8/16$, no training),
-# the 2-D sinusoidal table 0.42; all three scored 1.00 at $8\times8$. A new resolution is not a longer text: the
+# table kept almost all of its accuracy, axial RoPE lost about a third of it (much less with its positions scaled
+# by $8/16$, no training), the 2-D sinusoidal table more than half (chapter 8 has the numbers). A new resolution
+# is not a longer text: the
 # resized image table keeps every patch's place as a fraction of the image, while on text here even the resized
 # table degraded (2.59 at $8L$).
 

@@ -197,6 +197,9 @@ class Grader:
         return self
 
     def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
         pass  # the zygote is the process's; it is closed at exit (or by zygote.close_all())
 
     def secret(self):

@@ -317,8 +317,9 @@ HINTS = {
     "sincos_2d_table": (
         "chapter 1's sinusoids twice, each over d/4 frequencies ω_i = base^(-i/(d/4)): one (sin, cos) pair of blocks "
         "for the patch's row, one for its column.",
-        "patch k of a row-major grid sits at row k // grid_w and column k % grid_w; the table is "
-        "[sin(rω) | cos(rω) | sin(cω) | cos(cω)], each block d/4 wide (sines then cosines, not interleaved).",
+        "patch k of a row-major grid sits at row k // grid_w and column k % grid_w; with `row_angles` = r·ω and "
+        "`col_angles` = c·ω, each (H·W, d/4), the table is [sin(rω) | cos(rω) | sin(cω) | cos(cω)], each block d/4 "
+        "wide (sines then cosines, not interleaved).",
         "compute the angles in float64 (as transformers does) and return float32; build every tensor on `device`.",
         "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), col_angles.cos()], "
         "dim=-1)`",
@@ -337,16 +338,18 @@ HINTS = {
         "(row, column) ids, shape (P, 2)) and call rope_fn once on (V, 1, P, d).",
         "norms: |f(q, a)| = |q| for every cell, to a relative tolerance. Movement: f(q, (r, 0)) must differ from "
         "f(q, (0, 0)) for some r, and f(q, (0, c)) for some c, or one axis is never used.",
-        "relative scores: compare every S[a, b] with the score of the same displacement Δ = b - a from the cell "
-        "start = (max(0, -Δr), max(0, -Δc)) to start + Δ, relative to |q|·|k|.",
+        "relative scores: compare every S[a, b] with the score of the same displacement `delta` = b - a from the "
+        "cell `start` = (max(0, -Δr), max(0, -Δc)) to `start` + `delta`, relative to |q|·|k|.",
         "key line: `start = (-delta).clamp(min=0)`",
     ),
     "mrope_position_ids": (
         "walk each row's real tokens group by group (a run of one kind) with a counter s, the next position.",
-        "a text run of n tokens takes s .. s + n - 1 in all three ids; a vision run takes the next row of its "
+        "the counter is `start`, and `kinds[i] == 0` marks a text run: a text run of n tokens takes s .. s + n - 1 "
+        "in all three ids; a vision run takes the next row of its "
         "grid_thw, (T, H/m, W/m) merged tokens, and token (t, i, j) gets (s + t, s + i, s + j) "
         "(`torch.meshgrid(..., indexing=\"ij\")`).",
-        "after a vision run, s moves on by max(H, W)/m; padded positions (attention_mask 0) are left out and keep 0.",
+        "after a vision run of `h` x `w` merged tokens (h = H/m, w = W/m), `start` moves on by max(h, w); padded "
+        "positions (attention_mask 0) are left out and keep 0.",
         "key line: `start += max(h, w)`",
     ),
     "mrope_cos_sin": (

@@ -56,9 +56,7 @@ def without_markers(source):
 
 
 def swap_sin_cos(source):
-    return (source.replace("pe[:, 0::2] = torch.sin(angles)", "pe[:, 0::2] = SIN")
-            .replace("pe[:, 1::2] = torch.cos(angles)", "pe[:, 1::2] = torch.sin(angles)")
-            .replace("pe[:, 0::2] = SIN", "pe[:, 0::2] = torch.cos(angles)"))
+    return source.replace("= torch.sin(angles), torch.cos(angles)", "= torch.cos(angles), torch.sin(angles)")
 
 
 def hand_in(course):
@@ -77,7 +75,7 @@ def hand_in(course):
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / NOTEBOOK)
         (folder / "timestamp.txt").write_text("2026-03-01 10:00:00.000000 UTC")
-    assert "torch.cos(angles)" in (course / "submitted" / "carol" / A / NOTEBOOK).read_text()  # the mistake is in
+    assert "torch.cos(angles), torch.sin(angles)" in (course / "submitted" / "carol" / A / NOTEBOOK).read_text()
 
 
 def points(course):
