@@ -185,6 +185,7 @@ def _answer_next(requests, ns, channel):
     if request is None:
         return False
     signal.setitimer(signal.ITIMER_REAL, 0)
+    torch.manual_seed(0)  # each request from the same state, whatever was asked before it (the order is drawn)
     try:
         result = probes.run(ns, request["probe"], request["params"], request["exercise"], CATALOG)
     except BaseException as exc:  # SystemExit raised from inside learner code, and worse
