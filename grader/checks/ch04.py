@@ -1,9 +1,9 @@
 """Chapter 4 checks: rope_inv_freq, rope_cos_sin, rotate_half, apply_rope, apply_rope_interleaved,
 interleaved_to_half_perm, check_relative_property, RoPEAttention."""
 
-import hashlib
 
-from grader.spec import SEED, Check, draw_choice, draw_int, find, pairs, same, shuffled, unseen_like
+from grader.checks.mutation import Catalogue
+from grader.spec import SEED, Check, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0, scale=1.0):
@@ -87,32 +87,9 @@ ABOUT = {GOOD: "a correct RoPE with its own frequency ladder (neighbouring plane
          **PUBLIC_REJECT, **ACCEPT, **REJECT}
 
 
-def _hidden_anchors(name):
-    """A hidden correct and a hidden broken candidate other than `name`: a hidden check's anchors. Public
-    anchors would not do there: their code ships with the course, so a test could recognise them by their
-    output and answer a constant for the one it does not know."""
-    good = [n for n in ACCEPT if n != name]
-    bad = [n for n in REJECT if n != name]
-    n = sum(map(ord, name))
-    return good[n % len(good)], bad[n % len(bad)]
-
-
-def verdict_check(name, want, head_dim=64, points=1.0, public=False):
-    """The learner's test on one candidate and on two anchors, a correct and a broken one (so a constant
-    answer scores nothing), in an order that says nothing about which is which."""
-    good, bad = (GOOD, BAD) if public else _hidden_anchors(name)
-    expected = {name: want, good: True, bad: False}
-    order = list(expected)
-    if not public:
-        order.sort(key=lambda n: hashlib.sha256(f"{name}/{n}".encode()).hexdigest())
-    verb = "accepts" if want else "rejects"
-    title = f"{verb} {ABOUT[name]}" + (f" (head_dim={head_dim})" if head_dim != 64 else "")
-    check_id = f"{verb}_{name}" + (f"_head_dim_{head_dim}" if head_dim != 64 else "")
-    check_id += "" if public else "_among_hidden"
-    return Check("check_relative_property", title, "relative_property",
-                 {"candidates": order, "head_dim": head_dim}, expect="property", property="verdicts",
-                 property_params={"expected": expected, "about": {n: ABOUT[n] for n in expected}},
-                 points=points, public=public, id=check_id)
+CATALOGUE = Catalogue("check_relative_property", "relative_property", "verdicts", GOOD, BAD, ACCEPT, REJECT, ABOUT,
+                      "RoPE")
+verdict_check = CATALOGUE.verdict_check
 
 
 # ---- RoPEAttention --------------------------------------------------------------------------------
@@ -331,11 +308,6 @@ def positions():
 
 
 EVEN = draw_int(2, 32, step=2)
-# three correct and three broken candidates from the hidden catalogues (distinct: each drawn from its own third),
-# in an order drawn for this submission: a guess passes with probability 1/20; their descriptions stay hidden
-DRAWN_NAMES = ("good1", "good2", "good3", "bad1", "bad2", "bad3")
-DRAWN_CANDIDATES = shuffled(*[draw_choice(*list(ACCEPT)[n::3], name=f"good{n + 1}") for n in range(3)],
-                            *[draw_choice(*list(REJECT)[n::3], name=f"bad{n + 1}") for n in range(3)])
 CHECKS += [
     unseen_like(find(CHECKS, "rope_inv_freq", "matches_reference_head_dim_8"), call(EVEN),
                 "matches the reference for a head_dim drawn for this submission", id="main_inv_freq"),
@@ -358,14 +330,7 @@ CHECKS += [
                 "x and positions drawn for this submission", id="main_interleaved"),
     unseen_like(find(CHECKS, "interleaved_to_half_perm", "head_dim_8"), call(EVEN),
                 "a head_dim drawn for this submission", id="main_perm"),
-    unseen_like(verdict_check(GOOD, True, public=True),
-                {"candidates": DRAWN_CANDIDATES, "head_dim": draw_choice(16, 32, 64)},
-                "tells three correct RoPEs from three broken ones, all drawn for this submission",
-                id="main_verdicts",
-                property_params={"expected": pairs(*[(same(n), n.startswith("good")) for n in DRAWN_NAMES]),
-                                 "about": pairs(*[(same(n), f"the {'correct' if n.startswith('good') else 'broken'} "
-                                                            f"RoPE drawn for this submission ({n[-1]} of 3)")
-                                                  for n in DRAWN_NAMES])}),
+    CATALOGUE.main_check(),
     unseen_like(find(CHECKS, MODULE, "causal_forward_batch_2_7_32_4_heads"),
                 attention(drawn(2, draw_int(2, 10), 32), seed=SEED),
                 "causal forward of a batch and weights drawn for this submission", id="main_forward"),

@@ -1,9 +1,9 @@
 """Chapter 8 checks: resize_position_table_2d, sincos_2d_table, axial_rope_cos_sin, check_axial_property,
 mrope_position_ids, mrope_cos_sin."""
 
-import hashlib
 
-from grader.spec import SEED, Check, draw_choice, draw_int, find, pairs, same, shuffled, unseen_like
+from grader.checks.mutation import Catalogue
+from grader.spec import SEED, Check, draw_choice, draw_int, find, same, unseen_like
 
 RESIZE, SINCOS, AXIAL, PROPERTY, IDS, MROPE = ("resize_position_table_2d", "sincos_2d_table", "axial_rope_cos_sin",
                                                "check_axial_property", "mrope_position_ids", "mrope_cos_sin")
@@ -128,31 +128,8 @@ ABOUT = {GOOD: "a correct 2-D RoPE with rows on even planes and columns on odd o
          BAD: "a RoPE that turns every plane with the row only", **PUBLIC_ACCEPT, **PUBLIC_REJECT, **ACCEPT, **REJECT}
 
 
-def _hidden_anchors(name):
-    """A hidden correct and a hidden broken candidate other than `name` (public anchors could be recognised by
-    their output, and a constant answered for the one a test does not know)."""
-    good = [n for n in ACCEPT if n != name]
-    bad = [n for n in REJECT if n != name]
-    n = sum(map(ord, name))
-    return good[n % len(good)], bad[n % len(bad)]
-
-
-def verdict_check(name, want, head_dim=64, points=1.0, public=False):
-    """The learner's test on one candidate and on two anchors, a correct and a broken one, in an order that says
-    nothing about which is which."""
-    good, bad = (GOOD, BAD) if public else _hidden_anchors(name)
-    expected = {name: want, good: True, bad: False}
-    order = list(expected)
-    if not public:
-        order.sort(key=lambda n: hashlib.sha256(f"{name}/{n}".encode()).hexdigest())
-    verb = "accepts" if want else "rejects"
-    title = f"{verb} {ABOUT[name]}" + (f" (head_dim={head_dim})" if head_dim != 64 else "")
-    check_id = f"{verb}_{name}" + (f"_head_dim_{head_dim}" if head_dim != 64 else "")
-    check_id += "" if public else "_among_hidden"
-    about = {n: ABOUT[n] for n in expected}
-    return Check(PROPERTY, title, "axial_property", {"candidates": order, "head_dim": head_dim}, expect="property",
-                 property="verdicts_2d", property_params={"expected": expected, "about": about},
-                 points=points, public=public, id=check_id)
+CATALOGUE = Catalogue(PROPERTY, "axial_property", "verdicts_2d", GOOD, BAD, ACCEPT, REJECT, ABOUT, "2-D RoPE")
+verdict_check = CATALOGUE.verdict_check
 
 
 CHECKS = [
@@ -325,11 +302,6 @@ PROMPTS = [prompt([[T] * before + [I] * (h * w) + [T] * after], images=[[1, 2 * 
            for before in (1, 2, 3) for h in (1, 2, 3) for w in (1, 2, 3) for after in (1, 2) if h * w > 1]
 # head sizes with their frequency sections (the three sections add up to head_dim / 2)
 HEADS = [(16, [2, 3, 3]), (32, [4, 6, 6]), (32, [8, 4, 4]), (64, [8, 12, 12])]
-# three correct and three broken candidates from the hidden catalogues (distinct: each drawn from its own third),
-# in an order drawn for this submission: a guess passes with probability 1/20; their descriptions stay hidden
-DRAWN_NAMES = ("good1", "good2", "good3", "bad1", "bad2", "bad3")
-DRAWN_CANDIDATES = shuffled(*[draw_choice(*list(ACCEPT)[n::3], name=f"good{n + 1}") for n in range(3)],
-                            *[draw_choice(*list(REJECT)[n::3], name=f"bad{n + 1}") for n in range(3)])
 CHECKS += [
     unseen_like(find(CHECKS, RESIZE, "grow_4x6_class_token_7x9"),
                 {"args": [drawn(same("w", times=4, plus=1), draw_choice(4, 6, 8)), [4, draw_int(3, 5, name="w")],
@@ -341,14 +313,7 @@ CHECKS += [
     unseen_like(find(CHECKS, AXIAL, "ids_0_16_head_dim_16"), axial(drawn_ids(16, draw_int(4, 12), 2),
                                                                    draw_choice(8, 16, 32)),
                 "(row, column) ids and head_dim drawn for this submission", id="main_tables"),
-    unseen_like(verdict_check(GOOD, True, public=True),
-                {"candidates": DRAWN_CANDIDATES, "head_dim": draw_choice(16, 32, 64)},
-                "tells three correct 2-D RoPEs from three broken ones, all drawn for this submission",
-                id="main_verdicts",
-                property_params={"expected": pairs(*[(same(n), n.startswith("good")) for n in DRAWN_NAMES]),
-                                 "about": pairs(*[(same(n), f"the {'correct' if n.startswith('good') else 'broken'} "
-                                                            f"2-D RoPE drawn for this submission ({n[-1]} of 3)")
-                                                  for n in DRAWN_NAMES])}),
+    CATALOGUE.main_check(),
     unseen_like(find(CHECKS, IDS, "text_image_text"), draw_choice(*PROMPTS),
                 "text, an image and text drawn for this submission", id="main_prompt"),
     unseen_like(find(CHECKS, MROPE, "qwen2_vl_head_128"),
