@@ -125,11 +125,7 @@ def lab(tmp_path_factory):
     _needs()
     tmp = tmp_path_factory.mktemp("browser")
     bundle = tmp / "bundle"
-    build_release(bundle, check_sync=False)
-    # chapter 1 of the Chinese edition too, beside its own link to the self-check package (as in notebooks/zh/)
-    (bundle / "zh").mkdir()
-    shutil.copy(ROOT / "notebooks" / "zh" / "01_sinusoidal.ipynb", bundle / "zh" / "01_sinusoidal.ipynb")
-    (bundle / "zh" / "posenc_selfcheck").symlink_to("../posenc_selfcheck")
+    build_release(bundle, check_sync=False)  # with the Chinese edition in zh/
     with jupyterlab(tmp, bundle) as served:
         yield served
 

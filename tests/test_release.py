@@ -30,7 +30,10 @@ def test_the_bundle_holds_notebooks_selfchecks_and_readme_only(bundle):
     names = {p.name for p in bundle.iterdir()}
     notebooks = {p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
     assert notebooks and notebooks <= names
-    assert names - notebooks == {"posenc_selfcheck", "README.md", "requirements.txt", ".posenc-release"}
+    assert names - notebooks == {"zh", "posenc_selfcheck", "README.md", "requirements.txt", ".posenc-release"}
+    # the Chinese edition of every notebook, beside a link to the one self-check package
+    assert sorted(p.name for p in (bundle / "zh").glob("*.ipynb")) == sorted(notebooks)
+    assert (bundle / "zh" / "posenc_selfcheck").resolve() == (bundle / "posenc_selfcheck").resolve()
     stored = sorted(p.name for p in (bundle / "posenc_selfcheck" / "data").iterdir())
     assert stored == sorted(p.name for p in (ROOT / "posenc_selfcheck" / "data").iterdir())
     assert not list(bundle.rglob("__pycache__"))
@@ -136,5 +139,5 @@ def test_an_assignment_s_release_holds_its_chapters_notebooks_only(tmp_path):
     from grader.assignment import get
 
     files = build_release(tmp_path / "ch01", check_sync=False, assignment=get("ch01"))
-    assert [f for f in files if f.endswith(".ipynb")] == ["01_sinusoidal.ipynb"]
+    assert [f for f in files if f.endswith(".ipynb")] == ["01_sinusoidal.ipynb", "zh/01_sinusoidal.ipynb"]
     assert "posenc_selfcheck/__init__.py" in files and scan(tmp_path / "ch01") == []
