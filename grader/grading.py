@@ -123,7 +123,6 @@ def _form_problem(check, got, expected):
 
 def judge(check, got, seconds=None) -> Verdict:
     """The verdict on one answer (a probe result from the sandbox)."""
-    import torch
 
     from posenc_selfcheck.evaluate import evaluate
 
@@ -142,13 +141,7 @@ def judge(check, got, seconds=None) -> Verdict:
         return Verdict(check, Status.FAILED, problem)
     compared = expected if check.needs_reference() else None
     try:
-        with _time_limit(seconds):
-            if check.expect == "property" and "error" not in got:
-                # a property compares errors with a tolerance, and NaN > tol is False: never let NaN pass
-                nan = [k for k, v in got.items() if isinstance(v, torch.Tensor) and v.is_floating_point()
-                       and v.isnan().any()]
-                if nan:
-                    return Verdict(check, Status.FAILED, f"{_label(nan[0])} holds NaN")
+        with _time_limit(seconds):  # (evaluate fails a property on NaN: the NaN rule is written there, once)
             status, feedback = evaluate(check.spec(), got, compared, ())
             if status == Status.FAILED and check.mistakes:
                 known = reference.mistakes(check)
