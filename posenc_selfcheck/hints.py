@@ -405,6 +405,21 @@ MISTAKE_HINTS = {
         ),
         "wrong": "scores = scores.masked_fill(mask, float(\"-inf\"))",
     },
+    "sdpa_mask_after_softmax": {
+        "levels": (
+            "masking removes keys before the weights are made: a masked key's score becomes minus infinity, so the "
+            "softmax gives it weight 0 and shares the whole row among the keys that remain. Weights zeroed after "
+            "the softmax no longer sum to 1.",
+            "move the masking above the softmax, onto the scores `scores`: where `mask is not None` and "
+            "`mask.dtype == torch.bool`, fill them with -inf where the mask is False (a float mask is added to them "
+            "there too); after the softmax nothing touches the weights.",
+            "key line: `scores = scores.masked_fill(~mask, float(\"-inf\"))`",
+        ),
+        "wrong": "pass",
+        "also": {"weights = torch.softmax(scores, dim=-1)": "weights = torch.softmax(scores, dim=-1)\n"
+                                                             "if mask is not None and mask.dtype == torch.bool:\n"
+                                                             "    weights = weights.masked_fill(~mask, 0.0)"},
+    },
     # ---- chapter 1 ------------------------------------------------------------------------------
     "table_swapped": {
         "levels": (
@@ -435,6 +450,108 @@ MISTAKE_HINTS = {
         "wrong": "inv_freq = 1.0 / (base ** (torch.arange(0, d_model // 2, dtype=torch.float32, device=device) "
                  "/ d_model))",
     },
+    "shift_backwards": {
+        "levels": (
+            "with the sine first in each pair, the shift by +k takes (sin, cos) at p to (sin, cos) at p + k: the "
+            "block is [[cos, sin], [-sin, cos]], the transpose of the textbook rotation, which shifts by -k.",
+            "the two off-diagonal entries of every block of the matrix `m`, at `idx = torch.arange(0, d_model, 2)`: "
+            "the sine `sin` goes above the diagonal, `m[idx, idx + 1]`, and minus the sine below it.",
+            "key line: `m[idx + 1, idx] = -sin`",
+        ),
+        "wrong": "m[idx + 1, idx] = sin",
+        "also": {"m[idx, idx + 1] = sin": "m[idx, idx + 1] = -sin"},
+    },
+    "module_swapped": {
+        "levels": (
+            "the module adds chapter 1's table: in each pair of columns the sine comes first, column 2i holds "
+            "sin(p·w_i) and column 2i+1 cos(p·w_i).",
+            "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. If "
+            "yours is the one called there, its own self-check names the same mistake: fix it there first.",
+            "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
+        ),
+        "wrong": "self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2).flip(-1)"
+                 ".flatten(1), persistent=False)",
+    },
+    "module_i_over_d": {
+        "levels": (
+            "pair i of the module's table uses the exponent 2i/d, with 2i the index of its even column, so the last "
+            "pair's frequency is close to 1/base, not 1/sqrt(base).",
+            "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. If "
+            "yours is the one called there, its own self-check names the same mistake: fix it there first.",
+            "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
+        ),
+        # base^(-i/d) is sqrt(base)^(-2i/d)
+        "wrong": "self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base ** 0.5), persistent=False)",
+    },
+    "module_concatenated": {
+        "levels": (
+            "in the module's table the sine and cosine of one frequency sit side by side, in columns 2i and 2i+1: "
+            "interleaved, not all sines followed by all cosines.",
+            "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. If "
+            "yours is the one called there, its own self-check names the same mistake: fix it there first.",
+            "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
+        ),
+        "wrong": "self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2)"
+                 ".transpose(1, 2).flatten(1), persistent=False)",
+    },
+    # ---- chapter 2 ------------------------------------------------------------------------------
+    "learned_ignores_position_ids": {
+        "levels": (
+            "the caller chooses the positions: given position ids (a chunk that continues after a cache, a sequence "
+            "padded on the left), each token gets the row of its own position, not rows 0, 1, 2, ...",
+            "the lookup: only when `position_ids is None` do you build 0 .. seq_len - 1; otherwise look up exactly "
+            "the ids you were given, one row for each.",
+            "key line: `pe = self.position_embeddings(position_ids)`",
+        ),
+        "wrong": "pe = self.position_embeddings(torch.arange(seq_len, device=x.device))",
+    },
+    "resize_align_corners": {
+        "levels": (
+            "each new row stands for the centre of its cell: new row j sits at (j + 1/2)·L/L' - 1/2 old rows, as "
+            "F.interpolate computes with align_corners=False. Pinning the first and last rows to the old ones "
+            "stretches every row in between.",
+            "the source positions, in old rows: with `old_len = table.shape[0]` and `j = torch.arange(new_len, "
+            "dtype=torch.float64)`, shift by half a row before and after the scaling, then clamp to [0, old_len - 1]; "
+            "with F.interpolate, pass align_corners=False.",
+            "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
+        ),
+        "wrong": "x = torch.linspace(0, old_len - 1, new_len, dtype=torch.float64, device=table.device)",
+    },
+    "resize_wrong_axis": {
+        "levels": (
+            "the positions are the table's rows: resizing stretches the position axis and leaves the d features of "
+            "each row as they are. F.interpolate resizes the last axis, so the positions must come last.",
+            "the length you resize is the number of rows, axis 0 of the table. With F.interpolate, hand it "
+            "(1, d, L), `table.T[None]`, and transpose the result back.",
+            "key line: `old_len = table.shape[0]`",
+        ),
+        "wrong": "old_len = table.shape[1]",
+        "also": {"rows = table.to(work)": "rows = table.T.to(work)",
+                 "return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype)":
+                     "return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype).T"},
+    },
+    "resize_not_transposed_back": {
+        "levels": (
+            "the result is a table like the input, one row per position: (new_len, d). F.interpolate works on "
+            "(batch, channels, length), so its result has the positions last.",
+            "the shape of what you return. With F.interpolate on `table.T[None]`, take `[0].T`. With the formula, "
+            "the blend of `rows[i0]` and `rows[i1]` (`rows` the table in float32, `w` the weight of row i1) is "
+            "already (new_len, d).",
+            "key line: `return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype)`",
+        ),
+        "wrong": "return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype).T",
+    },
+    "resize_nearest": {
+        "levels": (
+            "a resized table blends the two old rows around each new position, each weighted by how close it is; "
+            "copying the nearest row makes steps where the positions should move smoothly.",
+            "the source positions x_j = (j + 1/2)·old_len/new_len - 1/2, with `old_len = table.shape[0]` and "
+            "`j = torch.arange(new_len, dtype=torch.float64)`: not rounded, not floored, since their fraction is the "
+            "weight of the upper row. With F.interpolate, mode=\"linear\".",
+            "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
+        ),
+        "wrong": "x = (j * (old_len / new_len)).floor().clamp(0, old_len - 1)",
+    },
     # ---- chapter 3 ------------------------------------------------------------------------------
     "alibi_slopes_power_of_two_formula": {
         "levels": (
@@ -464,6 +581,167 @@ MISTAKE_HINTS = {
         ),
         "wrong": "return (slopes[:, None, None] * torch.arange(k_len, device=device).expand(q_len, "
         "k_len)).unsqueeze(0)",
+    },
+    "bias_sign_flipped": {
+        "levels": (
+            "the table's rows are ordered by the key's position minus the query's, j - i: row K + 1 is the key one "
+            "step after the query. Indexing with i - j reads every row's mirror image.",
+            "the index of the lookup: the distances `rel`, relative_positions(q_len, k_len) (key minus query), "
+            "clipped to [-K, K] with K = self.max_distance, plus K; do not negate them.",
+            "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
+        ),
+        "wrong": "values = self.bias((-rel).clamp(-K, K) + K)",
+    },
+    "bias_clip_off_by_one": {
+        "levels": (
+            "the table has 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so the first "
+            "and last rows serve every key K or more steps away.",
+            "the clip of the distances `rel` before the lookup: the bounds are -K and K (K = self.max_distance), "
+            "then add K.",
+            "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
+        ),
+        "wrong": "values = self.bias(rel.clamp(-(K - 1), K - 1) + K)",
+    },
+    "t5_causal_as_bidirectional": {
+        "levels": (
+            "a causal model only looks back: with bidirectional=False all num_buckets serve the keys before the "
+            "query, by their distance i - j, and every key after it falls into bucket 0. No upper half, no halving.",
+            "the branch where `bidirectional` is false: no offset (zeros), the full num_buckets, and the distance "
+            "n = max(-r, 0), which is 0 for every key after the query.",
+            "key line: `n = (-r).clamp(min=0)`",
+        ),
+        "wrong": "n = r.abs()",
+        "also": {"offset = torch.zeros_like(r, dtype=torch.long)": "num_buckets //= 2\n"
+                                                                   "offset = (r > 0).long() * num_buckets"},
+    },
+    "t5_sign_flipped": {
+        "levels": (
+            "the input is r = j - i, key minus query: a key after the query has r > 0. Bidirectional, those keys take "
+            "the upper half of the buckets; causal, the keys before the query have r < 0 and the distance -r.",
+            "every place where the sign of r enters: the offset when `bidirectional`, for the keys with r > 0, and "
+            "the causal distance max(-r, 0).",
+            "key line: `offset = (r > 0).long() * num_buckets`",
+        ),
+        "wrong": "offset = (r < 0).long() * num_buckets",
+        "also": {"n = (-r).clamp(min=0)": "n = r.clamp(min=0)"},
+    },
+    "alibi_bias_power_of_two_formula": {
+        "levels": (
+            "the bias uses the slopes of alibi_slopes: the geometric formula holds for a power-of-two head count "
+            "only; other counts take the slopes of the largest power of two below them, then every other slope of "
+            "the next one.",
+            "where the bias gets its slopes: reuse your alibi_slopes, once it passes its own self-check, instead of "
+            "a formula written again here.",
+            "key line: `slopes = alibi_slopes(num_heads, device=device)`",
+        ),
+        "wrong": "slopes = 2.0 ** (-8.0 * torch.arange(1, num_heads + 1, dtype=torch.float32, device=device) "
+                 "/ num_heads)",
+    },
+    "shaw_sign_flipped": {
+        "levels": (
+            "the tables are indexed by the key's position minus the query's, j - i: a key one step before the query "
+            "reads row K - 1, one step after it row K + 1.",
+            "the index of the table rows: the distances `rel`, relative_positions(Lq, Lk) (key minus query), clipped "
+            "to [-K, K] with K = max_distance, plus K, the whole expanded (a view) to (batch, heads, q_len, k_len); "
+            "do not negate them.",
+            "key line: `idx = (rel.clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
+            "k_len)`",
+        ),
+        "wrong": "idx = ((-rel).clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
+                 "k_len)",
+    },
+    "shaw_direct_sign_flipped": {
+        "levels": (
+            "the tables are indexed by the key's position minus the query's, j - i: a key one step before the query "
+            "reads row K - 1, one step after it row K + 1.",
+            "the index of the table rows: the distances `rel`, relative_positions(Lq, Lk) (key minus query), clipped "
+            "to [-K, K] with K = max_distance, plus K; do not negate them.",
+            "key line: `idx = rel.clamp(-max_distance, max_distance) + max_distance`",
+        ),
+        "wrong": "idx = (-rel).clamp(-max_distance, max_distance) + max_distance",
+    },
+    "shaw_clip_off_by_one": {
+        "levels": (
+            "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 and "
+            "2K serve every key K or more steps away.",
+            "the clip of the distances `rel` before indexing: the bounds are -K and K (K = max_distance), then add "
+            "K, the whole expanded (a view) to (batch, heads, q_len, k_len).",
+            "key line: `idx = (rel.clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
+            "k_len)`",
+        ),
+        "wrong": "idx = (rel.clamp(-(max_distance - 1), max_distance - 1) + max_distance).expand(batch, heads, "
+                 "q_len, k_len)",
+    },
+    "shaw_direct_clip_off_by_one": {
+        "levels": (
+            "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 and "
+            "2K serve every key K or more steps away.",
+            "the clip of the distances `rel` before indexing: the bounds are -K and K (K = max_distance), then add "
+            "K.",
+            "key line: `idx = rel.clamp(-max_distance, max_distance) + max_distance`",
+        ),
+        "wrong": "idx = rel.clamp(-(max_distance - 1), max_distance - 1) + max_distance",
+    },
+    "shaw_unscaled": {
+        "levels": (
+            "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
+            "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
+            "the logits: the relative logits `rel_logits` (q against the key table, gathered by distance) join q·k "
+            "first, and the sum is divided by sqrt(head_dim), with `head_dim = q.shape[-1]`.",
+            "key line: `scores = (q @ k.transpose(-2, -1) + rel_logits) / math.sqrt(head_dim)`",
+        ),
+        "wrong": "scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim) + rel_logits",
+    },
+    "shaw_direct_unscaled": {
+        "levels": (
+            "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
+            "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
+            "the logits: add q·a^K (q against the key rows of the pairs, `a_k`) to q·k first, then divide the sum by "
+            "the square root of q's last dimension.",
+            "key line: `scores = q @ k.transpose(-2, -1) + (q.unsqueeze(-2) * a_k).sum(-1)`",
+        ),
+        "wrong": "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + (q.unsqueeze(-2) * a_k).sum(-1)",
+        "also": {"scores = scores / math.sqrt(q.shape[-1])": "pass"},
+    },
+    "shaw_value_ignored": {
+        "levels": (
+            "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
+            "key's weight also takes the value row of its distance.",
+            "what you return: besides `attn @ v`, the weights `attn` summed per table row with `scatter_add_` into "
+            "`per_row` (B, H, Lq, 2K + 1), times the value table rel_v.",
+            "key line: `return attn @ v + per_row @ rel_v`",
+        ),
+        "wrong": "return attn @ v",
+    },
+    "shaw_direct_value_ignored": {
+        "levels": (
+            "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
+            "key's weight also takes the value row of its distance.",
+            "what you return: besides `attn @ v`, the weights `attn` times the value rows of the pairs, `a_v = "
+            "rel_v[idx]` (Lq, Lk, d), summed over the keys.",
+            "key line: `return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)`",
+        ),
+        "wrong": "return attn @ v",
+    },
+    "shaw_causal_flipped": {
+        "levels": (
+            "causal means a query sees its own key and the keys before it: the keys to hide are those after the "
+            "query, where the key's position minus the query's is positive.",
+            "the mask on the logits `scores` when `causal`: -inf where the distances `rel` (key minus query) are "
+            "greater than 0.",
+            "key line: `scores = scores.masked_fill(rel > 0, float(\"-inf\"))`",
+        ),
+        "wrong": "scores = scores.masked_fill(rel < 0, float(\"-inf\"))",
+    },
+    "shaw_direct_causal_flipped": {
+        "levels": (
+            "causal means a query sees its own key and the keys before it: the keys to hide are those after the "
+            "query, where the key's position minus the query's is positive.",
+            "the mask on the logits `scores` when `causal`: -inf where the distances `rel` (key minus query) are "
+            "greater than 0.",
+            "key line: `scores = scores.masked_fill(rel > 0, float(\"-inf\"))`",
+        ),
+        "wrong": "scores = scores.masked_fill(rel < 0, float(\"-inf\"))",
     },
     # ---- chapter 4 ------------------------------------------------------------------------------
     "apply_no_cast": {

@@ -212,6 +212,8 @@ def test_every_mistake_ladder_is_idea_then_where_then_its_key_line():
         assert len(levels) == 3 and levels[-1].startswith("key line: `"), name
         assert not any("key line" in level for level in levels[:-1]), name
         ast.parse(entry["wrong"])
+        for statement, mistaken in entry.get("also", {}).items():
+            ast.parse(statement), ast.parse(mistaken)
 
 
 def _statement(tree, key):
@@ -271,13 +273,23 @@ def test_an_exercise_key_line_runs_where_a_learner_pastes_it(exercise):
 @pytest.mark.parametrize("name", sorted(MISTAKE_HINTS))
 def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
     """Pasted into the stub it runs (above), and the solution with that statement written the mistaken way
-    ("wrong") is diagnosed as this very mistake by the self-check: the key line is that mistake's fix."""
+    ("wrong") is diagnosed as this very mistake by the self-check: the key line is that mistake's fix. A mistake
+    that no single statement makes (a sign on two entries, masking moved past the softmax) also rewrites the
+    other statements it touches ("also": {statement of the solution: its mistaken form}, one or more lines),
+    each found exactly once in the solution, none of them the key line."""
     entry, mistake = MISTAKE_HINTS[name], MISTAKES[name]
     obj = getattr(posenc_ref, mistake.exercise)
     source, statement = _in_context(name, mistake.exercise, entry["levels"])
-    lines = source.splitlines()
-    indent = lines[statement.lineno - 1][: len(lines[statement.lineno - 1]) - len(lines[statement.lineno - 1].lstrip())]
-    wrong = lines[: statement.lineno - 1] + [indent + entry["wrong"]] + lines[statement.end_lineno:]
+    edits = [(statement, entry["wrong"])]
+    for other, mistaken in entry.get("also", {}).items():
+        node, _ = _statement(ast.parse(source), other)
+        assert node.lineno != statement.lineno, f"{name}: `{other}` is the key line itself"
+        edits.append((node, mistaken))
+    wrong = source.splitlines()
+    for node, mistaken in sorted(edits, key=lambda edit: edit[0].lineno, reverse=True):
+        first = wrong[node.lineno - 1]
+        indent = first[: len(first) - len(first.lstrip())]
+        wrong[node.lineno - 1: node.end_lineno] = [indent + line for line in mistaken.splitlines()]
     namespace = dict(vars(importlib.import_module(obj.__module__)))
     exec(compile("\n".join(wrong), f"<{name}: wrong>", "exec"), namespace)  # noqa: S102
     forget_attempts(mistake.exercise)
