@@ -623,7 +623,6 @@ MISTAKE_HINTS = {
             "key line: `offset = (r > 0).long() * num_buckets`",
         ),
         "wrong": "offset = (r < 0).long() * num_buckets",
-        "also": {"n = (-r).clamp(min=0)": "n = r.clamp(min=0)"},
     },
     "alibi_bias_power_of_two_formula": {
         "levels": (

@@ -270,13 +270,38 @@ def test_an_exercise_key_line_runs_where_a_learner_pastes_it(exercise):
     _in_context(exercise, exercise, HINTS[exercise])
 
 
+def _rewritten(source, edits):
+    """`source` with each (statement node, its mistaken form: one or more lines) put in place of the node."""
+    lines = source.splitlines()
+    for node, mistaken in sorted(edits, key=lambda edit: edit[0].lineno, reverse=True):
+        first = lines[node.lineno - 1]
+        indent = first[: len(first) - len(first.lstrip())]
+        lines[node.lineno - 1: node.end_lineno] = [indent + line for line in mistaken.splitlines()]
+    return "\n".join(lines)
+
+
+def _report(name, exercise, module, source):
+    """The self-check's report on `source` (the exercise's solution rewritten), "" when every check passes."""
+    namespace = dict(vars(importlib.import_module(module)))
+    exec(compile(source, f"<{name}: wrong>", "exec"), namespace)  # noqa: S102
+    forget_attempts(exercise)
+    try:
+        check(exercise, namespace[exercise], quiet=True)
+    except SelfCheckFailed as failed:
+        return str(failed)
+    finally:
+        forget_attempts(exercise)
+    return ""
+
+
 @pytest.mark.parametrize("name", sorted(MISTAKE_HINTS))
 def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
     """Pasted into the stub it runs (above), and the solution with that statement written the mistaken way
     ("wrong") is diagnosed as this very mistake by the self-check: the key line is that mistake's fix. A mistake
     that no single statement makes (a sign on two entries, masking moved past the softmax) also rewrites the
     other statements it touches ("also": {statement of the solution: its mistaken form}, one or more lines),
-    each found exactly once in the solution, none of them the key line."""
+    each found exactly once in the solution, none of them the key line; the key line's rewrite alone must then
+    fall short of the mistake, or "also" would not be needed."""
     entry, mistake = MISTAKE_HINTS[name], MISTAKES[name]
     obj = getattr(posenc_ref, mistake.exercise)
     source, statement = _in_context(name, mistake.exercise, entry["levels"])
@@ -285,21 +310,14 @@ def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
         node, _ = _statement(ast.parse(source), other)
         assert node.lineno != statement.lineno, f"{name}: `{other}` is the key line itself"
         edits.append((node, mistaken))
-    wrong = source.splitlines()
-    for node, mistaken in sorted(edits, key=lambda edit: edit[0].lineno, reverse=True):
-        first = wrong[node.lineno - 1]
-        indent = first[: len(first) - len(first.lstrip())]
-        wrong[node.lineno - 1: node.end_lineno] = [indent + line for line in mistaken.splitlines()]
-    namespace = dict(vars(importlib.import_module(obj.__module__)))
-    exec(compile("\n".join(wrong), f"<{name}: wrong>", "exec"), namespace)  # noqa: S102
     forget_attempts(mistake.exercise)
     check(mistake.exercise, obj)  # the solution passes (raises otherwise)
-    with pytest.raises(SelfCheckFailed) as info:
-        check(mistake.exercise, namespace[mistake.exercise])
-    report = str(info.value)
+    report = _report(name, mistake.exercise, obj.__module__, _rewritten(source, edits))
     assert mistake.message in report, report
     assert f"Hint 1 of 3: {entry['levels'][0]}" in report
-    forget_attempts(mistake.exercise)
+    if len(edits) > 1:
+        alone = _report(name, mistake.exercise, obj.__module__, _rewritten(source, edits[:1]))
+        assert mistake.message not in alone, f"{name}: the key line's wrong form alone makes the mistake"
 
 
 def _parses(span):
