@@ -366,7 +366,9 @@ HINTS = {
 # One short ladder per named mistake: the idea that the mistake misses (no code), where to look in your code,
 # and the key line, the solution's line that fixes it. "wrong" is that line as the mistake writes it: the
 # tests paste it into the solution in place of the key line and require the self-check to name this mistake
-# (tests/test_hints.py), so each key line is proven to run where it stands and to fix its own mistake. A
+# (tests/test_hints.py), so each key line is proven to run where it stands and to fix its own mistake. Where no
+# single statement makes the mistake (a sign on two entries, masking moved past the softmax), "also" maps the
+# other statements it rewrites to their mistaken forms; the key line's "wrong" alone must fall short of it. A
 # mistake without a ladder here gets its exercise's ladder (HINTS).
 MISTAKE_HINTS = {
     # ---- chapter 0 ------------------------------------------------------------------------------
