@@ -363,6 +363,18 @@ HINTS = {
     ),
 }
 
+# Shaw attention's two forms mask the same way, in the same statement: one ladder for both
+_SHAW_CAUSAL_FLIPPED = {
+    "levels": (
+        "causal means a query sees its own key and the keys before it: the keys to hide are those after the "
+        "query, where the key's position minus the query's is positive.",
+        "the mask on the logits `scores` when `causal`: -inf where the distances `rel` (key minus query) are "
+        "greater than 0.",
+        "key line: `scores = scores.masked_fill(rel > 0, float(\"-inf\"))`",
+    ),
+    "wrong": "scores = scores.masked_fill(rel < 0, float(\"-inf\"))",
+}
+
 # One short ladder per named mistake: the idea that the mistake misses (no code), where to look in your code,
 # and the key line, the solution's line that fixes it. "wrong" is that line as the mistake writes it: the
 # tests paste it into the solution in place of the key line and require the self-check to name this mistake
@@ -724,26 +736,8 @@ MISTAKE_HINTS = {
         ),
         "wrong": "return attn @ v",
     },
-    "shaw_causal_flipped": {
-        "levels": (
-            "causal means a query sees its own key and the keys before it: the keys to hide are those after the "
-            "query, where the key's position minus the query's is positive.",
-            "the mask on the logits `scores` when `causal`: -inf where the distances `rel` (key minus query) are "
-            "greater than 0.",
-            "key line: `scores = scores.masked_fill(rel > 0, float(\"-inf\"))`",
-        ),
-        "wrong": "scores = scores.masked_fill(rel < 0, float(\"-inf\"))",
-    },
-    "shaw_direct_causal_flipped": {
-        "levels": (
-            "causal means a query sees its own key and the keys before it: the keys to hide are those after the "
-            "query, where the key's position minus the query's is positive.",
-            "the mask on the logits `scores` when `causal`: -inf where the distances `rel` (key minus query) are "
-            "greater than 0.",
-            "key line: `scores = scores.masked_fill(rel > 0, float(\"-inf\"))`",
-        ),
-        "wrong": "scores = scores.masked_fill(rel < 0, float(\"-inf\"))",
-    },
+    "shaw_causal_flipped": _SHAW_CAUSAL_FLIPPED,  # the same line in both forms
+    "shaw_direct_causal_flipped": _SHAW_CAUSAL_FLIPPED,
     # ---- chapter 4 ------------------------------------------------------------------------------
     "apply_no_cast": {
         "levels": (
