@@ -521,9 +521,9 @@ MISTAKE_HINTS = {
     },
     "resize_align_corners": {
         "levels": (
-            "each new row stands for the centre of its cell: new row j sits at (j + 1/2)·L/L' - 1/2 old rows, as "
-            "F.interpolate computes with align_corners=False. Pinning the first and last rows to the old ones "
-            "stretches every row in between.",
+            "each new row stands for the centre of its cell: new row j sits at (j + 1/2)·L/L' - 1/2 old rows, the "
+            "cell-centre convention of F.interpolate's default. Pinning the first and last rows to the old ones "
+            "changes the step to (L - 1)/(L' - 1) old rows and moves every row in between.",
             "the source positions, in old rows: with `old_len = table.shape[0]` and `j = torch.arange(new_len, "
             "dtype=torch.float64)`, shift by half a row before and after the scaling, then clamp to [0, old_len - 1]; "
             "with F.interpolate, pass align_corners=False.",
