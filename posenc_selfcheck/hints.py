@@ -509,8 +509,9 @@ MISTAKE_HINTS = {
         "levels": (
             "the rotation by +m·theta is x·cos + rotate_half(x)·sin, with a plus: with a minus every plane turns by "
             "-m·theta, which is still relative but not the convention the checkpoints were trained with.",
-            "where rotate_half(x)·sin is added (with `half = rot // 2`, `x1, x2 = x[..., :half], x[..., half:rot]` "
-            "and `out` the x·cos part): the first half of `out` gets -x2·sin, the second half +x1·sin.",
+            "where rotate_half(x)·sin joins x·cos (with `rot = cos.shape[-1]`, `half = rot // 2`, `x1, x2 = "
+            "x[..., :half], x[..., half:rot]` and `out` holding x·cos): the first half of `out` gains -x2·sin, "
+            "the second half +x1·sin.",
             "key line: `out[..., :half].addcmul_(x2, sin[..., :half], value=-1); out[..., half:rot].addcmul_(x1, "
             "sin[..., half:])`",
         ),
@@ -521,9 +522,9 @@ MISTAKE_HINTS = {
         "levels": (
             "rotate_half(x) is (-x2, x1): the half that moves to the front is negated. Without that minus the map "
             "swaps the halves, a reflection, and the result is no rotation.",
-            "the part rotate_half(x)·sin adds to the first half of the output (with `half = rot // 2`, `x1, x2 = "
-            "x[..., :half], x[..., half:rot]` and `out` the x·cos part): it is minus x2·sin. If you call your own "
-            "rotate_half, its self-check shows the same fix.",
+            "where rotate_half(x)·sin joins x·cos (with `rot = cos.shape[-1]`, `half = rot // 2`, `x1, x2 = "
+            "x[..., :half], x[..., half:rot]` and `out` holding x·cos): the first half of `out` gains minus "
+            "x2·sin. If you call your own rotate_half, its self-check shows the same fix.",
             "key line: `out[..., :half].addcmul_(x2, sin[..., :half], value=-1)`",
         ),
         "wrong": "out[..., :half].addcmul_(x2, sin[..., :half])",
@@ -532,9 +533,9 @@ MISTAKE_HINTS = {
         "levels": (
             "the tables are in the half layout, so the rotation must pair coordinate i with i + d/2, the two halves, "
             "not neighbouring coordinates 2i and 2i + 1.",
-            "the rotate_half(x)·sin part (with `half = rot // 2`, `x1, x2 = x[..., :half], x[..., half:rot]` and "
-            "`out` the x·cos part): the halves x1 and x2 go into the halves of `out`, no strided slices. If you "
-            "call your own rotate_half, fix it first.",
+            "where rotate_half(x)·sin joins x·cos (with `rot = cos.shape[-1]`, `half = rot // 2`, `x1, x2 = "
+            "x[..., :half], x[..., half:rot]` and `out` holding x·cos): the halves x1 and x2 feed the halves of "
+            "`out`, with no strided slices. If you call your own rotate_half, fix it first.",
             "key line: `out[..., :half].addcmul_(x2, sin[..., :half], value=-1); out[..., half:rot].addcmul_(x1, "
             "sin[..., half:])`",
         ),
@@ -673,9 +674,9 @@ MISTAKE_HINTS = {
         "levels": (
             "causal means a query sees its own key and the keys before it, never those after it: allowed pairs lie "
             "on and below the diagonal, a lower triangle.",
-            "every causal path of the block: without a cache (`seq == k_len`, and not `not causal or seq == 1`) "
-            "SDPA's own `is_causal=True` draws the right triangle; after a cache the boolean mask is a lower "
-            "triangle shifted by k_len - seq, never an upper one.",
+            "both causal paths of the block (the first branch, `not causal or seq == 1`, needs no mask): when "
+            "`seq == k_len`, SDPA's own `is_causal=True` draws the right triangle; after a cache, the boolean mask "
+            "is a lower triangle shifted by k_len - seq, never an upper one.",
             "key line: `out = F.scaled_dot_product_attention(q, k, v, is_causal=True)`",
         ),
         "wrong": "out = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(seq, k_len, dtype=torch.bool, "
@@ -693,8 +694,8 @@ MISTAKE_HINTS = {
     },
     "attn_inv_freq_cast_by_to": {
         "levels": (
-            "a floating buffer follows module.to(dtype): in bfloat16 the frequencies keep 3 significant digits, and "
-            "at positions in the thousands the angles are off by tenths of a radian, lost for good.",
+            "a floating buffer follows module.to(dtype): in bfloat16 each frequency is rounded by up to 0.4%, so by "
+            "position 1000 some angles are off by tenths of a radian, and casting back up does not restore them.",
             "where the block gets `cos, sin`: compute them in forward from the positions, with your rope_cos_sin "
             "(float32, on the positions' device), not from a stored frequency buffer.",
             "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
@@ -769,8 +770,8 @@ MISTAKE_HINTS = {
     },
     "yarn_no_attention_factor": {
         "levels": (
-            "stretched contexts flatten the softmax; YaRN sharpens it again by scaling cos and sin, and so q and k, "
-            "with its attention factor. Returning 1.0 drops that correction.",
+            "YaRN also scales the logits by a temperature, 1/t > 1 for a factor above 1; it does so by multiplying "
+            "cos and sin, and so q and k, by its attention factor. Returning 1.0 drops that correction.",
             "what you return when `rope_type == \"yarn\"`: the blended frequencies and the computed "
             "`attention_factor` (0.1·ln(factor) + 1 unless params give one), as a float.",
             "key line: `return inv_freq, float(attention_factor)`",
@@ -843,8 +844,9 @@ MISTAKE_HINTS = {
     },
     "cache_low_precision_angles": {
         "levels": (
-            "angles p·theta need float32: in float16 or bfloat16 large positions are rounded and their angles are off "
-            "by whole radians. Compute the angles in float32, and cast only the finished rows.",
+            "angles p·theta need float32: bfloat16 rounds every position above 256, and by position 1000 its angles "
+            "are off by radians (float16's by tenths of a radian). Compute the angles in float32, cast only the "
+            "finished rows.",
             "in forward, after any growth: look the rows up in the float32 tables `self.cos_cached` and "
             "`self.sin_cached` by position, then cast them to `dtype` (float32 by default), instead of computing "
             "angles in that dtype.",
