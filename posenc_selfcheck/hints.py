@@ -729,8 +729,8 @@ MISTAKE_HINTS = {
     },
     "dynamic_no_exponent": {
         "levels": (
-            "dynamic NTK stretches the base so that the slowest pair turns exactly alpha times slower; the pair's "
-            "exponent (d-2)/d means the base itself must grow by alpha^(d/(d-2)).",
+            "dynamic NTK stretches the base so that the slowest pair turns exactly alpha times slower; that pair's "
+            "frequency is base^(-(d-2)/d), so the base itself must grow by alpha^(d/(d-2)).",
             "where the new base is computed when `rope_type == \"dynamic\"`: alpha = factor·length/train_len - "
             "(factor - 1) with `length` = max(seq_len, L0), raised to d / (d - 2) before it multiplies the base "
             "(`d = head_dim`).",
@@ -760,8 +760,8 @@ MISTAKE_HINTS = {
     },
     "yarn_reversed": {
         "levels": (
-            "the fast pairs turn many times within L0 and already see every angle: they keep their frequency. Only "
-            "the slow pairs, which never completed a turn in training, are interpolated.",
+            "the fast pairs turn many times within L0 and met every angle in training: they keep their frequency. "
+            "The slow pairs, which turn less than once in L0, are interpolated, and the pairs between are blended.",
             "the blend when `rope_type == \"yarn\"`: `ramp` is 1 where a pair is interpolated, so it weights the "
             "divided frequencies `inv_freq / factor`, and 1 - ramp the kept ones.",
             "key line: `inv_freq = inv_freq / factor * ramp + inv_freq * (1 - ramp)`",
@@ -833,8 +833,8 @@ MISTAKE_HINTS = {
     },
     "cache_not_grown": {
         "levels": (
-            "a position past the table has no row: clamping it or reading the last row gives a wrong angle without "
-            "an error. The table must grow to cover it first.",
+            "a position past the table has no row: clamped to the last row, it gets that row's angles, wrong and "
+            "without an error. The table must grow to cover it first.",
             "in forward, when `position_ids.numel() > 0` and the largest position needs `needed = "
             "int(position_ids.max()) + 1` rows: if `needed > self.max_len`, rebuild with _build on the buffers' "
             "device, at least doubling.",
@@ -844,9 +844,9 @@ MISTAKE_HINTS = {
     },
     "cache_low_precision_angles": {
         "levels": (
-            "angles p·theta need float32: bfloat16 rounds every position above 256, and by position 1000 its angles "
-            "are off by radians (float16's by tenths of a radian). Compute the angles in float32, cast only the "
-            "finished rows.",
+            "angles p·theta need float32: bfloat16 cannot hold every position above 256, and by position 1000 its "
+            "angles are off by radians (float16's by tenths of a radian). Compute the angles in float32, cast only "
+            "the finished rows.",
             "in forward, after any growth: look the rows up in the float32 tables `self.cos_cached` and "
             "`self.sin_cached` by position, then cast them to `dtype` (float32 by default), instead of computing "
             "angles in that dtype.",
