@@ -747,6 +747,388 @@ MISTAKE_HINTS = {
         ),
         "wrong": "cos, sin = cos, sin",
     },
+    "cos_sin_interleaved": {
+        "levels": (
+            "rotate_half pairs coordinate i with coordinate i + d/2, so both must carry the same angle: the table "
+            "holds the d/2 angles once for each half, end to end, not each angle twice side by side.",
+            "where the angles `freqs` (..., L, d/2) become the (..., L, d) table: join two copies of `freqs` on the "
+            "last axis; `repeat_interleave` builds the interleaved layout instead.",
+            "key line: `emb = torch.cat((freqs, freqs), dim=-1)`",
+        ),
+        "wrong": "emb = freqs.repeat_interleave(2, dim=-1)",
+    },
+    "cos_sin_i_over_d": {
+        "levels": (
+            "plane i turns at base^(-2i/d): the exponent counts the index 2i of the plane's first coordinate, so the "
+            "slowest plane reaches nearly 1/base, not 1/sqrt(base).",
+            "where the frequencies `inv_freq` come from: your rope_inv_freq already builds them from the even "
+            "indices; call it with position_ids' device instead of writing the exponents again.",
+            "key line: `inv_freq = rope_inv_freq(head_dim, base, device=position_ids.device)`",
+        ),
+        "wrong": "inv_freq = 1.0 / base ** (torch.arange(head_dim // 2, dtype=torch.float32, "
+                 "device=position_ids.device) / head_dim)",
+    },
+    "rotate_half_neighbours": {
+        "levels": (
+            "the half layout pairs coordinate i with coordinate i + d/2: rotate_half works on the two halves of the "
+            "last axis, not on neighbouring coordinates (that is GPT-J's interleaved layout).",
+            "the return: concatenate the halves x1 and x2 on the last axis, the second half negated and first; no "
+            "strided slices, no `torch.stack`.",
+            "key line: `return torch.cat((-x2, x1), dim=-1)`",
+        ),
+        "wrong": "return torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)",
+    },
+    "apply_sign": {
+        "levels": (
+            "the rotation by +m·theta is x·cos + rotate_half(x)·sin, with a plus: with a minus every plane turns by "
+            "-m·theta, which is still relative but not the convention the checkpoints were trained with.",
+            "where rotate_half(x)·sin joins x·cos (with `rot = cos.shape[-1]`, `half = rot // 2`, `x1, x2 = "
+            "x[..., :half], x[..., half:rot]` and `out` holding x·cos): the first half of `out` gains -x2·sin, "
+            "the second half +x1·sin.",
+            "key line: `out[..., :half].addcmul_(x2, sin[..., :half], value=-1); out[..., half:rot].addcmul_(x1, "
+            "sin[..., half:])`",
+        ),
+        "wrong": "out[..., :half].addcmul_(x2, sin[..., :half])\n"
+                 "out[..., half:rot].addcmul_(x1, sin[..., half:], value=-1)",
+    },
+    "apply_rotate_half_no_minus": {
+        "levels": (
+            "rotate_half(x) is (-x2, x1): the half that moves to the front is negated. Without that minus the map "
+            "swaps the halves, a reflection, and the result is no rotation.",
+            "where rotate_half(x)·sin joins x·cos (with `rot = cos.shape[-1]`, `half = rot // 2`, `x1, x2 = "
+            "x[..., :half], x[..., half:rot]` and `out` holding x·cos): the first half of `out` gains minus "
+            "x2·sin. If you call your own rotate_half, its self-check shows the same fix.",
+            "key line: `out[..., :half].addcmul_(x2, sin[..., :half], value=-1)`",
+        ),
+        "wrong": "out[..., :half].addcmul_(x2, sin[..., :half])",
+    },
+    "apply_rotate_half_neighbours": {
+        "levels": (
+            "the tables are in the half layout, so the rotation must pair coordinate i with i + d/2, the two halves, "
+            "not neighbouring coordinates 2i and 2i + 1.",
+            "where rotate_half(x)·sin joins x·cos (with `rot = cos.shape[-1]`, `half = rot // 2`, `x1, x2 = "
+            "x[..., :half], x[..., half:rot]` and `out` holding x·cos): the halves x1 and x2 feed the halves of "
+            "`out`, with no strided slices. If you call your own rotate_half, fix it first.",
+            "key line: `out[..., :half].addcmul_(x2, sin[..., :half], value=-1); out[..., half:rot].addcmul_(x1, "
+            "sin[..., half:])`",
+        ),
+        "wrong": "out[..., 0:rot:2].addcmul_(x[..., 1:rot:2], sin[..., 0::2], value=-1)\n"
+                 "out[..., 1:rot:2].addcmul_(x[..., 0:rot:2], sin[..., 1::2])",
+    },
+    "interleaved_half_layout": {
+        "levels": (
+            "the interleaved layout rotates neighbours: coordinates 2i and 2i + 1 form plane i, one complex number "
+            "x_2i + i·x_2i+1, and the output keeps them side by side.",
+            "how you read the pairs and write them back (with `head_dim = x.shape[-1]` and `rotation` = "
+            "e^(i·angles)): reshape the last axis to (head_dim // 2, 2), real and imaginary part adjacent, and "
+            "flatten the same way back; no halves, no rotate_half.",
+            "key line: `pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], head_dim // 2, 2)); return "
+            "torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)`",
+        ),
+        "wrong": "pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], 2, head_dim // 2).transpose(-1, -2)"
+                 ".contiguous())\n"
+                 "return torch.view_as_real(pairs * rotation).transpose(-1, -2).flatten(-2).to(x.dtype)",
+    },
+    "interleaved_layout_mix": {
+        "levels": (
+            "a layout is a pairing and its tables together: neighbour-paired tables with rotate_half's halves rotate "
+            "no plane. Here each neighbouring pair is one complex number, turned by one angle.",
+            "how you read the pairs and write them back (with `head_dim = x.shape[-1]` and `rotation` = "
+            "e^(i·angles)): the neighbours as complex numbers, `torch.view_as_complex` on a last axis of size 2, "
+            "instead of rotate_half with repeated tables.",
+            "key line: `pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], head_dim // 2, 2)); return "
+            "torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)`",
+        ),
+        "wrong": "emb = angles.repeat_interleave(2, dim=-1)\n"
+                 "return x * emb.cos().to(x.dtype) + rotate_half(x) * emb.sin().to(x.dtype)",
+    },
+    "interleaved_conjugate": {
+        "levels": (
+            "multiplying by e^(+i·p·theta) turns a pair forwards; its conjugate e^(-i·p·theta) turns it backwards, by "
+            "-p·theta.",
+            "the complex rotation built from the `angles`: modulus one, and the angles as they are, no minus.",
+            "key line: `rotation = torch.polar(torch.ones_like(angles), angles)`",
+        ),
+        "wrong": "rotation = torch.polar(torch.ones_like(angles), -angles)",
+    },
+    "interleaved_i_over_d": {
+        "levels": (
+            "plane i turns at base^(-2i/d): the exponent counts the index 2i of the plane's first coordinate, so the "
+            "slowest plane reaches nearly 1/base, not 1/sqrt(base).",
+            "where the frequencies `inv_freq` come from, for `head_dim = x.shape[-1]`: your rope_inv_freq already "
+            "builds them right; call it on x's device instead of writing the exponents again.",
+            "key line: `inv_freq = rope_inv_freq(head_dim, base, device=x.device)`",
+        ),
+        "wrong": "inv_freq = 1.0 / base ** (torch.arange(head_dim // 2, dtype=torch.float32, device=x.device) "
+                 "/ head_dim)",
+    },
+    "perm_inverse": {
+        "levels": (
+            "x[..., perm] reads: position i of the result takes x[perm[i]]. So perm lists where each new position "
+            "reads from: first every even index, then every odd one. The other direction is the inverse permutation.",
+            "the return: the even indices 0, 2, 4, ... followed by the odd ones 1, 3, 5, ..., each from "
+            "`torch.arange` with step 2.",
+            "key line: `return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))`",
+        ),
+        "wrong": "return torch.arange(head_dim).view(2, head_dim // 2).T.flatten()",
+    },
+    "attn_layout_mix": {
+        "levels": (
+            "apply_rope's rotate_half pairs coordinate i with i + d/2, so the tables it gets must be in the same "
+            "half layout: each angle once per half, end to end.",
+            "where the block builds `cos, sin` for its positions: take them from your rope_cos_sin (half layout), "
+            "not from repeated (interleaved) angles.",
+            "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
+        ),
+        "wrong": "cos, sin = (t[..., : self.head_dim // 2].repeat_interleave(2, dim=-1) "
+                 "for t in rope_cos_sin(position_ids, self.head_dim, self.base))",
+    },
+    "attn_sign": {
+        "levels": (
+            "RoPE turns every plane forwards, by +m·theta: x·cos + rotate_half(x)·sin with rotate_half(x) = "
+            "(-x2, x1). A minus in the wrong place turns it backwards.",
+            "where q and k are rotated with the tables `cos, sin`: use your apply_rope (whose formula has the plus) "
+            "and the sine as the tables give it.",
+            "key line: `q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)`",
+        ),
+        "wrong": "q, k = apply_rope(q, cos, -sin), apply_rope(k, cos, -sin)",
+    },
+    "attn_i_over_d": {
+        "levels": (
+            "plane i turns at base^(-2i/d): the exponent counts the index 2i of the plane's first coordinate, so the "
+            "slowest plane reaches nearly 1/base, not 1/sqrt(base).",
+            "where the block builds `cos, sin` for its positions: your rope_cos_sin already uses the right "
+            "frequencies, with the block's own base and head_dim.",
+            "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
+        ),
+        "wrong": "cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base ** 0.5)",
+    },
+    "attn_rotates_v": {
+        "levels": (
+            "the position belongs in the scores q·k: only queries and keys are rotated; the values carry content and "
+            "are averaged as they are.",
+            "the line that rotates with the tables `cos, sin`, right after the heads are split: q and k go through "
+            "apply_rope, v does not.",
+            "key line: `q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)`",
+        ),
+        "wrong": "q, k, v = apply_rope(q, cos, sin), apply_rope(k, cos, sin), apply_rope(v, cos, sin)",
+    },
+    "attn_k_not_rotated": {
+        "levels": (
+            "a score depends only on the distance m - n when both sides turn: rotate the keys as well as the "
+            "queries, at their own positions.",
+            "the line that rotates q with the tables `cos, sin`: k goes through apply_rope too, before it joins "
+            "the cache.",
+            "key line: `q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)`",
+        ),
+        "wrong": "q = apply_rope(q, cos, sin)",
+    },
+    "attn_no_decode_offset": {
+        "levels": (
+            "with a cache the new tokens come after the cached ones: their positions continue from there instead "
+            "of restarting at zero.",
+            "the default positions, when `position_ids is None`: they start at past, the cached length (`past = "
+            "kv_cache[0].shape[2]`), and run for the seq new tokens (`batch, seq, _ = x.shape`).",
+            "key line: `position_ids = torch.arange(past, past + seq, device=x.device)`",
+        ),
+        "wrong": "position_ids = torch.arange(seq, device=x.device)",
+    },
+    "attn_top_left_causal": {
+        "levels": (
+            "after a cache, the queries of a chunk are the last seq of the k_len positions: the causal rule is "
+            "aligned to the end of the keys, while is_causal=True aligns it to their start.",
+            "the explicit boolean mask, used when neither `not causal or seq == 1` nor `seq == k_len` holds: query i "
+            "may see keys j <= k_len - seq + i, a lower triangle shifted by k_len - seq.",
+            "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq)`",
+        ),
+        "wrong": "allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril()",
+    },
+    "attn_causal_flipped": {
+        "levels": (
+            "causal means a query sees its own key and the keys before it, never those after it: allowed pairs lie "
+            "on and below the diagonal, a lower triangle.",
+            "both causal paths of the block (the first branch, `not causal or seq == 1`, needs no mask): when "
+            "`seq == k_len`, SDPA's own `is_causal=True` draws the right triangle; after a cache, the boolean mask "
+            "is a lower triangle shifted by k_len - seq, never an upper one.",
+            "key line: `out = F.scaled_dot_product_attention(q, k, v, is_causal=True)`",
+        ),
+        "wrong": "out = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(seq, k_len, dtype=torch.bool, "
+                 "device=x.device).triu())",
+    },
+    "attn_float_mask": {
+        "levels": (
+            "SDPA reads a boolean mask as may-attend (True) or not, and adds a float mask to the scores: ones and "
+            "zeros added to the scores hide nothing.",
+            "the mask built when neither `not causal or seq == 1` nor `seq == k_len` holds: give the ones "
+            "`dtype=torch.bool` before taking the triangle.",
+            "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq)`",
+        ),
+        "wrong": "allowed = torch.ones(seq, k_len, dtype=q.dtype, device=x.device).tril(k_len - seq)",
+    },
+    "attn_inv_freq_cast_by_to": {
+        "levels": (
+            "a floating buffer follows module.to(dtype): in bfloat16 each frequency is rounded by up to 0.4%, so by "
+            "position 1000 some angles are off by tenths of a radian, and casting back up does not restore them.",
+            "where the block gets `cos, sin`: compute them in forward from the positions, with your rope_cos_sin "
+            "(float32, on the positions' device), not from a stored frequency buffer.",
+            "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
+        ),
+        "wrong": "freqs = position_ids[..., None].float() * rope_inv_freq(self.head_dim, self.base, "
+                 "device=x.device).to(x.dtype).float()\n"
+                 "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+    },
+    "attn_angles_in_input_dtype": {
+        "levels": (
+            "angles p·theta need float32: bfloat16 counts integers exactly only up to 256, and its angles at large "
+            "positions are off by whole radians. Compute in float32, cast only the finished tables.",
+            "where the block gets `cos, sin`: from your rope_cos_sin, which works in float32; apply_rope casts them "
+            "to x's dtype afterwards.",
+            "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
+        ),
+        "wrong": "freqs = position_ids[..., None].to(x.dtype) * rope_inv_freq(self.head_dim, self.base, "
+                 "device=x.device).to(x.dtype)\n"
+                 "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+    },
+    # ---- chapter 5 ------------------------------------------------------------------------------
+    "linear_multiplies": {
+        "levels": (
+            "position interpolation squeezes positions m into m / s, so that a longer text fits the trained range: "
+            "every pair turns s times slower, never faster.",
+            "what you return when `rope_type == \"linear\"`: the default frequencies `inv_freq` divided by the "
+            "factor, and the attention factor 1.0.",
+            "key line: `return inv_freq / factor, 1.0`",
+        ),
+        "wrong": "return inv_freq * factor, 1.0",
+    },
+    "dynamic_no_exponent": {
+        "levels": (
+            "dynamic NTK stretches the base so that the slowest pair turns exactly alpha times slower; that pair's "
+            "frequency is base^(-(d-2)/d), so the base itself must grow by alpha^(d/(d-2)).",
+            "where the new base is computed when `rope_type == \"dynamic\"`: alpha = factor·length/train_len - "
+            "(factor - 1) with `length` = max(seq_len, L0), raised to d / (d - 2) before it multiplies the base "
+            "(`d = head_dim`).",
+            "key line: `base = base * ((factor * length / train_len) - (factor - 1)) ** (d / (d - 2))`",
+        ),
+        "wrong": "base = base * ((factor * length / train_len) - (factor - 1))",
+    },
+    "dynamic_static": {
+        "levels": (
+            "dynamic scaling follows the input: up to L0 tokens the model runs as trained (alpha = 1), and alpha "
+            "grows with the length beyond that. A fixed factor is the static NTK-aware base.",
+            "where the new base is computed when `rope_type == \"dynamic\"`: alpha uses the current `length` "
+            "(max(seq_len, L0)) and the training length `train_len`, not the factor alone (`d = head_dim`).",
+            "key line: `base = base * ((factor * length / train_len) - (factor - 1)) ** (d / (d - 2))`",
+        ),
+        "wrong": "base = base * factor ** (d / (d - 2))",
+    },
+    "dynamic_no_clamp": {
+        "levels": (
+            "below the training length nothing needs stretching: a short input runs with the trained frequencies, "
+            "so the length that sets alpha is never below L0.",
+            "where `length` is chosen when `rope_type == \"dynamic\"`: L0 (`train_len`) without seq_len, and the "
+            "larger of seq_len and L0 otherwise.",
+            "key line: `length = train_len if seq_len is None else max(int(seq_len), train_len)`",
+        ),
+        "wrong": "length = train_len if seq_len is None else int(seq_len)",
+    },
+    "yarn_reversed": {
+        "levels": (
+            "the fast pairs turn many times within L0 and met every angle in training: they keep their frequency. "
+            "The slow pairs, which turn less than once in L0, are interpolated, and the pairs between are blended.",
+            "the blend when `rope_type == \"yarn\"`: `ramp` is 1 where a pair is interpolated, so it weights the "
+            "divided frequencies `inv_freq / factor`, and 1 - ramp the kept ones.",
+            "key line: `inv_freq = inv_freq / factor * ramp + inv_freq * (1 - ramp)`",
+        ),
+        "wrong": "inv_freq = inv_freq / factor * (1 - ramp) + inv_freq * ramp",
+    },
+    "yarn_no_attention_factor": {
+        "levels": (
+            "YaRN also scales the logits by a temperature, 1/t > 1 for a factor above 1; it does so by multiplying "
+            "cos and sin, and so q and k, by its attention factor. Returning 1.0 drops that correction.",
+            "what you return when `rope_type == \"yarn\"`: the blended frequencies and the computed "
+            "`attention_factor` (0.1·ln(factor) + 1 unless params give one), as a float.",
+            "key line: `return inv_freq, float(attention_factor)`",
+        ),
+        "wrong": "return inv_freq, 1.0",
+    },
+    "yarn_attention_squared": {
+        "levels": (
+            "the factor multiplies cos and sin, so it reaches both q and k: their product, the logit, is scaled by "
+            "its square. The logit's scale 1/t is therefore the square of what you return.",
+            "what you return when `rope_type == \"yarn\"`: `attention_factor` as computed, 0.1·ln(factor) + 1 (or "
+            "what params give), not squared.",
+            "key line: `return inv_freq, float(attention_factor)`",
+        ),
+        "wrong": "return inv_freq, float(attention_factor) ** 2",
+    },
+    "llama3_swapped": {
+        "levels": (
+            "Llama 3 keeps the short wavelengths (below L0 / high_freq_factor), divides the long ones (above L0 / "
+            "low_freq_factor) by the factor, and blends in between: the low factor bounds the long wavelengths.",
+            "the final choice between the three cases, from `wavelength`, `train_len` and `low`, `high` (the "
+            "low_freq_factor and high_freq_factor): divided when wavelength > train_len / low, kept when wavelength "
+            "< train_len / high, `blended` between.",
+            "key line: `inv_freq = torch.where(wavelength > train_len / low, inv_freq / factor, torch.where(wavelength "
+            "< train_len / high, inv_freq, blended))`",
+        ),
+        "wrong": "inv_freq = torch.where(wavelength > train_len / high, inv_freq / factor, torch.where(wavelength "
+                 "< train_len / low, inv_freq, blended))",
+    },
+    "ramp_not_truncated": {
+        "levels": (
+            "YaRN's code rounds the ramp's ends outwards to whole pair indices by default: the ramp then starts and "
+            "ends on a pair.",
+            "right after `low, high = corr(beta_fast), corr(beta_slow)`, when `truncate` is set: round low down "
+            "and high up with the math module.",
+            "key line: `low, high = math.floor(low), math.ceil(high)`",
+        ),
+        "wrong": "low, high = low, high",
+    },
+    "ramp_clamp_half": {
+        "levels": (
+            "the ramp's ends are clamped as YaRN's code and transformers clamp them, to [0, head_dim - 1]; the upper "
+            "end may lie past the last pair, which flattens the slope of the ramp.",
+            "where `low` and `high` are clamped (`d = head_dim`): the upper bound is d - 1, not d // 2 - 1.",
+            "key line: `low, high = max(low, 0), min(high, d - 1)`",
+        ),
+        "wrong": "low, high = max(low, 0), min(high, d // 2 - 1)",
+    },
+    # ---- chapter 6 ------------------------------------------------------------------------------
+    "cache_interleaved": {
+        "levels": (
+            "apply_rope pairs coordinate i with coordinate i + d/2, so both must carry the same angle: the tables "
+            "hold the d/2 angles once for each half, end to end, not each angle twice side by side.",
+            "in _build, where the angles `freqs` (length, d/2) become the (length, d) tables: join two copies of "
+            "`freqs` on the last axis; `repeat_interleave` builds the interleaved layout instead.",
+            "key line: `emb = torch.cat((freqs, freqs), dim=-1)`",
+        ),
+        "wrong": "emb = freqs.repeat_interleave(2, dim=-1)",
+    },
+    "cache_not_grown": {
+        "levels": (
+            "a position past the table has no row: clamped to the last row, it gets that row's angles, wrong and "
+            "without an error. The table must grow to cover it first.",
+            "in forward, when `position_ids.numel() > 0` and the largest position needs `needed = "
+            "int(position_ids.max()) + 1` rows: if `needed > self.max_len`, rebuild with _build on the buffers' "
+            "device, at least doubling.",
+            "key line: `self._build(max(needed, 2 * self.max_len), device=self.cos_cached.device)`",
+        ),
+        "wrong": "position_ids = position_ids.clamp(max=self.max_len - 1)",
+    },
+    "cache_low_precision_angles": {
+        "levels": (
+            "angles p·theta need float32: bfloat16 cannot hold every position above 256, and by position 1000 its "
+            "angles are off by radians (float16's by tenths of a radian). Compute the angles in float32, cast only "
+            "the finished rows.",
+            "in forward, after any growth: look the rows up in the float32 tables `self.cos_cached` and "
+            "`self.sin_cached` by position, then cast them to `dtype` (float32 by default), instead of computing "
+            "angles in that dtype.",
+            "key line: `cos = self.cos_cached[position_ids].to(dtype); sin = self.sin_cached[position_ids].to(dtype)`",
+        ),
+        "wrong": "freqs = position_ids[..., None].to(dtype) * (1.0 / (self.base ** (torch.arange(0, self.head_dim, 2, "
+                 "dtype=torch.float32, device=position_ids.device) / self.head_dim))).to(dtype)\n"
+                 "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+    },
     # ---- chapter 7 ------------------------------------------------------------------------------
     "scheme_rotates_v": {
         "levels": (

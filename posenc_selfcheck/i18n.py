@@ -22,8 +22,11 @@ from pathlib import Path
 DATA = Path(__file__).parent / "data"
 ENV = "POSENC_LANG"
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
-# a placeholder's value has balanced brackets (two levels deep): "(15, 0)" stays in one piece
-_VALUE = r"(?:[^()\[\]]|\((?:[^()]|\([^()]*\))*\)|\[[^\[\]]*\])+?"
+# a placeholder's value has balanced brackets: "(15, 0)" stays in one piece, and so do a hint's code, three
+# parentheses deep (`torch.cat((torch.arange(0, d, 2), ...))`), its indexing, two brackets deep (x[perm[i]]),
+# and a half-open interval, [0, max_len)
+_PARENS = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+_VALUE = r"(?:[^()\[\]]|" + _PARENS + r"|\[(?:[^\[\]]|\[[^\[\]]*\])*\]|\[[^\[\]()]*\))+?"
 
 
 def language():

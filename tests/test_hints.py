@@ -28,10 +28,14 @@ def _code(line):
 
 
 def every_hint_text():
-    """(where, text) of every hint a learner can read: levels, check hints, mistake messages, stub blocks."""
+    """(where, text) of every hint a learner can read: levels (the exercises' and the mistakes'), check hints,
+    mistake messages, stub blocks."""
     for exercise, levels in HINTS.items():
         for n, text in enumerate(levels, start=1):
             yield f"{exercise} level {n}", text
+    for name, entry in MISTAKE_HINTS.items():
+        for n, text in enumerate(entry["levels"], start=1):
+            yield f"{name} level {n}", text
     for c in all_checks():
         if c.hint:
             yield c.key, c.hint
@@ -217,19 +221,37 @@ def test_every_mistake_ladder_is_idea_then_where_then_its_key_line():
 
 
 def _statement(tree, key):
-    """The statement of `tree` whose code is `key`, with the chain of nodes around it (outermost first)."""
-    want = ast.unparse(ast.parse(key))
+    """The statement of `tree` whose code is `key`, with the chain of nodes around it (outermost first). A key
+    of several statements (`a; b`) is that many consecutive statements of one block, the lines that only make
+    sense together (two halves of one formula); the result then spans them all, first line to last."""
+    want = [ast.unparse(s) for s in ast.parse(key).body]
     found = []
 
     def walk(node, chain):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i in range(len(block) - len(want) + 1):
+                run = block[i: i + len(want)]
+                if all(isinstance(s, ast.stmt) for s in run) and [ast.unparse(s) for s in run] == want:
+                    found.append((ast.Module(body=run, type_ignores=[]), chain + [node]))
+                    found[-1][0].lineno, found[-1][0].end_lineno = run[0].lineno, run[-1].end_lineno
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt) and ast.unparse(child) == want:
-                found.append((child, chain + [node]))
             walk(child, chain + [node])
 
     walk(tree, [])
-    assert len(found) == 1, f"`{key}` is {len(found)} statements of the solution, not one"
+    assert len(found) == 1, f"`{key}` is {len(found)} runs of statements of the solution, not one"
     return found[0]
+
+
+def test_a_key_of_several_statements_is_one_run_of_consecutive_statements():
+    tree = ast.parse("def f(x):\n    a = 1\n    b = 2\n    if x:\n        c = 3\n    return a + b\n")
+    run, chain = _statement(tree, "a = 1; b = 2")
+    assert (run.lineno, run.end_lineno) == (2, 3) and isinstance(chain[-1], ast.FunctionDef)
+    for apart in ("a = 1; return a + b", "b = 2; c = 3", "b = 2; a = 1"):  # not adjacent, or not in order
+        with pytest.raises(AssertionError):
+            _statement(tree, apart)
 
 
 def _stub_hint(source):

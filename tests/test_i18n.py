@@ -194,6 +194,23 @@ def test_the_self_check_answers_in_chinese_with_posenc_lang(monkeypatch):
     assert sorted(re.findall(r"-?\d+\.\d+", english)) == sorted(re.findall(r"-?\d+\.\d+", chinese))
 
 
+def test_every_hint_level_reaches_a_chinese_learner_translated():
+    """Each level of every ladder, on the report line the self-check prints it on, comes out in Chinese whole:
+    a level's code (parentheses three deep, x[perm[i]], [0, max_len)) must not keep its line from matching."""
+    from posenc_selfcheck import i18n
+    from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
+
+    catalog = _catalog(i18n_build.RUNTIME_STEM)
+    ladders = list(HINTS.items()) + [(name, entry["levels"]) for name, entry in MISTAKE_HINTS.items()]
+    english = []
+    for name, levels in ladders:
+        for n, text in enumerate(levels, start=1):
+            line = f"  Hint {n} of {len(levels)}: {text}"  # as posenc_selfcheck/runner.py prints it
+            if i18n.localize(line, "zh_CN") != f"  提示 {n}/{len(levels)}：{catalog[text].string}":
+                english.append(f"{name} level {n}")
+    assert english == []
+
+
 def test_the_language_comes_from_the_notebook_jupyterlab_runs(monkeypatch, tmp_path):
     from posenc_selfcheck import i18n
 
