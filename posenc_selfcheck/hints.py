@@ -654,6 +654,128 @@ MISTAKE_HINTS = {
         ),
         "wrong": "h, cache = layer(h, position_ids, True, None if kv_caches is None else kv_caches[n])",
     },
+    "scheme_bias_swapped": {
+        "levels": (
+            "a bias has one row per query and one column per key: asked about the keys first, it answers the "
+            "transposed question, which looks right only while there are as many keys as queries.",
+            "the call to `self.scheme.bias`: the query positions, `position_ids`, come first, then the key "
+            "positions, `k_positions` (cached keys, then the new ones).",
+            "key line: `bias = self.scheme.bias(position_ids, k_positions)`",
+        ),
+        "wrong": "bias = self.scheme.bias(k_positions, position_ids)",
+    },
+    "scheme_bias_after_softmax": {
+        "levels": (
+            "a bias shifts the logits, before the softmax turns them into weights; added to the weights, it breaks "
+            "their sum of one and no longer acts as a preference between keys.",
+            "the SDPA call where the block builds a mask (not when `bias is None and (not causal or seq == "
+            "k_len)`, SDPA's own causal path): the bias travels inside the float `mask`, which SDPA adds to the "
+            "scaled scores before its softmax; nothing is added to the output afterwards.",
+            "key line: `out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)`",
+        ),
+        "wrong": "out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed) + (0 if bias is None else (bias "
+                 "if allowed is None else bias.masked_fill(~allowed, 0.0)) @ v)",
+    },
+    "scheme_embeds_inside": {
+        "levels": (
+            "an absolute table is added once, to the token vectors at the bottom of the model; the attention block "
+            "only projects what it receives, or the table would be added again in every layer.",
+            "the projections, right after the helper `heads` is defined: they read x as it arrives, and the block "
+            "calls `self.scheme.rotate` and `self.scheme.bias` only, never the scheme's embed.",
+            "key line: `q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), heads(self.v_proj(x))`",
+        ),
+        "wrong": "x = self.scheme.embed(x, position_ids); q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), "
+                 "heads(self.v_proj(x))",
+    },
+    "scheme_cache_rotated_again": {
+        "levels": (
+            "a key is rotated once, by its own position, when it is new; the cached keys were rotated in an "
+            "earlier call, and rotating them again adds their angle a second time.",
+            "after the new keys join the cache: the key positions, `k_positions` (the `past` cached ones, then the "
+            "new ones), are only computed there for the bias; the keys themselves are not rotated again.",
+            "key line: `k_positions = torch.cat((torch.arange(past, device=x.device), position_ids))`",
+        ),
+        "wrong": "k_positions = torch.cat((torch.arange(past, device=x.device), position_ids)); "
+                 "k = self.scheme.rotate(k, k_positions)",
+    },
+    "scheme_cache_unrotated": {
+        "levels": (
+            "a key's rotation depends only on its own position, so it is done once, when the key is new: the cache "
+            "stores keys already rotated and never redoes the work.",
+            "the line that hands q to `self.scheme.rotate`, right after the heads are split: k goes through it there "
+            "too, before it is appended to the cache, and the cache returned is those rotated keys.",
+            "key line: `q, k = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids)`",
+        ),
+        "wrong": "q = self.scheme.rotate(q, position_ids)",
+        "also": {
+            "k_positions = torch.cat((torch.arange(past, device=x.device), position_ids))":
+                "k_positions = torch.cat((torch.arange(past, device=x.device), position_ids)); "
+                "cached, k = k, self.scheme.rotate(k, k_positions)",
+            "return self.o_proj(out), (k, v)": "return self.o_proj(out), (cached, v)",
+        },
+    },
+    "decoder_embed_every_layer": {
+        "levels": (
+            "an absolute table enters the model once, at the input; the residual stream then carries it through "
+            "every layer, so adding it again counts it twice.",
+            "the loop over the blocks (each `layer`, number `n`, called with h and `position_ids`, returning its "
+            "`cache`): h goes to each layer as the previous one left it, with nothing added.",
+            "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
+        ),
+        "wrong": "h, cache = layer(h if n == 0 else self.scheme.embed(h, position_ids), position_ids, self.causal, "
+                 "None if kv_caches is None else kv_caches[n])",
+    },
+    "decoder_embed_after_first_layer": {
+        "levels": (
+            "the positions must reach the first layer's attention: the table is added to the token vectors before "
+            "any block runs, not after one.",
+            "between the scaled token vectors h and the loop over the blocks: hand h and `position_ids` to the "
+            "scheme's embed there, once.",
+            "key line: `h = self.scheme.embed(h, position_ids)`",
+        ),
+        "wrong": "h = h",
+        "also": {
+            "h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])":
+                "h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n]); "
+                "h = self.scheme.embed(h, position_ids) if n == 0 else h",
+        },
+    },
+    "decoder_embed_scale_after_table": {
+        "levels": (
+            "sqrt(d_model) rescales the token table, which starts small; the position table has its own scale, so "
+            "it is added after the scaling, untouched.",
+            "where the token vectors are looked up: multiply them by the square root of the embedding size there, "
+            "before they meet scheme.embed, and nothing after it.",
+            "key line: `h = self.embed_tokens(tokens) * math.sqrt(self.embed_tokens.embedding_dim)`",
+        ),
+        "wrong": "h = self.embed_tokens(tokens)",
+        "also": {
+            "h = self.scheme.embed(h, position_ids)":
+                "h = self.scheme.embed(h, position_ids) * math.sqrt(self.embed_tokens.embedding_dim)",
+        },
+    },
+    "decoder_post_norm": {
+        "levels": (
+            "the given DecoderBlock is pre-norm: each sublayer reads a normalised copy of h and adds its result to "
+            "h itself. The decoder uses the block as it is and does not rebuild it.",
+            "the loop over the blocks (each `layer`, number `n`, called with h and `position_ids`, returning its "
+            "`cache`): call the block itself, not its attention, norms and MLP one by one.",
+            "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
+        ),
+        "wrong": "attended, cache = layer.attn(h, position_ids, self.causal, None if kv_caches is None else "
+                 "kv_caches[n]); h = layer.attn_norm(h + attended); h = layer.mlp_norm(h + layer.mlp(h))",
+    },
+    "decoder_no_attention_residual": {
+        "levels": (
+            "every sublayer adds to the residual stream: the attention's output is added to h, it does not replace "
+            "it. The given DecoderBlock does exactly that.",
+            "the loop over the blocks (each `layer`, number `n`, called with h and `position_ids`, returning its "
+            "`cache`): call the block itself, not its attention and MLP one by one.",
+            "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
+        ),
+        "wrong": "attended, cache = layer.attn(layer.attn_norm(h), position_ids, self.causal, None if kv_caches is "
+                 "None else kv_caches[n]); h = attended + layer.mlp(layer.mlp_norm(attended))",
+    },
     # ---- chapters 3 to 5 -------------------------------------------------------------------------
     "inv_freq_i_over_d": {
         "levels": (

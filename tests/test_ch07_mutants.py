@@ -131,6 +131,7 @@ def test_the_named_mutants_get_their_own_diagnosis(verdicts):
                 "scores scaled by 1/d": "divided by d_head",
                 "bias never cast to q's dtype": "the bias keeps its float32 dtype",
                 "cached keys rotated again": "rotated again after joining the cache",
+                "bias with its arguments swapped": "scheme.bias gets its arguments swapped",
                 "post-norm blocks": "post-norm", "decoder positions 1-based": "positions start at 1",
                 "sqrt(d) applied after the table": "after the scheme's embed",
                 "dropout active in eval (attention)": "something random is active in eval",

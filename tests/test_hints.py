@@ -211,7 +211,10 @@ def test_every_mistake_ladder_is_idea_then_where_then_its_key_line():
         levels = entry["levels"]
         assert len(levels) == 3 and levels[-1].startswith("key line: `"), name
         assert not any("key line" in level for level in levels[:-1]), name
-        ast.parse(entry["wrong"])
+        assert set(entry) <= {"levels", "wrong", "also"}, name
+        for wrong in (entry["wrong"], *entry.get("also", {}).values()):
+            assert "\n" not in wrong, name  # one line, pasted at the statement's indentation
+            ast.parse(wrong)
 
 
 def _statement(tree, key):
@@ -268,26 +271,51 @@ def test_an_exercise_key_line_runs_where_a_learner_pastes_it(exercise):
     _in_context(exercise, exercise, HINTS[exercise])
 
 
+def _rewritten(source, replacements):
+    """The source with each statement (code as the solution writes it) replaced by its one-line text."""
+    tree, lines = ast.parse(source), source.splitlines()
+    found = [(_statement(tree, old)[0], new) for old, new in replacements.items()]
+    for statement, new in sorted(found, key=lambda pair: -pair[0].lineno):
+        first = lines[statement.lineno - 1]
+        lines[statement.lineno - 1: statement.end_lineno] = [first[: len(first) - len(first.lstrip())] + new]
+    return "\n".join(lines)
+
+
+def _self_check(name, exercise, obj, source):
+    """The self-check's report on `source` (the exercise's code), "" when it passes."""
+    namespace = dict(vars(importlib.import_module(obj.__module__)))
+    exec(compile(source, f"<{name}: wrong>", "exec"), namespace)  # noqa: S102
+    forget_attempts(exercise)
+    try:
+        check(exercise, namespace[exercise], quiet=True)
+        return ""
+    except SelfCheckFailed as failure:
+        return str(failure)
+    finally:
+        forget_attempts(exercise)
+
+
 @pytest.mark.parametrize("name", sorted(MISTAKE_HINTS))
 def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
     """Pasted into the stub it runs (above), and the solution with that statement written the mistaken way
-    ("wrong") is diagnosed as this very mistake by the self-check: the key line is that mistake's fix."""
+    ("wrong") is diagnosed as this very mistake by the self-check: the key line is that mistake's fix.
+
+    A mistake that moves work from one place to another (the rotation after the cache, the table after the first
+    layer) is one statement written wrong plus others ("also": {statement of the solution: as the mistake writes
+    it}); then the solution with those others alone, the key line as it stands, is not this mistake: the key line
+    is still what fixes it."""
     entry, mistake = MISTAKE_HINTS[name], MISTAKES[name]
     obj = getattr(posenc_ref, mistake.exercise)
     source, statement = _in_context(name, mistake.exercise, entry["levels"])
-    lines = source.splitlines()
-    indent = lines[statement.lineno - 1][: len(lines[statement.lineno - 1]) - len(lines[statement.lineno - 1].lstrip())]
-    wrong = lines[: statement.lineno - 1] + [indent + entry["wrong"]] + lines[statement.end_lineno:]
-    namespace = dict(vars(importlib.import_module(obj.__module__)))
-    exec(compile("\n".join(wrong), f"<{name}: wrong>", "exec"), namespace)  # noqa: S102
+    key = CODE.findall(entry["levels"][-1])[-1]
+    also = entry.get("also", {})
     forget_attempts(mistake.exercise)
     check(mistake.exercise, obj)  # the solution passes (raises otherwise)
-    with pytest.raises(SelfCheckFailed) as info:
-        check(mistake.exercise, namespace[mistake.exercise])
-    report = str(info.value)
+    report = _self_check(name, mistake.exercise, obj, _rewritten(source, {key: entry["wrong"], **also}))
     assert mistake.message in report, report
     assert f"Hint 1 of 3: {entry['levels'][0]}" in report
-    forget_attempts(mistake.exercise)
+    if also:
+        assert mistake.message not in _self_check(name, mistake.exercise, obj, _rewritten(source, also))
 
 
 def _parses(span):
