@@ -366,8 +366,10 @@ HINTS = {
 # One short ladder per named mistake: the idea that the mistake misses (no code), where to look in your code,
 # and the key line, the solution's line that fixes it. "wrong" is that line as the mistake writes it: the
 # tests paste it into the solution in place of the key line and require the self-check to name this mistake
-# (tests/test_hints.py), so each key line is proven to run where it stands and to fix its own mistake. A
-# mistake without a ladder here gets its exercise's ladder (HINTS).
+# (tests/test_hints.py), so each key line is proven to run where it stands and to fix its own mistake. A mistake
+# that moves work elsewhere also writes those other statements its way ("also": {solution's statement: the
+# mistake's}); those alone, with the key line right, must not be that mistake. A mistake without a ladder here
+# gets its exercise's ladder (HINTS).
 MISTAKE_HINTS = {
     # ---- chapter 0 ------------------------------------------------------------------------------
     "sdpa_no_scale": {
