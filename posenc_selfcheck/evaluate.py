@@ -10,7 +10,8 @@ A check is plain data (a dict), the same in the grader and in the learner's self
     property                               for "property": a name in properties.PROPERTIES
     hint                                   said when the check fails (a diagnosis of this check; the
                                            exercise's progressive hints live in hints.py)
-    mistakes                               names of known mistakes to recognise in a wrong answer
+    mistakes                               names of known mistakes to recognise in a wrong answer (the same
+                                           result, or the same error raised on the same input)
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
     expect = check["expect"]
     if "error" in got:
         status, message = _error_message(got)
+        if status == FAILED:  # a known mistake that raises this very error on this input is its cause
+            for mistake_message, result in mistakes:
+                if "error" in result and (result["error"], result.get("error_type")) == (got["error"],
+                                                                                         got.get("error_type")):
+                    return FAILED, f"{mistake_message} ({message})"
         hint = check.get("hint")
         return status, message + (f". Hint: {hint}" if hint and status == FAILED else "")
     if expect == "match":

@@ -379,9 +379,10 @@ _SHAW_CAUSAL_FLIPPED = {
 # and the key line, the solution's line that fixes it. "wrong" is that line as the mistake writes it: the
 # tests paste it into the solution in place of the key line and require the self-check to name this mistake
 # (tests/test_hints.py), so each key line is proven to run where it stands and to fix its own mistake. Where no
-# single statement makes the mistake (a sign on two entries, masking moved past the softmax), "also" maps the
-# other statements it rewrites to their mistaken forms; the key line's "wrong" alone must fall short of it. A
-# mistake without a ladder here gets its exercise's ladder (HINTS).
+# single statement makes the mistake (a sign on two entries, masking moved past the softmax, the rotation moved
+# after the cache), "also" maps the other statements it rewrites to their mistaken forms; neither the key line's
+# "wrong" alone nor those others alone may be that mistake. A mistake without a ladder here gets its exercise's
+# ladder (HINTS).
 MISTAKE_HINTS = {
     # ---- chapter 0 ------------------------------------------------------------------------------
     "sdpa_no_scale": {
@@ -1308,6 +1309,326 @@ MISTAKE_HINTS = {
             "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
         ),
         "wrong": "h, cache = layer(h, position_ids, True, None if kv_caches is None else kv_caches[n])",
+    },
+    "scheme_bias_swapped": {
+        "levels": (
+            "a bias has one row per query and one column per key: asked about the keys first, it answers the "
+            "transposed question, which looks right only while there are as many keys as queries.",
+            "the call to `self.scheme.bias`: the query positions, `position_ids`, come first, then the key "
+            "positions, `k_positions` (cached keys, then the new ones).",
+            "key line: `bias = self.scheme.bias(position_ids, k_positions)`",
+        ),
+        "wrong": "bias = self.scheme.bias(k_positions, position_ids)",
+    },
+    "scheme_bias_after_softmax": {
+        "levels": (
+            "a bias shifts the logits, before the softmax turns them into weights; added to the weights, it breaks "
+            "their sum of one and no longer acts as a preference between keys.",
+            "the SDPA call where the block builds a mask (not when `bias is None and (not causal or seq == "
+            "k_len)`, SDPA's own causal path): the bias travels inside the float `mask`, which SDPA adds to the "
+            "scaled scores before its softmax; nothing is added to the output afterwards.",
+            "key line: `out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)`",
+        ),
+        "wrong": "out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed) + (0 if bias is None else (bias "
+                 "if allowed is None else bias.masked_fill(~allowed, 0.0)) @ v)",
+    },
+    "scheme_embeds_inside": {
+        "levels": (
+            "an absolute table is added once, to the token vectors at the bottom of the model; the attention block "
+            "only projects what it receives, or the table would be added again in every layer.",
+            "the projections, right after the helper `heads` is defined: they read x as it arrives, and the block "
+            "calls `self.scheme.rotate` and `self.scheme.bias` only, never the scheme's embed.",
+            "key line: `q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), heads(self.v_proj(x))`",
+        ),
+        "wrong": "x = self.scheme.embed(x, position_ids); q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), "
+                 "heads(self.v_proj(x))",
+    },
+    "scheme_cache_rotated_again": {
+        "levels": (
+            "a key is rotated once, by its own position, when it is new; the cached keys were rotated in an "
+            "earlier call, and rotating them again adds their angle a second time.",
+            "after the new keys join the cache: the key positions, `k_positions` (the `past` cached ones, then the "
+            "new ones), are only computed there for the bias; the keys themselves are not rotated again.",
+            "key line: `k_positions = torch.cat((torch.arange(past, device=x.device), position_ids))`",
+        ),
+        "wrong": "k_positions = torch.cat((torch.arange(past, device=x.device), position_ids)); "
+                 "k = self.scheme.rotate(k, k_positions)",
+    },
+    "scheme_cache_unrotated": {
+        "levels": (
+            "a key's rotation depends only on its own position, so it is done once, when the key is new: the cache "
+            "stores keys already rotated and never redoes the work.",
+            "the line that hands q to `self.scheme.rotate`, right after the heads are split: k goes through it there "
+            "too, before it is appended to the cache, and the cache returned is those rotated keys.",
+            "key line: `q, k = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids)`",
+        ),
+        "wrong": "q = self.scheme.rotate(q, position_ids)",
+        "also": {
+            "k_positions = torch.cat((torch.arange(past, device=x.device), position_ids))":
+                "k_positions = torch.cat((torch.arange(past, device=x.device), position_ids)); "
+                "cached, k = k, self.scheme.rotate(k, k_positions)",
+            "return self.o_proj(out), (k, v)": "return self.o_proj(out), (cached, v)",
+        },
+    },
+    "decoder_embed_every_layer": {
+        "levels": (
+            "an absolute table enters the model once, at the input; the residual stream then carries it through "
+            "every layer, so adding it again counts it twice.",
+            "the loop over the blocks (each `layer`, number `n`, called with h and `position_ids`, returning its "
+            "`cache`): h goes to each layer as the previous one left it, with nothing added.",
+            "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
+        ),
+        "wrong": "h, cache = layer(h if n == 0 else self.scheme.embed(h, position_ids), position_ids, self.causal, "
+                 "None if kv_caches is None else kv_caches[n])",
+    },
+    "decoder_embed_after_first_layer": {
+        "levels": (
+            "the positions must reach the first layer's attention: the table is added to the token vectors before "
+            "any block runs, not after one.",
+            "between the scaled token vectors h and the loop over the blocks: hand h and `position_ids` to the "
+            "scheme's embed there, once.",
+            "key line: `h = self.scheme.embed(h, position_ids)`",
+        ),
+        "wrong": "h = h",
+        "also": {
+            "h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])":
+                "h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n]); "
+                "h = self.scheme.embed(h, position_ids) if n == 0 else h",
+        },
+    },
+    "decoder_embed_scale_after_table": {
+        "levels": (
+            "sqrt(d_model) rescales the token table, which starts small; the position table has its own scale, so "
+            "it is added after the scaling, untouched.",
+            "where the token vectors are looked up: multiply them by the square root of the embedding size there, "
+            "before they meet scheme.embed, and nothing after it.",
+            "key line: `h = self.embed_tokens(tokens) * math.sqrt(self.embed_tokens.embedding_dim)`",
+        ),
+        "wrong": "h = self.embed_tokens(tokens)",
+        "also": {
+            "h = self.scheme.embed(h, position_ids)":
+                "h = self.scheme.embed(h, position_ids) * math.sqrt(self.embed_tokens.embedding_dim)",
+        },
+    },
+    "decoder_post_norm": {
+        "levels": (
+            "the given DecoderBlock is pre-norm: each sublayer reads a normalised copy of h and adds its result to "
+            "h itself. The decoder uses the block as it is and does not rebuild it.",
+            "the loop over the blocks (each `layer`, number `n`, called with h and `position_ids`, returning its "
+            "`cache`): call the block itself, not its attention, norms and MLP one by one.",
+            "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
+        ),
+        "wrong": "attended, cache = layer.attn(h, position_ids, self.causal, None if kv_caches is None else "
+                 "kv_caches[n]); h = layer.attn_norm(h + attended); h = layer.mlp_norm(h + layer.mlp(h))",
+    },
+    "decoder_no_attention_residual": {
+        "levels": (
+            "every sublayer adds to the residual stream: the attention's output is added to h, it does not replace "
+            "it. The given DecoderBlock does exactly that.",
+            "the loop over the blocks (each `layer`, number `n`, called with h and `position_ids`, returning its "
+            "`cache`): call the block itself, not its attention and MLP one by one.",
+            "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
+        ),
+        "wrong": "attended, cache = layer.attn(layer.attn_norm(h), position_ids, self.causal, None if kv_caches is "
+                 "None else kv_caches[n]); h = attended + layer.mlp(layer.mlp_norm(attended))",
+    },
+    # ---- chapter 8 ------------------------------------------------------------------------------
+    "resize2d_class_token_with_grid": {
+        "levels": (
+            "the class token is not a place on the image: it has no neighbours to blend with. Only the patch rows "
+            "form a grid to resize; the prefix rows come back unchanged.",
+            "the end of the function: the prefix rows, `prefix`, set aside at the start, go back in front of the "
+            "resized patch rows, `resized`, as they were.",
+            "key line: `return torch.cat([prefix, resized.to(table.dtype)], dim=0)`",
+        ),
+        "wrong": "return F.interpolate(table.T[None].float(), size=num_prefix_tokens + new_h * new_w, mode=\"linear\", "
+                 "align_corners=False)[0].T.to(table.dtype)",
+    },
+    "resize2d_column_major": {
+        "levels": (
+            "the table is row-major: patch (r, c) is row r·W + c, so after resizing, the grid is read back row by "
+            "row, the channels last.",
+            "where the resized `image` (1, d, H', W') becomes rows again: move the channels last, keeping the "
+            "height before the width, (H', W', d), then reshape to (H'·W', d), with `new_h, new_w` the new grid.",
+            "key line: `resized = image[0].permute(1, 2, 0).reshape(new_h * new_w, d)`",
+        ),
+        "wrong": "resized = image[0].permute(2, 1, 0).reshape(new_h * new_w, d)",
+    },
+    "resize2d_align_corners": {
+        "levels": (
+            "timm and Hugging Face treat each patch as a cell whose centre is sampled: the corners of the old and "
+            "new grids are not pinned to each other.",
+            "the `F.interpolate` call on the (1, d, H, W) `image`, resized to the new grid `new_h, new_w`: its "
+            "align_corners argument.",
+            "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
+            "antialias=antialias)`",
+        ),
+        "wrong": "image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=True, antialias=antialias)",
+    },
+    "resize2d_size_w_h": {
+        "levels": (
+            "an image tensor is (batch, channels, height, width): every size given to it is height first, then "
+            "width.",
+            "the `F.interpolate` call on the (1, d, H, W) `image`: the order of the two numbers of the new grid, "
+            "`new_h, new_w`, in its size.",
+            "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
+            "antialias=antialias)`",
+        ),
+        "wrong": "image = F.interpolate(image, size=(new_w, new_h), mode=mode, align_corners=False, antialias=antialias)",
+    },
+    "resize2d_no_antialias": {
+        "levels": (
+            "the caller chooses the filter: with antialias on, as timm resizes, the bicubic kernel changes and widens "
+            "when the grid shrinks; the function passes the caller's choice on.",
+            "the `F.interpolate` call that resizes the (1, d, H, W) `image` to the new grid, `new_h, new_w`: it "
+            "receives the `antialias` argument as given.",
+            "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
+            "antialias=antialias)`",
+        ),
+        "wrong": "image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, antialias=False)",
+    },
+    "sincos2d_columns_first": {
+        "levels": (
+            "two layouts exist: MAE's code puts the column blocks first, transformers' builder the row blocks; this "
+            "exercise follows transformers, rows first.",
+            "where the four blocks are concatenated: the sine and cosine of `row_angles` come before those of "
+            "`col_angles`.",
+            "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), col_angles.cos()], "
+            "dim=-1)`",
+        ),
+        "wrong": "table = torch.cat([col_angles.sin(), col_angles.cos(), row_angles.sin(), row_angles.cos()], dim=-1)",
+    },
+    "sincos2d_interleaved": {
+        "levels": (
+            "this table is not chapter 1's interleaved layout: each quarter of the vector is one block, all its "
+            "sines, or all its cosines.",
+            "where the blocks are concatenated: four whole blocks, the sines of `row_angles`, their cosines, then "
+            "the same for `col_angles`, with no stacking of sine and cosine pairs.",
+            "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), col_angles.cos()], "
+            "dim=-1)`",
+        ),
+        "wrong": "table = torch.cat([torch.stack((a.sin(), a.cos()), dim=-1).flatten(-2) for a in (row_angles, "
+                 "col_angles)], dim=-1)",
+    },
+    "sincos2d_column_major": {
+        "levels": (
+            "the patches are numbered row by row: a whole row of W patches, then the next row, so the row of a "
+            "patch changes every W patches.",
+            "the row and column of each patch number, `patch`: the row is the quotient by grid_w, the column the "
+            "remainder.",
+            "key line: `rows, cols = (patch // grid_w).double(), (patch % grid_w).double()`",
+        ),
+        "wrong": "rows, cols = (patch % grid_h).double(), (patch // grid_h).double()",
+    },
+    "axial_ladder_over_full_head": {
+        "levels": (
+            "each axis gets half the head, so the ladder of frequencies is built over d/2 dimensions: d/4 "
+            "frequencies that fall from 1 to about 1/base, shared by rows and columns.",
+            "the frequencies `theta`: exponents 0, 2, 4, ... below `half = head_dim // 2`, divided by half, not by "
+            "head_dim.",
+            "key line: `theta = 1.0 / base ** (torch.arange(0, half, 2, dtype=torch.float32, "
+            "device=position_ids.device) / half)`",
+        ),
+        "wrong": "theta = (1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32, "
+                 "device=position_ids.device) / head_dim))[: head_dim // 4]",
+    },
+    "axial_rows_then_columns": {
+        "levels": (
+            "in the half layout coordinate j turns together with coordinate j + d/2: both halves of the table must "
+            "hold the same d/2 angles, rows then columns in each.",
+            "the tables: the d/2 `angles` ([rθ | cθ]) repeated end to end, once per half.",
+            "key line: `emb = torch.cat((angles, angles), dim=-1)`",
+        ),
+        "wrong": "emb = torch.cat((angles[:, : head_dim // 4], angles[:, : head_dim // 4], angles[:, head_dim // 4:], "
+                 "angles[:, head_dim // 4:]), dim=-1)",
+    },
+    "axial_columns_first": {
+        "levels": (
+            "either order would be a valid 2-D rotation, but Qwen2-VL's weights were trained with the row angles "
+            "first, then the column angles.",
+            "where the (N, 2, d/4) `angles` (rows, then columns, as position_ids holds them) become (N, d/2): keep "
+            "that order when you flatten.",
+            "key line: `angles = angles.flatten(-2)`",
+        ),
+        "wrong": "angles = angles.flip(-2).flatten(-2)",
+    },
+    "axial_interleaved_tables": {
+        "levels": (
+            "Qwen2-VL rotates in the half layout, as chapter 4's rotate_half: coordinate j pairs with j + d/2, not "
+            "with its neighbour.",
+            "the tables: the d/2 `angles` repeated end to end, not each angle twice in a row.",
+            "key line: `emb = torch.cat((angles, angles), dim=-1)`",
+        ),
+        "wrong": "emb = angles.repeat_interleave(2, dim=-1)",
+    },
+    "mrope_text_counts_tokens": {
+        "levels": (
+            "an image occupies as much of the position axis as its widest side, not as many places as it has "
+            "tokens: the text after it moves on by the extent of the image in its own ids.",
+            "in the vision branch (not when `kinds[i] == 0`, a text run): after a run of `h` x `w` merged tokens, "
+            "where the counter `start` moves on.",
+            "key line: `start += max(h, w)`",
+        ),
+        "wrong": "start += j - i",
+    },
+    "mrope_text_after_largest_id": {
+        "levels": (
+            "transformers moves the text on by the image's spatial extent, for videos too: the number of frames "
+            "does not count.",
+            "in the vision branch (not when `kinds[i] == 0`, a text run): after a run of `h` x `w` merged tokens "
+            "over `t` frames, where the counter `start` moves on: only h and w decide.",
+            "key line: `start += max(h, w)`",
+        ),
+        "wrong": "start += max(t, h, w)",
+    },
+    "mrope_padding_counted": {
+        "levels": (
+            "padding is not part of the sequence: the ids count the real tokens only, and the padded places keep 0.",
+            "for each row `b`, when `attention_mask is not None`: the tokens to walk, `keep`, are those where that "
+            "row's mask is 1.",
+            "key line: `keep = attention_mask[b].bool()`",
+        ),
+        "wrong": "keep = torch.ones(length, dtype=torch.bool, device=token_types.device)",
+    },
+    "mrope_height_width_swapped": {
+        "levels": (
+            "the three ids are time, height, width, in that order: a token's height id follows its row in the grid, "
+            "its width id its column.",
+            "in the vision branch (not when `kinds[i] == 0`, a text run), where the run's ids are stacked from the "
+            "meshgrid `tt`, `hh`, `ww`, offset by `start` and appended to the row's `pieces`: keep the order time, "
+            "height, width.",
+            "key line: `pieces.append(torch.stack([tt, hh, ww]).reshape(3, -1) + start)`",
+        ),
+        "wrong": "pieces.append(torch.stack([tt, ww, hh]).reshape(3, -1) + start)",
+    },
+    "mrope_sections_reversed": {
+        "levels": (
+            "the first block of frequencies turns by the time id, the second by the height id, the third by the "
+            "width id: block k takes id k.",
+            "where the chosen angles are gathered from the `blocks` of the split: block k reads the angles of id k.",
+            "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
+        ),
+        "wrong": "chosen = torch.cat([block[2 - k] for k, block in enumerate(blocks)], dim=-1)",
+    },
+    "mrope_sections_over_full_head": {
+        "levels": (
+            "mrope_section cuts the d/2 frequencies, not the d coordinates: choose the ids first, on the d/2 "
+            "angles, and only then repeat them for the half layout.",
+            "the tables: the d/2 `chosen` angles, already cut by section, repeated end to end.",
+            "key line: `emb = torch.cat((chosen, chosen), dim=-1)`",
+        ),
+        "wrong": "emb = torch.cat([blk[k] for k, blk in enumerate(torch.cat((angles, angles), dim=-1).split([2 * s "
+                 "for s in mrope_section], dim=-1))], dim=-1)",
+    },
+    "mrope_time_id_only": {
+        "levels": (
+            "M-RoPE gives each block of frequencies its own id: with the time id everywhere it is 1-D RoPE, and "
+            "the image loses its rows and columns.",
+            "where the chosen angles are gathered from the `blocks` of the split: block k reads the angles of id k "
+            "(time, height, width).",
+            "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
+        ),
+        "wrong": "chosen = angles[0]",
     },
     # ---- chapters 3 to 5 -------------------------------------------------------------------------
     "inv_freq_i_over_d": {

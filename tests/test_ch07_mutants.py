@@ -10,7 +10,8 @@ import pytest
 import posenc_ref.ch07_train_short_test_long as ref
 from grader.checks import chapter_checks
 from posenc_ref.mistakes import MISTAKES
-from posenc_selfcheck import SelfCheckFailed, check, forget_attempts
+from posenc_selfcheck import FAILED, MISSING, SelfCheckFailed, check, forget_attempts
+from posenc_selfcheck.evaluate import evaluate
 
 SOURCE = open(ref.__file__).read()
 ATTN, DECODER = "PositionalAttention", "TinyDecoder"
@@ -131,12 +132,35 @@ def test_the_named_mutants_get_their_own_diagnosis(verdicts):
                 "scores scaled by 1/d": "divided by d_head",
                 "bias never cast to q's dtype": "the bias keeps its float32 dtype",
                 "cached keys rotated again": "rotated again after joining the cache",
+                "bias with its arguments swapped": "scheme.bias gets its arguments swapped",
                 "post-norm blocks": "post-norm", "decoder positions 1-based": "positions start at 1",
                 "sqrt(d) applied after the table": "after the scheme's embed",
                 "dropout active in eval (attention)": "something random is active in eval",
                 "dropout active in eval (embeddings)": "something random is active in eval"}
     for name, words in expected.items():
         assert words in verdicts[name][1], (name, verdicts[name])
+
+
+def test_an_error_names_a_mistake_only_when_that_mistake_raises_the_very_same_error():
+    """scheme.bias with its arguments swapped raises as soon as a cache makes K differ from L; the known mistake
+    raises that very error on the check's input, so the error names it. Another error, or an unfinished
+    exercise, does not."""
+    error = ("RuntimeError: The size of tensor a (7) must match the size of tensor b (3) at non-singleton "
+             "dimension 2")
+    known = [("the known mistake", {"error": error, "error_type": "RuntimeError"})]
+    spec = {"expect": "match", "hint": "the check's hint"}
+    got = {"error": error, "error_type": "RuntimeError"}
+    assert evaluate(spec, got, {}, known) == (FAILED, f"the known mistake (raised {error})")
+    other = {"error": error.replace("(7)", "(8)"), "error_type": "RuntimeError"}
+    assert evaluate(spec, other, {}, known) == (FAILED, f"raised {other['error']}. Hint: the check's hint")
+    unfinished = {"error": "exercise not finished", "error_type": "NotImplementedError"}
+    assert evaluate(spec, unfinished, {}, [("a stub", unfinished)])[0] == MISSING
+
+
+def test_bias_with_its_arguments_swapped_is_named_by_the_error_a_cache_makes_it_raise():
+    with pytest.raises(SelfCheckFailed) as info:
+        report(ATTN, mutant(MUTANTS["bias with its arguments swapped"][1])[ATTN])
+    assert f"{MISTAKES['scheme_bias_swapped'].message} (raised RuntimeError" in first_failure(str(info.value))
 
 
 def test_one_bias_true_costs_the_attention_parameter_check_only():

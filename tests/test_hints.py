@@ -215,6 +215,7 @@ def test_every_mistake_ladder_is_idea_then_where_then_its_key_line():
         levels = entry["levels"]
         assert len(levels) == 3 and levels[-1].startswith("key line: `"), name
         assert not any("key line" in level for level in levels[:-1]), name
+        assert set(entry) <= {"levels", "wrong", "also"}, name
         ast.parse(entry["wrong"])
         for statement, mistaken in entry.get("also", {}).items():
             ast.parse(statement), ast.parse(mistaken)
@@ -319,11 +320,13 @@ def _report(name, exercise, module, source):
 @pytest.mark.parametrize("name", sorted(MISTAKE_HINTS))
 def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
     """Pasted into the stub it runs (above), and the solution with that statement written the mistaken way
-    ("wrong") is diagnosed as this very mistake by the self-check: the key line is that mistake's fix. A mistake
-    that no single statement makes (a sign on two entries, masking moved past the softmax) also rewrites the
-    other statements it touches ("also": {statement of the solution: its mistaken form}, one or more lines),
-    each found exactly once in the solution, none of them the key line; the key line's rewrite alone must then
-    fall short of the mistake, or "also" would not be needed."""
+    ("wrong") is diagnosed as this very mistake by the self-check: the key line is that mistake's fix.
+
+    A mistake that no single statement makes (a sign on two entries, masking moved past the softmax, the rotation
+    moved after the cache) also rewrites the other statements it touches ("also": {statement of the solution: its
+    mistaken form}, one or more lines), each found exactly once in the solution, none of them the key line. Then
+    neither part alone is this mistake: the key line's rewrite alone falls short of it (or "also" would not be
+    needed), and the others alone, the key line as it stands, are not it either (the key line is still a fix)."""
     entry, mistake = MISTAKE_HINTS[name], MISTAKES[name]
     obj = getattr(posenc_ref, mistake.exercise)
     source, statement = _in_context(name, mistake.exercise, entry["levels"])
@@ -340,6 +343,8 @@ def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
     if len(edits) > 1:
         alone = _report(name, mistake.exercise, obj.__module__, _rewritten(source, edits[:1]))
         assert mistake.message not in alone, f"{name}: the key line's wrong form alone makes the mistake"
+        others = _report(name, mistake.exercise, obj.__module__, _rewritten(source, edits[1:]))
+        assert mistake.message not in others, f"{name}: the other statements alone make the mistake"
 
 
 def _parses(span):

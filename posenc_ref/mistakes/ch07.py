@@ -46,14 +46,18 @@ def _attention(kind):
             if kind == "cache_unrotated":  # every key rotated again at each call; the cache keeps them raw
                 k = self.scheme.rotate(k, k_positions)
             bias = self.scheme.bias(position_ids, k_positions)
+            if kind == "bias_swapped":  # bias(k_positions, position_ids): (H, K, L) where (H, L, K) belongs
+                bias = self.scheme.bias(k_positions, position_ids)
             diagonal = 0 if kind == "top_left_causal" else k_len - seq
             allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(diagonal)
             if kind == "causal_flipped":  # the keys after the query instead of those before it
                 allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).triu(diagonal)
             if not causal or (kind == "no_causal_with_bias" and bias is not None):
                 allowed = torch.ones_like(allowed)
-            if kind == "bias_not_cast" and bias is not None:  # SDPA with a float32 mask on bfloat16 q
-                mask = bias.masked_fill(~allowed, float("-inf"))
+            if kind in ("bias_not_cast", "bias_swapped") and bias is not None:  # SDPA's path, as the solution's
+                if kind == "bias_swapped":  # (so that a cache raises the very error the solution would raise)
+                    bias = bias.to(q.dtype)
+                mask = bias.masked_fill(~allowed, float("-inf"))  # bias_not_cast: float32 on bfloat16 q
                 out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
                 return self.o_proj(out.transpose(1, 2).reshape(batch, seq, self.d_model)), (cached, v)
             scale = self.head_dim if kind == "scale_by_d" else math.sqrt(self.head_dim)
@@ -175,6 +179,10 @@ MISTAKES = {
     "scheme_bias_negated": Mistake(
         ATTN, "the bias is subtracted: it is added to the scaled logits, q·k/sqrt(d) + bias (ALiBi's bias is "
               "already negative)", _attention("bias_negated")),
+    "scheme_bias_swapped": Mistake(
+        ATTN, "scheme.bias gets its arguments swapped: it takes the query positions first, then the keys', "
+              "scheme.bias(position_ids, k_positions), and returns (H, L, K); swapped, it is (H, K, L) and measures "
+              "i - j, which shows as soon as a cache makes K differ from L", _attention("bias_swapped")),
     "scheme_bias_ignored": Mistake(
         ATTN, "the bias never reaches the logits: pass scheme.bias(...) to SDPA as the float attn_mask (with the "
               "causal mask folded in as -inf)", _attention("bias_ignored")),
