@@ -16,6 +16,7 @@ import pytest
 
 os.environ.setdefault("POSENC_CH7_RUN", "reduced")
 os.environ.setdefault("POSENC_CH8_RUN", "reduced")
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in tests/conftest.py: small tensors, a busy machine
 
 FIGURE_TEXT = re.compile(r"<Figure size \d+x\d+ with \d+ Axes>")
 PICTURES = ("image/png", "image/svg+xml", "image/jpeg")

@@ -4,6 +4,7 @@ Grading goes through grader.grading with one zygote for the whole test session (
 gets a fresh session of its own): the sandbox's torch import is paid once, not once per test.
 """
 
+import os
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -15,6 +16,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 collect_ignore_glob = ["submissions/*", "hostile/*", "fixtures/*", "snapshots/*"]
+
+# one torch thread in the tests and every process they start (set before anything imports torch): their tensors
+# are small, the suite runs several processes at once on two cores, and a second thread per process only waited
+# (three test files on a busy machine: 88 s and 79 s on two threads, 66 s and 60 s on one). The grader's own
+# processes take one thread anyway (grader/remote.py, the sandbox's server).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def _test_secret():
