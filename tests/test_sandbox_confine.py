@@ -163,3 +163,20 @@ def test_survivors_are_the_processes_a_clean_up_could_not_kill():
     with os.fdopen(read_fd) as f:
         assert f.read() == "True"
     os.waitpid(pid, 0)
+
+
+def test_in_child_returns_what_the_test_returned_in_a_throw_away_child():
+    """probe.in_child, the one fork-and-test helper: the test's value; None when it raised or its process was
+    killed; nothing it changes reaches the caller."""
+    before = os.getuid(), os.getcwd()
+
+    def changes_and_returns():
+        confine.drop_to(USER, USER)
+        os.chdir("/")
+        return {"uid": os.getuid(), "paths": ["a", "b"]}
+
+    assert probe.in_child(changes_and_returns) == {"uid": USER, "paths": ["a", "b"]}
+    assert (os.getuid(), os.getcwd()) == before
+    assert probe.in_child(lambda: 1 / 0) is None
+    assert probe.in_child(lambda: os.kill(os.getpid(), 9)) is None
+    assert probe.in_child(lambda: "x" * (1 << 20)) == "x" * (1 << 20)  # more than a pipe holds

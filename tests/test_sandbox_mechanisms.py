@@ -286,7 +286,7 @@ def _send(fd, data):
 def _child(pol, group, source, fd, canary):
     """The sandbox child: confine, then run the attack like the fork server runs a submission."""
     try:
-        confine.detach(fd)  # as server.py: a session of its own, no terminal, no fd but the pipe
+        confine.detach(fd)  # as child.py: a session of its own, no terminal, no fd but the pipe
         ctypes.CDLL(None).prctl(15, b"sandbox-child", 0, 0, 0)  # not the grader's name (PR_SET_NAME)
         try:
             confine.apply(pol, group)
@@ -318,7 +318,7 @@ def _own_state():
 
 
 def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
-    """The fork server's stand-in: fork the child, wait, clean up as server.py does, report."""
+    """The fork server's stand-in: fork the child, wait, clean up as session_server.py does, report."""
     gc.disable()  # here and in the child: a full collection would copy the test process's heap into the cgroup
     kernel.prctl(kernel.PR_SET_CHILD_SUBREAPER, 1)
     ctypes.CDLL(None).prctl(15, b"posenc-GRADER", 0, 0, 0)  # PR_SET_NAME: what /proc/<pid>/comm shows of it
@@ -352,7 +352,7 @@ def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
         report["outcome"] += " (timed out)"
     elif os.WIFSIGNALED(status):
         report["outcome"] += f" killed by signal {os.WTERMSIG(status)}"
-    # server.py's clean-up: everything below the server, everything of the sandbox's uid, then per policy
+    # session_server.py's clean-up: everything below the server, everything of the sandbox's uid, then per policy
     procs.kill_all(lambda: procs.descendants(os.getpid()))
     runner = pol.uid if pol.uid is not None else os.getuid()
     if runner != 0:

@@ -133,7 +133,7 @@ def locate(proc="/proc/self"):
 
 
 def probe(proc="/proc/self"):
-    """(kind or None, reason): what the fork server reports in its capabilities."""
+    """(kind or None, reason): what the zygote reports in its capabilities (probe.py)."""
     try:
         place = locate(proc)
     except (Unavailable, OSError) as exc:

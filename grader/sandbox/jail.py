@@ -96,8 +96,8 @@ def _quiet(keep):
 def enter_pid_namespace():
     """Call after unshare(CLONE_NEWPID). Three processes come out of this one, and only the last returns:
 
-    - this process stays in the fork server's namespace, waits for the namespace's init and ends as the
-      child it relays ended (the fork server waits for it, and learns the exit code or signal);
+    - this process stays in its parent's namespace, waits for the namespace's init and ends as the
+      child it relays ended (its parent, the session server, waits for it, and learns the exit code or signal);
     - the namespace's init (pid 1) waits for the child, reaps every orphan meanwhile, and passes the
       child's wait status on; when it exits the kernel kills every process left in the namespace;
     - the child (pid 2, a process group of its own) returns, to run learner code. It is not pid 1, which
