@@ -1,7 +1,7 @@
 """The one grading path: a submission in, a verdict per check out.
 
     grader = Grader(settings)                 # starts the sandbox's zygote at once
-    grade = grader.grade("submission/")        # Grade: verdicts, notes, seconds
+    grade = grader.grade("submission/")       # Grade: verdicts, notes, seconds
 
 The command line, `batch`, the Gradescope runner and the pytest plugin are thin adapters on this.
 Learner code runs only in the sandbox (one session per submission, children forked from it); the
@@ -181,9 +181,9 @@ class Grader:
 
     def __init__(self, settings, checks=None, zygote=None):
         self.settings = settings
-        self.zygote = zygote or Zygote.start(settings)
+        self.zygote = zygote or Zygote.start(settings)  # the process's: closed at exit (or by zygote.close_all())
         self.checks = tuple(checks) if checks is not None else all_checks()
-        self._secret = None  # the zygote is the process's: it is closed at exit (or by zygote.close_all())
+        self._secret = None
 
     def secret(self):
         if self._secret is None:
