@@ -3,7 +3,7 @@
     python benchmarks/bench_pidns.py [--submission examples/complete] [--rounds 3]
 
 Only the jailed modes (root-jail, user-jail) get a PID namespace: each exercise's child then runs as pid 2
-below an init of its own (confine.enter_pid_namespace), two more forks of the torch-loaded fork server per
+below an init of its own (jail.enter_pid_namespace), two more forks of the torch-loaded fork server per
 exercise. Both columns grade the same submission with the same zygote, alternately, after one warm-up
 (the reference answers); "without" is the same machine with the PID namespace switched off (its caps'
 `pidns` false: /proc is then the machine's, bound, as before). The load average is printed beside: run it
@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader.grading import Grader  # noqa: E402
-from grader.sandbox.zygote import Session, Zygote  # noqa: E402
+from grader.sandbox.session import Session  # noqa: E402
+from grader.sandbox.zygote import Zygote  # noqa: E402
 from grader.settings import Settings  # noqa: E402
 
 

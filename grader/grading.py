@@ -1,7 +1,7 @@
 """The one grading path: a submission in, a verdict per check out.
 
-    with Grader(settings) as grader:          # starts the sandbox's zygote at once
-        grade = grader.grade("submission/")    # Grade: verdicts, notes, seconds
+    grader = Grader(settings)                 # starts the sandbox's zygote at once
+    grade = grader.grade("submission/")       # Grade: verdicts, notes, seconds
 
 The command line, `batch`, the Gradescope runner and the pytest plugin are thin adapters on this.
 Learner code runs only in the sandbox (one session per submission, children forked from it); the
@@ -181,19 +181,9 @@ class Grader:
 
     def __init__(self, settings, checks=None, zygote=None):
         self.settings = settings
-        self.zygote = zygote or Zygote.start(settings)
+        self.zygote = zygote or Zygote.start(settings)  # the process's: closed at exit (or by zygote.close_all())
         self.checks = tuple(checks) if checks is not None else all_checks()
         self._secret = None
-        self.last_session = None  # the session of the latest submission (its uid and folder: for the tests)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        pass  # the zygote is the process's; it is closed at exit (or by zygote.close_all())
 
     def secret(self):
         if self._secret is None:
@@ -238,7 +228,6 @@ class Grader:
                         logs[phase].append(("sandbox", f"{exercise}: not run: {why}"))
                         continue
                     session = session or self.zygote.session(self.settings)
-                    self.last_session = session
                     begun = time.monotonic()
                     run, tokens = self._run(session, sources[exercise].statements, graded, seconds)
                     budget.spend(exercise, time.monotonic() - begun)
@@ -342,5 +331,4 @@ def _notes(log):
 
 def grade(submission, settings, checks=None, progress=None) -> Grade:
     """Grade one submission with a grader of its own (the zygote is the process's and is reused)."""
-    with Grader(settings, checks) as grader:
-        return grader.grade(submission, progress)
+    return Grader(settings, checks).grade(submission, progress)

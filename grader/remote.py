@@ -20,8 +20,9 @@ from pathlib import Path
 
 from .checks import by_key
 from .records import Grade, Status, Verdict
+from .sandbox.errors import SandboxError
 from .sandbox.wire import Channel
-from .sandbox.zygote import SandboxError, Zygote, ZygoteClient
+from .sandbox.zygote import Zygote, ZygoteClient
 from .settings import Settings
 from .submission import SubmissionError
 
@@ -44,7 +45,8 @@ def grade_from_json(data):
 
 # ---- in the forked process ----------------------------------------------------------------------------------
 def serve(sock, control, caps, setup):
-    """Grade what the grader's process asks for, one submission at a time, until it hangs up."""
+    """Grade what the grader's process asks for, one submission at a time, until it hangs up. The zygote's
+    bootstrap (grader/sandbox/bootstrap.py) calls it, as the setup line's "serve" names it."""
     import torch
 
     from .grading import Grader
@@ -106,7 +108,8 @@ class RemoteGrader:
         sock, self.pid = zygote.fork_grader()
         self.zygote_pid = zygote.proc.pid
         self.channel = Channel(sock)
-        self.channel.send({"repo": str(REPO), "tmp": tempfile.gettempdir(), "settings": settings.to_json(),
+        self.channel.send({"repo": str(REPO), "serve": f"{__name__}:{serve.__name__}", "tmp": tempfile.gettempdir(),
+                           "settings": settings.to_json(),
                            "anonymous": zygote.anonymous,
                            "checks": None if checks is None else [c.key for c in checks]})
 

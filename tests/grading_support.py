@@ -32,6 +32,20 @@ def mistake_answers(check):
     return mistakes(check)
 
 
+class SessionsSeen:
+    """A zygote that keeps the sessions it opens (how a test finds a graded submission's uid and folder)."""
+
+    def __init__(self, zygote):
+        self.zygote, self.sessions = zygote, []
+
+    def session(self, settings):
+        self.sessions.append(self.zygote.session(settings))
+        return self.sessions[-1]
+
+    def __getattr__(self, name):
+        return getattr(self.zygote, name)
+
+
 def grade_in_sandbox(submission, checks):
     """[(check, status, feedback)] of one submission graded by the real grading path (sandbox included)."""
     from tests.conftest import grade

@@ -45,9 +45,10 @@ def test_a_sandbox_mode_the_machine_refuses_is_a_clear_error_with_exit_status_2(
 
     import pytest
 
-    from grader.sandbox import confine
+    from grader.sandbox import probe
+    from grader.settings import Settings
 
-    if os.geteuid() != 0 or confine.python_readable_by(61000):
+    if os.geteuid() != 0 or probe.python_readable_by(Settings().uid_base):
         pytest.skip("the refusal needs root and a Python other users cannot read")
     env = {**os.environ, "POSENC_SANDBOX_MODE": "nojail"}
     out = subprocess.run([sys.executable, "-m", "grader", "grade", str(SUB)], capture_output=True, text=True,

@@ -25,6 +25,7 @@ from grader.sandbox import procs
 from grader.sandbox.results import collect
 from grader.sandbox.zygote import Zygote
 from tests.conftest import ROOT, settings
+from tests.grading_support import SessionsSeen
 
 HOSTILE = ROOT / "tests" / "hostile"
 CH01 = chapter_checks("ch01")
@@ -195,9 +196,10 @@ def grade(submission, limits, keep=()):
     """(verdicts, notes, seconds, processes of the submission still alive afterwards; `keep`: another
     submission's session, open meanwhile)."""
     start = time.monotonic()
-    grader = Grader(settings(**limits), CH01)
+    chosen = settings(**limits)
+    grader = Grader(chosen, CH01, zygote=SessionsSeen(Zygote.start(chosen)))
     result = grader.grade(submission)
-    session = grader.last_session
+    session = grader.zygote.sessions[-1] if grader.zygote.sessions else None
     left = sandbox_processes(session.root, session.uid, grader.zygote) if session else []
     left = [pid for pid in left if pid not in keep]
     if session:

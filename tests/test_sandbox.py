@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from grader.records import ProbeRequest, Statement
-from grader.sandbox import zygote
+from grader.sandbox import session as sandbox_session
+from grader.sandbox import slots
+from grader.sandbox.errors import SandboxError
 from grader.sandbox.results import BadResult, collect, load_result, validated
 from grader.sandbox.zygote import Zygote
 from grader.settings import Settings
@@ -66,7 +68,7 @@ def test_a_child_cannot_reach_the_grader_in_any_mode(mode):
     """Each mode this machine offers (grader/sandbox/policy.py), or a refusal that says what to do."""
     try:
         session, seen, log = inspect(mode)
-    except zygote.SandboxError as exc:  # root without a jail and a Python other users cannot read
+    except SandboxError as exc:  # root without a jail and a Python other users cannot read
         assert mode == "nojail" and "It will not" in str(exc) and "POSENC_SANDBOX_MODE=user" in str(exc)
         caps = Zygote.start(Settings.from_env(sandbox_mode=mode)).ready()
         assert caps["root"] and not caps["python_readable"]
@@ -125,7 +127,7 @@ def test_the_report_names_the_user_id_the_session_took():
         def ready(self):
             return {**caps, "jail": True, "python_readable": True, "forced": "nojail"}
 
-    with zygote.Session(NoJailHere(), settings) as one, zygote.Session(NoJailHere(), settings) as two:
+    with sandbox_session.Session(NoJailHere(), settings) as one, sandbox_session.Session(NoJailHere(), settings) as two:
         assert one.mode == two.mode == "root-nojail" and one.uid != two.uid
         for session in (one, two):
             assert [n for n in session.notes if f"ran as uid {session.uid} (a user id of its own)" in n], session.notes
@@ -140,7 +142,7 @@ def test_each_session_has_a_user_id_of_its_own():
     import fcntl
 
     for uid in (one.uid, two.uid):  # released on close
-        fd = os.open(zygote._slots_dir() / f"{uid - settings.uid_base}.lock", os.O_RDWR)
+        fd = os.open(slots.slots_dir() / f"{uid - settings.uid_base}.lock", os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         finally:
@@ -192,9 +194,9 @@ def test_settings_come_from_defaults_then_the_environment_then_options():
 def test_the_chmod_fallback_takes_away_other_users_access(tmp_path):
     folder = tmp_path / "reference"
     folder.mkdir(mode=0o755)
-    assert zygote._protect_by_chmod([str(folder)]) == [str(folder)]
+    assert sandbox_session.protect_by_chmod([str(folder)]) == [str(folder)]
     assert folder.stat().st_mode & 0o777 == 0o750
-    assert zygote._protect_by_chmod([str(folder)]) == []  # once per process
+    assert sandbox_session.protect_by_chmod([str(folder)]) == []  # once per process
 
 
 def test_two_graders_never_borrow_the_same_user_id(tmp_path):
@@ -250,9 +252,9 @@ def test_the_report_says_which_memory_limit_applied_without_a_cgroup(cuda, monke
     only"; an exercise with CUDA checks (on a GPU box: simulated) runs without RLIMIT_AS, hoards it all, and
     the report says it ran without a memory limit (it once claimed the address-space limit there too)."""
     settings = Settings.from_env(limits={"memory_mb": 256, "wall_seconds": 60})
-    monkeypatch.setattr(zygote, "gpu_present", lambda: cuda)
+    monkeypatch.setattr(sandbox_session, "gpu_present", lambda: cuda)
     request = ProbeRequest("p0", "call", {"args": [], "device": "cuda" if cuda else None}, "sinusoidal_table")
-    with zygote.Session(_WithoutCgroup(Zygote.start(settings)), settings) as session:
+    with sandbox_session.Session(_WithoutCgroup(Zygote.start(settings)), settings) as session:
         run = session.run([Statement("cell 1", HOG)], [request], read)
     hoarded = [int(w.split("HOARDED ")[1].split()[0]) for _, w in run.log if "HOARDED" in w]
     notes = [w for where, w in run.log if where == "sandbox"]

@@ -101,8 +101,6 @@ def test_memory_files_are_charged_to_the_cgroup_and_rlimit_as_would_not_stop_the
         assert sig == 9 or code == 3, (code, sig)  # killed by the kernel, or ENOMEM
         assert 128 <= megabytes <= 256, megabytes  # it got a good way, never past the limit
         assert group.oom_killed() == (sig == 9)
-        peak = group.peak_bytes()
-        assert peak is None or 200 << 20 <= peak <= LIMIT
         assert group.kill_and_remove() and not os.path.exists(group.memory)
     finally:
         if target != "memfd" and os.path.exists(target):
@@ -220,8 +218,7 @@ def test_v2_uses_the_nearest_folder_that_enables_memory(tmp_path, kernel_like):
     assert (folder / "cgroup.procs").read_text() == "4321"
     assert not group.oom_killed()
     (folder / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\n")
-    (folder / "memory.peak").write_text(str(99 << 20))
-    assert group.oom_killed() and group.peak_bytes() == 99 << 20
+    assert group.oom_killed()
     (folder / "cgroup.procs").write_text("")  # the kernel empties it on cgroup.kill
     assert group.kill_and_remove() and not folder.exists()
 

@@ -1,4 +1,5 @@
-"""confine.py's probes and clean-up helpers, each tried in forked children under an unused uid."""
+"""The sandbox's probes (probe.py), clean-up helpers (cleanup.py) and Landlock's view of /etc, each tried in forked
+children under an unused uid."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import confine, procs
+from grader.sandbox import cleanup, confine, kernel, landlock, probe, procs
+from grader.sandbox.paths import SYSTEM_PATHS, python_paths
 
 USER = 61999  # a uid no account has, standing for a grading user who is not root
 
@@ -54,13 +56,13 @@ def test_the_user_namespace_probe_agrees_with_the_kernel():
     """What this kernel allows a user that is not root; the probe says the same (it also binds, chroots
     and drops capabilities: it may say no where a bare unshare works, never yes where it fails)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    system = [p for p in confine.SYSTEM_PATHS if os.path.exists(p)]
-    kernel = as_user(lambda: libc.unshare(confine.CLONE_NEWUSER | confine.CLONE_NEWNS) == 0) == 0
-    probe = as_user(lambda: confine.can_userns_jail(system)) == 0
-    assert probe <= kernel
-    if kernel:
-        assert probe, "unprivileged user namespaces work here, but the jail could not be built in one"
-    print(f"unprivileged user namespaces: {kernel}; user-namespace jail: {probe}")
+    system = [p for p in SYSTEM_PATHS if os.path.exists(p)]
+    allowed = as_user(lambda: libc.unshare(kernel.CLONE_NEWUSER | kernel.CLONE_NEWNS) == 0) == 0
+    probed = as_user(lambda: probe.can_userns_jail(system)) == 0
+    assert probed <= allowed
+    if allowed:
+        assert probed, "unprivileged user namespaces work here, but the jail could not be built in one"
+    print(f"unprivileged user namespaces: {allowed}; user-namespace jail: {probed}")
 
 
 def test_unreadable_by_tries_the_uid_for_real(shared_tmp):
@@ -71,8 +73,8 @@ def test_unreadable_by_tries_the_uid_for_real(shared_tmp):
         (folder / "lib").mkdir(parents=True)
         os.chmod(folder, mode)
     paths = [str(open_ / "lib"), str(shut / "lib")]
-    assert confine.unreadable_by(USER, paths) == [str(shut / "lib")]
-    assert confine.unreadable_by(0, paths) == []
+    assert probe.unreadable_by(USER, paths) == [str(shut / "lib")]
+    assert probe.unreadable_by(0, paths) == []
 
 
 def test_leftover_system_v_objects_are_removed():
@@ -82,12 +84,12 @@ def test_leftover_system_v_objects_are_removed():
 
     assert as_user(make) == 0
     assert as_user(make) == 0
-    made = confine.sysv_ipc(USER)
+    made = cleanup.sysv_ipc(USER)
     assert {kind for kind, _ in made} == {"shm", "sem", "msg"} and len(made) == 6
     keep = {ident for ident in made if ident[0] == "shm"}
-    assert confine.remove_sysv_ipc(USER, keep=keep) == set()
-    assert confine.sysv_ipc(USER) == keep
-    assert confine.remove_sysv_ipc(USER) == set() and confine.sysv_ipc(USER) == set()
+    assert cleanup.remove_sysv_ipc(USER, keep=keep) == set()
+    assert cleanup.sysv_ipc(USER) == keep
+    assert cleanup.remove_sysv_ipc(USER) == set() and cleanup.sysv_ipc(USER) == set()
 
 
 def test_files_of_the_sandbox_uid_in_temporary_folders_are_removed():
@@ -103,12 +105,12 @@ def test_files_of_the_sandbox_uid_in_temporary_folders_are_removed():
     mine.write_text("the grader's own")
     try:
         assert as_user(leave) == 0
-        removed = confine.remove_files_of(USER, folders=("/tmp",))
+        removed = cleanup.remove_files_of(USER, folders=("/tmp",))
         assert sorted(removed) == sorted(f"/tmp/{n}" for n in names)
         assert not any(os.path.lexists(f"/tmp/{n}") for n in names) and os.path.exists("/etc/passwd")
         assert mine.exists()
         with pytest.raises(ValueError):
-            confine.remove_files_of(os.getuid())
+            cleanup.remove_files_of(os.getuid())
     finally:
         mine.unlink()
         for n in names:
@@ -118,38 +120,19 @@ def test_files_of_the_sandbox_uid_in_temporary_folders_are_removed():
                 os.unlink(f"/tmp/{n}")
 
 
-def test_a_working_folder_made_hard_to_remove_is_removed(shared_tmp):
-    """Without seccomp, learner code may take its own permissions away from a folder; shutil.rmtree then
-    leaves it behind for a grader that is not root. remove_tree does not."""
-    os.chown(shared_tmp, USER, USER)  # the grader's folder, holding the working folder
-    work = shared_tmp / "work"
-
-    def lock_and_remove():
-        (work / "sub" / "deeper").mkdir(parents=True)  # what learner code did
-        (work / "sub" / "deeper" / "f").write_text("x")
-        os.chmod(work / "sub" / "deeper", 0o000)
-        os.chmod(work / "sub", 0o000)
-        shutil.rmtree(work, ignore_errors=True)
-        if not work.exists():
-            return False  # nothing to prove
-        return confine.remove_tree(str(work)) and not work.exists()
-
-    assert as_user(lock_and_remove) == 0
-
-
 def test_landlock_reads_of_etc_leave_out_its_secrets():
-    entries = confine._withhold_etc(["/usr", "/etc"])
+    entries = landlock._withhold_etc(["/usr", "/etc"])
     assert entries[0] == "/usr" and "/etc/passwd" in entries and "/etc" not in entries
     assert not {"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"} & set(entries)
-    assert len(entries) == 1 + len([n for n in os.listdir("/etc") if n not in confine.ETC_WITHHELD])
+    assert len(entries) == 1 + len([n for n in os.listdir("/etc") if n not in landlock.ETC_WITHHELD])
 
 
 def test_capabilities_are_what_the_policy_takes():
-    from grader.sandbox import policy, seccomp
+    from grader.sandbox import policy
 
-    caps = policy.Caps(**confine.capabilities(sandbox_uid=USER))
-    assert caps.root and caps.landlock == confine.landlock_abi() and caps.seccomp == seccomp.available()
-    assert caps.python_readable == (confine.unreadable_by(USER, confine.python_paths()) == [])
+    caps = policy.Caps(**probe.capabilities("auto", USER))
+    assert caps.root and caps.landlock == landlock.abi() and caps.seccomp == probe.seccomp_works()
+    assert caps.python_readable == (probe.unreadable_by(USER, python_paths()) == [])
     assert (caps.cgroup is None) == bool(caps.cgroup_reason)
 
 
@@ -180,3 +163,20 @@ def test_survivors_are_the_processes_a_clean_up_could_not_kill():
     with os.fdopen(read_fd) as f:
         assert f.read() == "True"
     os.waitpid(pid, 0)
+
+
+def test_in_child_returns_what_the_test_returned_in_a_throw_away_child():
+    """probe.in_child, the one fork-and-test helper: the test's value; None when it raised or its process was
+    killed; nothing it changes reaches the caller."""
+    before = os.getuid(), os.getcwd()
+
+    def changes_and_returns():
+        confine.drop_to(USER, USER)
+        os.chdir("/")
+        return {"uid": os.getuid(), "paths": ["a", "b"]}
+
+    assert probe.in_child(changes_and_returns) == {"uid": USER, "paths": ["a", "b"]}
+    assert (os.getuid(), os.getcwd()) == before
+    assert probe.in_child(lambda: 1 / 0) is None
+    assert probe.in_child(lambda: os.kill(os.getpid(), 9)) is None
+    assert probe.in_child(lambda: "x" * (1 << 20)) == "x" * (1 << 20)  # more than a pipe holds

@@ -20,6 +20,7 @@ from grader.checks import chapter_checks
 from grader.grading import Grader
 from grader.sandbox.zygote import Zygote
 from grader.settings import Settings
+from tests.grading_support import SessionsSeen
 from tests.test_hostile import by_exercise, full_marks, honest_source, own_state, sandbox_processes
 
 CH01 = chapter_checks("ch01")
@@ -86,7 +87,7 @@ def test_seeded_process_attacks_leave_the_grader_and_the_machine_as_they_were(mo
     tty_master, tty = os.openpty()  # stands for the terminal the instructor grades from
     os.set_blocking(tty, False)
     before_tty, before = termios.tcgetattr(tty), own_state()
-    grader = Grader(settings, CH01)
+    grader = Grader(settings, CH01, zygote=SessionsSeen(Zygote.start(settings)))
     try:
         for n in range(6):
             source = _submission(rng, os.getpid()).replace(TTY, os.ttyname(tty))
@@ -94,7 +95,7 @@ def test_seeded_process_attacks_leave_the_grader_and_the_machine_as_they_were(mo
             path.write_text(source)
             start = time.monotonic()
             grade = grader.grade(path)
-            session = grader.last_session
+            session = grader.zygote.sessions[-1]
             assert time.monotonic() - start < 120, n
             assert own_state() == before, (n, source)  # the grader's limits, priority, CPUs, scheduler
             assert termios.tcgetattr(tty) == before_tty, (n, source)
@@ -110,6 +111,5 @@ def test_seeded_process_attacks_leave_the_grader_and_the_machine_as_they_were(mo
             typed = b""
         assert typed == b""  # nothing was pushed into the terminal's input
     finally:
-        grader.close()
         os.close(tty)
         os.close(tty_master)

@@ -37,7 +37,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import cgroup, confine, policy, procs, seccomp
+from grader.sandbox import cgroup, cleanup, confine, kernel, landlock, policy, probe, procs
+from grader.sandbox.paths import SYSTEM_PATHS
 from tests.conftest import ROOT
 
 HOSTILE = ROOT / "tests" / "hostile"
@@ -138,8 +139,8 @@ def python_folders():
 def system_folders(uid):
     """System and Python folders (never sys.path: under pytest it holds the repository), minus those
     `uid` cannot read (the instructor stand-in cannot read a Python in /root)."""
-    paths = [p for p in confine.SYSTEM_PATHS if os.path.exists(p)] + python_folders()
-    bad = set(confine.unreadable_by(uid, paths)) if uid not in (None, 0) else set()
+    paths = [p for p in SYSTEM_PATHS if os.path.exists(p)] + python_folders()
+    bad = set(probe.unreadable_by(uid, paths)) if uid not in (None, 0) else set()
     return tuple(p for p in paths if p not in bad)
 
 
@@ -153,12 +154,12 @@ def machine():
             pytest.skip(f"uid {uid} belongs to an account here")
         except KeyError:
             pass
-    sys_user = [p for p in confine.SYSTEM_PATHS if os.path.exists(p)]
+    sys_user = [p for p in SYSTEM_PATHS if os.path.exists(p)]
     kind, reason = cgroup.probe()
-    return {"landlock": confine.landlock_abi(), "seccomp": seccomp.available(), "cgroup": kind,
-            "cgroup_reason": reason, "jail": confine.can_jail(), "pidns": confine.can_pid_namespace(userns=False),
-            "userns": _in_child_as(INSTRUCTOR, lambda: confine.can_userns_jail(sys_user)),
-            "userns_pidns": _in_child_as(INSTRUCTOR, lambda: confine.can_pid_namespace(userns=True))}
+    return {"landlock": landlock.abi(), "seccomp": probe.seccomp_works(), "cgroup": kind,
+            "cgroup_reason": reason, "jail": probe.can_jail(), "pidns": probe.can_pid_namespace(userns=False),
+            "userns": _in_child_as(INSTRUCTOR, lambda: probe.can_userns_jail(sys_user)),
+            "userns_pidns": _in_child_as(INSTRUCTOR, lambda: probe.can_pid_namespace(userns=True))}
 
 
 def caps_for(mode, m, without=()):
@@ -285,7 +286,7 @@ def _send(fd, data):
 def _child(pol, group, source, fd, canary):
     """The sandbox child: confine, then run the attack like the fork server runs a submission."""
     try:
-        confine.detach(fd)  # as server.py: a session of its own, no terminal, no fd but the pipe
+        confine.detach(fd)  # as child.py: a session of its own, no terminal, no fd but the pipe
         ctypes.CDLL(None).prctl(15, b"sandbox-child", 0, 0, 0)  # not the grader's name (PR_SET_NAME)
         try:
             confine.apply(pol, group)
@@ -317,15 +318,15 @@ def _own_state():
 
 
 def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
-    """The fork server's stand-in: fork the child, wait, clean up as server.py does, report."""
+    """The fork server's stand-in: fork the child, wait, clean up as session_server.py does, report."""
     gc.disable()  # here and in the child: a full collection would copy the test process's heap into the cgroup
-    confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)
+    kernel.prctl(kernel.PR_SET_CHILD_SUBREAPER, 1)
     ctypes.CDLL(None).prctl(15, b"posenc-GRADER", 0, 0, 0)  # PR_SET_NAME: what /proc/<pid>/comm shows of it
     if as_uid is not None:
         confine.drop_to(as_uid, as_uid)
     source = source.replace("__GRADER__", str(os.getpid()))
     mine = _own_state()
-    ipc_before = confine.sysv_ipc(os.getuid())
+    ipc_before = cleanup.sysv_ipc(os.getuid())
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -351,7 +352,7 @@ def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
         report["outcome"] += " (timed out)"
     elif os.WIFSIGNALED(status):
         report["outcome"] += f" killed by signal {os.WTERMSIG(status)}"
-    # server.py's clean-up: everything below the server, everything of the sandbox's uid, then per policy
+    # session_server.py's clean-up: everything below the server, everything of the sandbox's uid, then per policy
     procs.kill_all(lambda: procs.descendants(os.getpid()))
     runner = pol.uid if pol.uid is not None else os.getuid()
     if runner != 0:
@@ -362,14 +363,14 @@ def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
         except ChildProcessError:
             break
     if pol.clean_ipc == "uid":
-        confine.remove_sysv_ipc(pol.uid)
+        cleanup.remove_sysv_ipc(pol.uid)
     elif pol.clean_ipc == "new":
-        confine.remove_sysv_ipc(os.getuid(), keep=ipc_before)
+        cleanup.remove_sysv_ipc(os.getuid(), keep=ipc_before)
     if pol.clean_files_of_uid:
-        confine.remove_files_of(pol.uid)
+        cleanup.remove_files_of(pol.uid)
     report["left processes"] = len(procs.descendants(os.getpid())) + (
         len([p for p in procs.uid_pids(runner) if p != os.getpid()]) if runner != 0 else 0)
-    report["left ipc"] = sorted(confine.sysv_ipc(runner) - (ipc_before if runner == os.getuid() else set()))
+    report["left ipc"] = sorted(cleanup.sysv_ipc(runner) - (ipc_before if runner == os.getuid() else set()))
     _send(fd_out, report)
 
 
@@ -442,7 +443,7 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
         typed = b""
     report["tty changed"] = termios.tcgetattr(tty) != tty_before or typed != b""
     termios.tcsetattr(tty, termios.TCSANOW, tty_before)
-    report["left files"] = [e.path for folder_ in confine.TEMP_FOLDERS if os.path.isdir(folder_)
+    report["left files"] = [e.path for folder_ in cleanup.TEMP_FOLDERS if os.path.isdir(folder_)
                             for e in os.scandir(folder_)
                             if e.name.startswith(tuple(f"{a}{world['subs']['__RUN__']}-" for a in ATTACK_FILES))
                             and e.stat(follow_symlinks=False).st_uid == runner]
@@ -455,7 +456,7 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
     for path in report["left files"]:
         shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
     if runner != 0:
-        confine.remove_sysv_ipc(runner)
+        cleanup.remove_sysv_ipc(runner)
         procs.kill_all(lambda: procs.uid_pids(runner))
     if group:
         assert group.kill_and_remove()

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox import seccomp
+from grader.sandbox.probe import seccomp_works
 from tests.conftest import ROOT
 
 HEADERS = {"x86_64": ["/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "/usr/include/asm/unistd_64.h"],
@@ -200,15 +201,15 @@ def _outcome(fn):
         return errno.errorcode.get(exc.args[0], str(exc.args[0]))
 
 
-def test_available_here():
+def test_the_probe_says_it_works_here():
     if os.uname().machine not in seccomp.ARCHES:
-        assert not seccomp.available()
+        assert not seccomp_works()
         pytest.skip("no table for this architecture")
-    assert seccomp.available()
+    assert seccomp_works()
 
 
 def test_denied_calls_raise_permission_errors_and_ordinary_work_goes_on(tmp_path):
-    if not seccomp.available():
+    if not seccomp_works():
         pytest.skip("no seccomp here")
     libc = ctypes.CDLL(None, use_errno=True)
 
@@ -317,10 +318,10 @@ sys.exit(os.waitstatus_to_exitcode(status))
 def test_torch_and_matplotlib_need_nothing_the_filter_denies(tmp_path):
     """What a sandbox child does after fork (import, torch ops with threads, autograd, torch.save,
     matplotlib with Agg) runs under the filter. A fresh interpreter: this test process stays torch-free."""
-    if not seccomp.available():
+    if not seccomp_works():
         pytest.skip("no seccomp here")
     done = subprocess.run([sys.executable, "-I", "-c", TORCH_CHILD, str(ROOT / "grader" / "sandbox")],
                           capture_output=True, text=True, timeout=120,
                           env={"PATH": os.environ.get("PATH", ""), "MPLCONFIGDIR": str(tmp_path),
-                               "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"})  # as client.py starts the server
+                               "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"})  # as zygote.py starts the zygote
     assert done.returncode == 0, done.stderr[-3000:]

@@ -13,10 +13,10 @@ Where a group is made:
 - **cgroup v2** (preferred): below the nearest folder, from this process's own cgroup upwards,
   whose cgroup.subtree_control enables the memory controller and which this process may write
   (root; or a subtree delegated to this user, e.g. systemd's Delegate=yes). Files: memory.max,
-  memory.swap.max = 0, pids.max; memory.events (oom_kill), memory.peak; cgroup.kill.
+  memory.swap.max = 0, pids.max; memory.events (oom_kill); cgroup.kill.
 - **cgroup v1**: in this process's own memory cgroup (and pids cgroup, where that hierarchy is
   mounted), if writable. Files: memory.limit_in_bytes, memory.memsw.limit_in_bytes (when swap is
-  accounted), pids.max; memory.oom_control (oom_kill), memory.max_usage_in_bytes.
+  accounted), pids.max; memory.oom_control (oom_kill).
 
 Groups are named `posenc-<pid of the process that made them>-<name>`. The first group a process
 makes sweeps the groups of processes that are gone (a grader killed before it could clean up):
@@ -133,7 +133,7 @@ def locate(proc="/proc/self"):
 
 
 def probe(proc="/proc/self"):
-    """(kind or None, reason): what the fork server reports in its capabilities."""
+    """(kind or None, reason): what the zygote reports in its capabilities (probe.py)."""
     try:
         place = locate(proc)
     except (Unavailable, OSError) as exc:
@@ -236,13 +236,6 @@ class Cgroup:
         """Did the kernel kill a process of this group for want of memory?"""
         name = "memory.events" if self.kind == "v2" else "memory.oom_control"
         return self._counter(name, "oom_kill") > 0
-
-    def peak_bytes(self):
-        """The group's highest memory use, or None where the kernel does not keep it (v2 before 5.19)."""
-        try:
-            return int(_read(f"{self.memory}/{'memory.peak' if self.kind == 'v2' else 'memory.max_usage_in_bytes'}"))
-        except (OSError, ValueError):
-            return None
 
     def kill_and_remove(self, seconds=5.0):
         """SIGKILL every process in the group (and below it), then remove the folders. Robust when

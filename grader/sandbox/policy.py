@@ -1,5 +1,5 @@
 """The sandbox's policy: how one child is confined, given what the machine offers. A pure function, no
-system calls: the fork server probes the machine once (`Caps`), the grader says what one child needs
+system calls: the zygote probes the machine once (`Caps`, probe.py), the grader says what one child needs
 (`Request`), `decide()` returns the `Policy`, and `confine.apply()` carries it out in the child.
 Standard library only (copied flat into the fork server's folder, imported by the grader as
 `grader.sandbox.policy`).
@@ -42,17 +42,17 @@ class Refused(RuntimeError):
 
 @dataclass(frozen=True)
 class Caps:
-    """What the fork server found, once (confine.py, seccomp.py, cgroup.py probe each)."""
+    """What the zygote found, once (probe.py; cgroup.probe)."""
 
     root: bool = False  # the fork server runs with euid 0
-    jail: bool = False  # root: private mount, network and IPC namespaces (confine.can_jail)
-    userns_jail: bool = False  # not root: the same inside a user namespace (confine.can_userns_jail)
-    pidns: bool = False  # with a jail: a PID namespace and a /proc of its own (confine.can_pid_namespace)
-    landlock: int = 0  # Landlock ABI, 0 when absent (confine.landlock_abi)
+    jail: bool = False  # root: private mount, network and IPC namespaces (probe.can_jail)
+    userns_jail: bool = False  # not root: the same inside a user namespace (probe.can_userns_jail)
+    pidns: bool = False  # with a jail: a PID namespace and a /proc of its own (probe.can_pid_namespace)
+    landlock: int = 0  # Landlock ABI, 0 when absent (landlock.abi)
     seccomp: bool = False  # seccomp.available()
     cgroup: str | None = None  # "v2", "v1", None (cgroup.probe)
     cgroup_reason: str = ""  # why not, when None
-    python_readable: bool = False  # root: a uid of no account, no groups reads Python (confine.python_readable_by)
+    python_readable: bool = False  # root: a uid of no account, no groups reads Python (probe.python_readable_by)
     forced: str = "auto"  # POSENC_SANDBOX_MODE
 
 

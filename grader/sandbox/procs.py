@@ -1,5 +1,5 @@
 """Find and kill processes by ancestry or by user, from /proc (Linux). Standard library only: the
-fork servers (server.py) import this file flat, the grader as `grader.sandbox.procs`.
+fork servers (server.py, session_server.py) import this file flat, the grader as `grader.sandbox.procs`.
 
 Why two ways: a session server is a child subreaper, so everything a sandbox child starts (even a
 grandchild that called setsid() and whose parent died) stays below the session in the process tree;

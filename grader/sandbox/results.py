@@ -1,6 +1,6 @@
 """Read what a sandbox child sent back, as data only.
 
-The session server wrote the child's result lines into files (server.py). Here they are read
+The session server wrote the child's result lines into files (session_server.py). Here they are read
 without following links, size-capped, parsed as JSON + safetensors (nothing is unpickled), and
 checked: plain values, exact `torch.Tensor`s only, dtypes as reported, every string cleaned of
 control characters (escape.clean) where it enters the grader. Anything else is a missing result,

@@ -14,7 +14,7 @@ numbers, kills the process: no honest Python program uses one.
 
 The filter is generated from the declared tables below: `NUMBERS` (system call numbers per
 architecture) and `RULES` (what each denied call may still do). `install()` installs it;
-`available()` says whether this kernel and architecture support it.
+probe.seccomp_works() tries it once in a throw-away child.
 
 Numbers: x86_64 from the kernel's arch/x86/entry/syscalls/syscall_64.tbl (= the uapi header
 asm/unistd_64.h); aarch64 from include/uapi/asm-generic/unistd.h (arm64 uses the generic table, which
@@ -261,24 +261,3 @@ def install(deny_network=True, pid=None):
         err = ctypes.get_errno() if ret < 0 else errno.EBUSY
         raise Unsupported(err, f"seccomp(SET_MODE_FILTER): {os.strerror(err)}")
     return arch
-
-
-def available():
-    """True when a filter installs and works here: tried in a throw-away child, where fchmod(-1)
-    must fail with EPERM (the filter) rather than EBADF (the kernel's own answer)."""
-    if machine() not in ARCHES:
-        return False
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            install()
-            try:
-                os.fchmod(-1, 0o600)
-            except PermissionError:
-                code = 0
-        except BaseException:
-            pass
-        os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

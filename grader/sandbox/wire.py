@@ -1,7 +1,7 @@
 """The one framing between the grader, the zygote and the session servers, and the session's messages.
 
 Framing: one JSON object per line on a Unix stream socket; file descriptors travel beside a line
-(SCM_RIGHTS). Standard library only: the fork servers import this file flat (server.py), the grader
+(SCM_RIGHTS). Standard library only: the fork servers import this file flat (server.py, session_server.py), the grader
 as `grader.sandbox.wire`.
 
 A session (one submission) speaks these messages, in this order, for each run of a child:
@@ -15,7 +15,7 @@ A session (one submission) speaks these messages, in this order, for each run of
 
 The child holds one request at a time: the grader writes the next one only when the last one's result
 is stored, and never the expected answers. Results travel from the child to the session server over
-a pipe of their own (server.py's Receiver), never through these channels.
+a pipe of their own (session_server.py's Receiver), never through these channels.
 """
 
 import json

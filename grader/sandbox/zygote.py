@@ -1,150 +1,34 @@
-"""The grader's side of the sandbox: the zygote process, and one session per submission.
+"""The grader's side of the zygote: starting the zygote process (server.py, in its runtime folder:
+runtime.py) and asking it for sessions and trusted grading processes.
 
     zygote = Zygote.start(settings)        # early: its torch import overlaps the grader's own
-    with zygote.session(settings) as s:    # one submission
-        run = s.run(statements, requests)  # one exercise: ExerciseRun (raw results read by results.py)
+    with zygote.session(settings) as s:    # one submission (session.py)
+        run = s.run(statements, requests, read)
 
-This module imports no torch, so a grader can start the zygote before loading torch itself.
-
-What this side adds to the servers' confinement (server.py, confine.py):
-
-- **nothing shared between students**: the zygote never sees a submission; every session is a
-  fresh fork of it, and is killed with everything it started when the submission is done;
-- a **user id of its own** per session when the grader runs as root (uids from settings.uid_base,
-  one per live session, taken with a lock file, never one that /etc/passwd knows), so "every process
-  of that uid" is exactly the submission's processes;
-- the **wall-clock limit**: past it, everything below the session and everything of the uid is
-  killed; nothing of the submission outlives the exercise, and none of it outlives `close()`;
-- **a statement that kills its process** (`os._exit` at import, a segfault, a loop that ignores the
-  statement alarm) is found from the child's progress marker and skipped on a retry, so the rest of
-  the notebook is still graded;
-- **no instructor path reaches a child**: the child is told which system and Python folders it may
-  read, never which folders are protected (the reference, the class's submissions, the output).
+This module imports no torch, so a grader can start the zygote before loading torch itself. The zygote never
+sees a submission: every session is a fresh fork of it, and is killed with everything it started when the
+submission is done.
 """
 
 from __future__ import annotations
 
 import atexit
-import dataclasses
-import fcntl
-import glob
-import json
 import os
-import pwd
-import select
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
-import tempfile
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from .. import hidden_probes
-from ..records import ExerciseRun
-from . import anonymize, confine, policy, procs, wire
+from . import procs, runtime, tmpdirs, wire
+from .errors import SandboxError
+from .session import Session
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent  # the grader's repository: the reference, the checks, the solutions
-PUBLIC = REPO / "posenc_selfcheck"
-# Files the servers need, copied into their runtime folder: nothing that knows any answer.
-RUNTIME_FILES = [HERE / "server.py", HERE / "confine.py", HERE / "procs.py", HERE / "policy.py", HERE / "seccomp.py",
-                 HERE / "cgroup.py", HERE / "wire.py", PUBLIC / "store.py",
-                 *sorted(PUBLIC.glob("probes*.py")), *hidden_probes.FILES]
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
-EXIT_SETUP_FAILED = 97  # server.py: the child could not be confined
-TIMED_OUT = "skipped: ran longer than {:g} s at grading time"  # server.py's words for the same
-N_SLOTS = 1000
-
-_names = [p.name for p in RUNTIME_FILES]  # copied flat into one folder: a repeated name would be lost
-if len(set(_names)) != len(_names):
-    raise RuntimeError(f"sandbox runtime files share a name: {sorted(n for n in _names if _names.count(n) > 1)}; "
-                       "name hidden probe files probes_chNN_hidden.py")
 
 
-def gpu_present():
-    """An NVIDIA driver is loaded: an exercise with CUDA checks runs on it (without RLIMIT_AS, which CUDA cannot
-    start under)."""
-    return os.path.exists("/dev/nvidiactl")
-
-
-class SandboxError(RuntimeError):
-    """The sandbox itself failed (not the learner's code): grading cannot go on."""
-
-
-def protected_paths(settings):
-    """What no child may see: the grader's repository and the settings' protected folders."""
-    return [str(REPO)] + [str(Path(p).resolve()) for p in settings.protect]
-
-
-# ---- temporary folders ------------------------------------------------------------------------------
-_SWEPT = []
-
-
-def _own(folder):
-    """Mark a temporary folder with the pid of the process that must remove it; once per process,
-    remove the folders of graders that were killed before they could (SIGKILL, a batch stopped)."""
-    (folder / ".owner").write_text(str(os.getpid()))
-    if _SWEPT:
-        return
-    _SWEPT.append(True)
-    for other in Path(tempfile.gettempdir()).glob("posenc-s*-*"):
-        try:
-            if other.stat().st_uid == os.getuid() and not procs.alive(int((other / ".owner").read_text())):
-                shutil.rmtree(other, ignore_errors=True)
-        except (OSError, ValueError):
-            continue
-
-
-# ---- user ids -----------------------------------------------------------------------------------------
-def _slots_dir():
-    path = Path(tempfile.gettempdir()) / "posenc-sandbox-slots"
-    path.mkdir(mode=0o700, exist_ok=True)
-    info = path.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o077:
-        raise SandboxError(f"{path} is not a private root-owned folder; remove it and grade again")
-    return path
-
-
-def acquire_uid(base):
-    """(lock fd, uid): a uid no account and no other live session uses, held while the fd is open."""
-    folder = _slots_dir()
-    for n in range(N_SLOTS):
-        uid = base + n
-        try:
-            pwd.getpwuid(uid)
-            continue  # a real account: never borrow it
-        except KeyError:
-            pass
-        fd = os.open(folder / f"{n}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        procs.kill_all(lambda: procs.uid_pids(uid))  # left over by a grader that was killed
-        return fd, uid
-    raise SandboxError("no free sandbox user id (all lock files are held)")
-
-
-_PROTECTED_BY_CHMOD = set()
-
-
-def _protect_by_chmod(paths):
-    """Fallback where neither a jail nor Landlock hides files: take away "other" permissions."""
-    done = []
-    for path in paths:
-        if path not in _PROTECTED_BY_CHMOD and os.path.exists(path):
-            os.chmod(path, os.stat(path).st_mode & ~0o007)
-            _PROTECTED_BY_CHMOD.add(path)
-            done.append(path)
-    return done
-
-
-# ---- the zygote -------------------------------------------------------------------------------------------
 class ZygoteClient:
     """A control connection to a zygote: asks it for sessions (and, for the process that started it, for
     trusted grading processes). `caps` is what the zygote found; `anonymous` the candidates' names."""
@@ -207,20 +91,10 @@ class Zygote(ZygoteClient):
     """The zygote process (`python -I`, torch imported once, never a submission's code). It may serve
     every submission a grading process handles, each in a fresh session forked from it."""
 
-    def __init__(self, mode, uid_base=61000):
+    def __init__(self, mode, uid_base):
         self.mode = mode
-        self.root = Path(tempfile.mkdtemp(prefix="posenc-server-"))
-        _own(self.root)
-        secret = os.urandom(16)
-        sources = {path: path.read_text() for path in RUNTIME_FILES}
-        # candidate functions get names that say nothing (anonymize.py); the grader maps them in and out
-        probe_files = {path: text for path, text in sources.items() if path.name.startswith("probes")}
-        anonymous = anonymize.anonymous_names(
-            [n for text in probe_files.values() for n in anonymize.candidate_names(text)], secret)
-        for path, text in sources.items():
-            if path.name.startswith("probes") and anonymize.candidate_names(text):
-                text = anonymize.rewrite(text, anonymous, secret)
-            (self.root / path.name).write_text(text)
+        self.root = tmpdirs.make("posenc-server-")
+        anonymous = runtime.copy_into(self.root, os.urandom(16))
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root), "LANG": "C.UTF-8",
                "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
@@ -284,305 +158,3 @@ _ZYGOTES = {}
 def close_all():
     while _ZYGOTES:
         _ZYGOTES.popitem()[1].close()
-
-
-def _write_line(fd, message, deadline):
-    """Write one JSON line to a child's request pipe by the deadline; False when it cannot be (the child is
-    gone, or reads nothing while the pipe is full)."""
-    data = memoryview((json.dumps(message) + "\n").encode())
-    os.set_blocking(fd, False)
-    while data:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        _, ready, _ = select.select([], [fd], [], remaining)
-        if not ready:
-            continue
-        try:
-            data = data[os.write(fd, data):]
-        except BlockingIOError:
-            continue
-        except OSError:  # EPIPE: the child is gone
-            return False
-    return True
-
-
-# ---- one submission -----------------------------------------------------------------------------------------
-@dataclass
-class Attempt:
-    run: ExerciseRun
-    outdir: Path | None
-    progress: str | None
-
-
-@dataclass
-class Session:
-    """One submission: a session server of its own, one confined child per exercise."""
-
-    zygote: ZygoteClient
-    settings: object
-    notes: list = field(default_factory=list)  # how this machine confines learner code, when it is less
-
-    def __post_init__(self):
-        self.limits = self.settings.limits
-        self.root = Path(tempfile.mkdtemp(prefix="posenc-sandbox-"))
-        _own(self.root)
-        # notebooks import the self-check; at grading time it is a no-op (the grader checks instead)
-        self.stub = self.root / "stub"
-        (self.stub / "posenc_selfcheck").mkdir(parents=True)
-        (self.stub / "posenc_selfcheck" / "__init__.py").write_text(
-            "def check(*args, **kwargs):\n    return None\n\n\ndef demo(fn):\n    return fn\n")
-        (self.root / "jail").mkdir()
-        self.sock = self.pid = self.channel = None
-        self.uid = self.gid = self.slot_fd = None
-        self.skipped = {}  # (label, source) -> why later children skip the statement
-        self._cuda = False
-        self.count = 0
-        # close(): (pid, start) of what it killed, verified gone; what was not, and the report's sentence for it
-        self.killed, self.left_behind, self.closing_notes = set(), [], []
-        self.caps = self.zygote.ready()
-        self._configure(self.caps)
-
-    def _configure(self, caps):
-        """Decide this machine's policy once (policy.py: a pure function) to learn its mode: take a user id
-        of the session's own where the mode runs learner code under one; keep the report's notes."""
-        self.capabilities = policy.Caps(**{f.name: caps[f.name] for f in dataclasses.fields(policy.Caps)})
-        try:
-            probe = policy.decide(self.capabilities, self._request(uid=self.settings.uid_base))
-        except policy.Refused as exc:
-            raise SandboxError(str(exc)) from None
-        if probe.uid is not None:
-            self.slot_fd, self.uid = acquire_uid(self.settings.uid_base)
-            self.gid = self.uid
-            probe = policy.decide(self.capabilities, self._request([], uid=self.uid))  # its notes name this uid
-            os.chmod(self.root, 0o711)
-            for path in (self.stub, self.stub / "posenc_selfcheck"):
-                os.chmod(path, 0o755)
-        if probe.chmod_protect:
-            _protect_by_chmod(list(probe.chmod_protect))
-        self.notes += list(probe.notes)
-        self.mode, self.jailed = probe.mode, probe.jail is not None
-
-    def _request(self, cuda=False, workdir="", uid=None):
-        lim = self.limits
-        gpus = tuple(glob.glob("/dev/nvidia*") + glob.glob("/dev/dri"))  # CUDA opens its devices read-write
-        cuda = cuda and gpu_present()
-        return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
-                              system=tuple(confine.readable_paths(protected_paths(self.settings), self.caps["python"])),
-                              protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
-                              gpu_devices=gpus, memory_bytes=lim.memory_bytes, pids=lim.nproc,
-                              cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes)
-
-    # -- the session server ----------------------------------------------------------------------------
-    def _alive(self):
-        return self.pid is not None and procs.alive(self.pid)
-
-    def _open(self):
-        self.sock, self.pid = self.zygote.fork_session()
-        self.channel = wire.Channel(self.sock)
-
-    def _kill_submission(self):
-        """Everything the submission started: below the session server, and (as root) of its uid."""
-        if self.pid is not None:
-            procs.kill_all(lambda: procs.descendants(self.pid))
-        if self.uid is not None:
-            procs.kill_all(lambda: procs.uid_pids(self.uid))
-
-    def _close_server(self):
-        """The session server is unresponsive or gone: end it and everything of the submission."""
-        if self.pid is not None:
-            self.killed.update(procs.stamped(procs.descendants(self.pid) + [self.pid]))
-        if self.uid is not None:
-            self.killed.update(procs.stamped(procs.uid_pids(self.uid)))
-        self._kill_submission()
-        if self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            procs.kill_all(lambda: [self.pid] if procs.alive(self.pid) else [])
-        if self.sock is not None:
-            self.sock.close()
-        self.sock = self.pid = self.channel = None
-        if self.uid is not None:  # children of a dead server were adopted elsewhere: sweep again
-            procs.kill_all(lambda: procs.uid_pids(self.uid))
-
-    def close(self):
-        """End the session and verify that every process of it is gone: `left_behind` lists any that is
-        not (a sentence for the report in `closing_notes`)."""
-        self._close_server()
-        self.left_behind = procs.gone_within(sorted(self.killed)) + (
-            procs.survivors(lambda: procs.uid_pids(self.uid)) if self.uid is not None else [])
-        if self.left_behind:
-            self.closing_notes.append(f"{len(self.left_behind)} process(es) of this submission were still alive "
-                                      "after grading ended and could not be killed")
-        self.killed.clear()
-        if self.slot_fd is not None:
-            os.close(self.slot_fd)
-            self.slot_fd = None
-        shutil.rmtree(self.root, ignore_errors=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    # -- one exercise --------------------------------------------------------------------------------------
-    def run(self, statements, requests, read, seconds=None):
-        """Execute `statements` [Statement] in a fresh child, then answer each ProbeRequest, one at a time;
-        `read(outdir, requests, ended)` turns the result folder into (results, log, timed_out) (results.py,
-        which needs torch). Everything, retries included, within `seconds` of wall clock (default: the
-        exercise's limit)."""
-        statements = [(s.label, s.source) for s in statements]
-        deadline = time.monotonic() + (self.limits.wall_seconds if seconds is None else seconds)
-        for attempt in range(self.limits.retries + 1):
-            kept = [s for s in statements if s not in self.skipped]
-            tried = self._attempt(kept, requests, deadline)
-            try:
-                tried.run.results, log, timed_out = read(tried.outdir, requests, tried.run.ended)
-                tried.run.log += log
-            finally:
-                if tried.outdir is not None:
-                    shutil.rmtree(tried.outdir, ignore_errors=True)
-            # a statement the alarm cut here would be cut again: later children of this submission skip it
-            for index in timed_out:
-                if 0 <= index < len(kept):
-                    self.skipped.setdefault(kept[index], TIMED_OUT.format(self.limits.stmt_seconds))
-            progress = tried.progress or ""
-            if not progress.isdigit() or int(progress) >= len(kept):
-                break
-            # the child died while executing statement `progress`: this submission's later children skip it, and
-            # this one runs again without it while its time lasts
-            self.skipped[kept[int(progress)]] = f"this statement ended the process ({tried.run.ended}); it was skipped"
-            if attempt == self.limits.retries or time.monotonic() >= deadline:
-                break
-        run = tried.run
-        skipped = [(key[0], why) for key, why in self.skipped.items() if key in statements]
-        run.log = [("sandbox", n) for n in self.notes] + skipped + run.log
-        return run
-
-    def _job(self, statements, tokens, outdir, workdir):
-        """What the session server needs for one child: nothing that names a protected folder reaches the
-        child (the policy lists what it may read, never what it may not), and no request."""
-        lim = self.limits
-        rule = dataclasses.asdict(policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid)))
-        rule["chmod_protect"] = []  # done here, once (_configure): the child never hears of those folders
-        return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
-                           stmt_timeout=lim.stmt_seconds, result_bytes=lim.result_bytes,
-                           line_bytes=lim.result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
-                           policy=rule)
-
-    def _attempt(self, statements, requests, deadline):
-        if not self._alive():
-            self._open()
-        self.count += 1
-        outdir = self.root / f"out{self.count}"
-        outdir.mkdir(mode=0o700)
-        workdir = self.root / f"work{self.count}"
-        if not self.jailed:  # in a jail the working folder is a tmpfs of its own
-            workdir.mkdir(mode=0o700)
-            if self.uid is not None:
-                os.chown(workdir, self.uid, self.gid)
-        run, begun = ExerciseRun(), time.monotonic()
-        self._cuda = any(str(r.params.get("device", "")).startswith("cuda") for r in requests)
-        job = self._job(statements, [r.token for r in requests], outdir, workdir)
-        read_end, write_end = os.pipe()
-        try:
-            # what this exercise's confinement says beyond the session's (no memory limit for a CUDA one, ...)
-            named = f"{requests[0].exercise}: " if requests else ""
-            run.log += [("sandbox", named + n) for n in job.policy["notes"] if n not in self.notes]
-            self.channel.send(job, fds=[read_end])
-            started = wire.Started.from_wire(self.channel.receive(min(deadline, time.monotonic() + 60)))
-        except OSError:
-            started = None
-        finally:
-            os.close(read_end)
-        if started is None:
-            os.close(write_end)
-            run.ended = "the sandbox could not start this exercise"
-            self._close_server()
-            shutil.rmtree(workdir, ignore_errors=True)
-            return Attempt(run, outdir, None)
-        ended = None
-        try:
-            for request in requests:  # one at a time: the next only once the last one's result is stored
-                if not _write_line(write_end, request.to_json(), deadline):
-                    break
-                ended = self._until(deadline, lambda m: wire.ResultReady.from_wire(m) is not None
-                                    and m["token"] == request.token)
-                if ended is not None:
-                    break
-        finally:
-            os.close(write_end)  # end of file: the child returns
-        if ended is None:
-            ended = self._until(deadline, lambda m: False)
-        if ended == "late":
-            run.ended = (f"timed out after {time.monotonic() - begun:.1f} s, the time left of its wall-clock budget "
-                         f"({self.limits.wall_seconds:g} s per exercise, {self.limits.submission_seconds:g} s per "
-                         "submission)")
-            self._kill_submission()
-            ended = self._until(time.monotonic() + 10, lambda m: False)  # the server reports the killed child
-        if ended == "gone" or ended == "late":
-            run.ended = run.ended or self._server_ended(time.monotonic() - begun)
-            self._close_server()
-            ended = None
-        elif not run.ended:
-            run.ended = ("was killed by the kernel: out of memory (its cgroup's limit)" if ended.oom else
-                         f"was ended: one top-level statement ran past {self.limits.stmt_seconds:g} s, ignoring the "
-                         "statement's alarm" if ended.overran else
-                         self._ended(ended.status, time.monotonic() - begun, started.pid, ended.progress))
-        if ended is not None and ended.note:
-            run.log.append(("sandbox", ended.note))
-        shutil.rmtree(workdir, ignore_errors=True)
-        return Attempt(run, outdir, ended.progress if ended is not None else None)
-
-    def _until(self, deadline, wanted):
-        """Read the session's messages until one that `wanted(message)` accepts (then None), or the child's
-        Ended (returned); "late" at the deadline, "gone" when the session server is."""
-        while True:
-            message = self.channel.receive(deadline)
-            if message is None:
-                if self.channel.closed:
-                    return "gone"
-                if time.monotonic() >= deadline:
-                    return "late"
-                continue  # a line that was not JSON
-            ended = wire.Ended.from_wire(message)
-            if ended is not None:
-                return ended
-            if wanted(message):
-                return None
-
-    def _server_ended(self, seconds):
-        """Why the session server is gone (the zygote reaped it and says how), with the time it had run."""
-        status = self.zygote.how_it_ended(self.pid) if self.pid is not None else None
-        how = "for a reason the grader could not learn" if status is None else describe_status(status)
-        return f"was lost: the sandbox's session server ended after {seconds:.3g} s ({how})"
-
-    def _ended(self, status, seconds=None, pid=None, progress=None):
-        after = f" after {seconds:.3g} s" if seconds is not None else ""
-        if os.WIFSIGNALED(status):
-            if os.WTERMSIG(status) == signal.SIGXCPU:
-                return f"ran out of CPU time ({self.limits.cpu_seconds} s){after}"
-            why = "" if self.capabilities.cgroup else ", perhaps by the kernel for want of memory (no cgroup here says)"
-            return f"was {describe_status(status)}{after}{why}"
-        code = os.WEXITSTATUS(status)
-        if code == EXIT_SETUP_FAILED and progress is None:  # before the first statement: the grader's problem
-            raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine.py); "
-                               "set POSENC_SANDBOX_MODE=user to grade with weaker isolation")
-        return "ok" if code == 0 else "ended early"  # the exit status is the learner's to choose: not shown
-
-
-def describe_status(status):
-    """A wait status in words: "killed by signal 9 (SIGKILL)", "exited with status 3"."""
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = "unknown"
-        return f"killed by signal {sig} ({name})"
-    if os.WIFEXITED(status):
-        return f"exited with status {os.WEXITSTATUS(status)}"
-    return f"ended (wait status {status})"

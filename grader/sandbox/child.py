@@ -1,0 +1,164 @@
+"""The sandbox child: the one process that runs learner code (it runs flat in the zygote's interpreter,
+forked by a session server for one exercise).
+
+Between fork and the first learner statement it is confined (`_confine`: confine.py carries out the
+policy). Then it executes the submission's top-level statements one by one, each under an alarm, and
+answers the grader's probe requests from the request pipe, one at a time, running each probe (probes.py)
+against what the statements defined. Every result goes back over the result pipe as one line
+"<name>\\t<base64>\\n" (`ResultPipe`): nothing a child prints reaches the grader. A process that learner
+code forks writes nothing there.
+"""
+
+import base64
+import gc
+import json
+import os
+import signal
+import sys
+
+import confine
+import policy
+import probes
+import store
+import torch
+from safetensors.torch import save as save_tensors
+
+BLOCKED = ("posenc_ref", "grader")
+EXIT_SETUP_FAILED = 97  # the child could not be confined: a grader problem, never the learner's (session.py)
+
+
+class _Blocker:
+    """A meta-path finder that refuses the reference and the grader."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{name} is not available to submissions")
+        return None
+
+
+class StatementTimeout(BaseException):
+    """One top-level statement ran past its budget (a training loop left in a cell)."""
+
+
+def _on_alarm(signum, frame):
+    raise StatementTimeout()
+
+
+class ResultPipe:
+    """The child's end of the result pipe. A process forked by learner code writes nothing."""
+
+    def __init__(self, fd):
+        self.fd, self.pid, self.write = fd, os.getpid(), os.write
+
+    def send(self, name, payload):
+        if os.getpid() != self.pid:
+            os._exit(0)
+        data = memoryview(name.encode() + b"\t" + base64.b64encode(payload) + b"\n")
+        while data:
+            data = data[self.write(self.fd, data):]
+
+    def send_result(self, token, result):
+        """A probe's result, under the request's opaque token: its tensors and its plain values."""
+        tensors, plain = store.split({"r": result})
+        self.send(f"{token}.safetensors", save_tensors(tensors))
+        self.send(f"{token}.json", json.dumps(plain, sort_keys=True).encode())
+
+
+def _execute(statements, stmt_timeout, channel):
+    """Execute top-level statements one by one; a failing one is logged and skipped (a statement cut by
+    the alarm is logged with its index, so that the grader skips it in this submission's later children)."""
+    ns = {"__name__": "submission", "__builtins__": __builtins__}
+    log = []
+    signal.signal(signal.SIGALRM, _on_alarm)
+    for n, (label, source) in enumerate(statements):
+        channel.send("_progress", str(n).encode())
+        try:
+            code = compile(source, label, "exec")
+            signal.setitimer(signal.ITIMER_REAL, stmt_timeout)
+            try:
+                exec(code, ns)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except StatementTimeout:
+            log.append({"where": label, "error": f"skipped: ran longer than {stmt_timeout:g} s at grading time",
+                        "timed_out": n})
+        except SystemExit as exc:
+            log.append({"where": label, "error": f"called sys.exit({exc.code!r}); skipped"})
+        except BaseException as exc:  # learner code may raise anything
+            log.append({"where": label, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        if os.getpid() != channel.pid:  # a statement forked: the copy stops here
+            os._exit(0)
+    return ns, log
+
+
+def _confine(job, keep_fds, group):
+    """Everything between fork and the first learner statement."""
+    confine.detach(*keep_fds)  # its own session, no terminal; fds 0-2 on /dev/null, nothing else but its pipes
+    signal.set_wakeup_fd(-1)
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    # the operating system's part, in the order policy.py decided for this machine: cgroup, jail, user,
+    # Landlock, rlimits, seccomp (confine.apply)
+    confine.apply(policy.Policy(**job.policy), group)
+    os.environ.update(HOME=job.workdir, TMPDIR=job.workdir, MPLCONFIGDIR=job.workdir)
+    sys.path.insert(0, job.stub)
+    sys.meta_path.insert(0, _Blocker())
+
+
+class _Requests:
+    """The grader's requests on the request pipe, one JSON line each, read one at a time (the grader writes the
+    next only when this child's answer to the last one is stored)."""
+
+    def __init__(self, fd):
+        self.fd, self.buffer = fd, b""
+
+    def next(self):
+        """The next request, or None at end of file."""
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+
+def _answer_next(requests, ns, channel, catalog):
+    """Answer one request; False when there is none left. The request lives in this frame alone, so nothing of
+    it is left for the next request's learner code to find (not even in a frame's cached locals)."""
+    request = requests.next()
+    if request is None:
+        return False
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    torch.manual_seed(0)  # each request from the same state, whatever was asked before it (the order is drawn)
+    try:
+        result = probes.run(ns, request["probe"], request["params"], request["exercise"], catalog)
+    except BaseException as exc:  # SystemExit raised from inside learner code, and worse
+        result = {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
+    try:
+        channel.send_result(request["token"], result)
+    except BaseException as exc:
+        channel.send_result(request["token"], {"error": f"could not store the result: {exc}"[:500],
+                                               "error_type": "StoreError"})
+    return True
+
+
+def run(job, result_fd, request_fd, group, catalog):
+    """The child, from fork to its end: confine it (into `group`, its memory cgroup, when there is one),
+    execute the job's statements, then answer requests until the grader closes the request pipe."""
+    try:
+        _confine(job, {result_fd, request_fd}, group)
+    except BaseException:
+        os._exit(EXIT_SETUP_FAILED)
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    channel = ResultPipe(result_fd)
+    statements, stmt_timeout = job.statements, job.stmt_timeout
+    job = None  # the child keeps nothing of the job but its statements
+    ns, log = _execute(statements, stmt_timeout, channel)
+    channel.send("_progress", b"probes")
+    channel.send("_exec.json", json.dumps(log).encode())
+    requests = _Requests(request_fd)
+    while _answer_next(requests, ns, channel, catalog):
+        gc.collect()  # what the last request left in reference cycles (a traceback's frames) goes with it
+    channel.send("_progress", b"done")

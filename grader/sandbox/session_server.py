@@ -1,0 +1,215 @@
+"""A session server: one submission's fork server (it runs flat in the zygote's interpreter, forked from the
+zygote for one submission, and ends with it).
+
+On its socket the grader sends a RunJob per run of an exercise (wire.py), with the read end of a request
+pipe beside it. For each, the server makes a memory cgroup where the policy asks for one, forks the child
+(child.py) and answers Started; it reads the child's result pipe (`Receiver`), stores each expected result
+in the run's result folder and answers ResultReady; it ends a statement that outlives its alarm; once the
+child has ended it kills and reaps everything the child started, removes what the policy says to clean up
+(cleanup.py), and answers Ended. The requests go from the grader to the child directly: the server never
+reads them.
+
+Results travel over a pipe as lines "<name>\\t<base64>\\n". The server keeps only lines whose name is one
+this exercise expects (the opaque tokens of its probe requests, the execution log, the progress marker),
+each decoded and size-capped, and writes them to the exercise's fresh result folder, which only the
+server and the grader can reach. A line it cannot parse is dropped, so garbage a submission writes into
+the pipe costs nothing but that garbage. Last line wins for a name.
+
+A session server is a child subreaper: whatever a child starts stays below it even after the child dies,
+and is killed (with everything of the child's user id, as root) before the server reports the child's end.
+"""
+
+import base64
+import binascii
+import gc
+import os
+import re
+import select
+import signal
+import time
+import traceback
+
+import cgroup
+import child
+import cleanup
+import kernel
+import sigchld
+import wire
+
+NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
+STMT_GRACE = 1.0  # seconds a top-level statement may run past its alarm before the server ends the child
+
+
+class Receiver:
+    """Parse result lines from the pipe; keep the expected ones as files in the result folder."""
+
+    def __init__(self, outdir, allowed, line_bytes, total_bytes, on_result=lambda token: None):
+        self.outdir, self.allowed, self.on_result = outdir, allowed, on_result
+        self.line_bytes, self.total_left = line_bytes, total_bytes
+        self.buffer, self.skipping, self.progress, self.dropped = bytearray(), False, None, 0
+        self.progress_at = time.monotonic()
+
+    def feed(self, data):
+        self.buffer += data
+        while True:
+            end = self.buffer.find(b"\n")
+            if end < 0:
+                if len(self.buffer) > self.line_bytes:  # an endless line: drop it up to its newline
+                    self.buffer.clear()
+                    self.skipping = True
+                return
+            line = bytes(self.buffer[:end])
+            del self.buffer[:end + 1]
+            if self.skipping:
+                self.skipping = False
+                self.dropped += 1
+                continue
+            self._line(line)
+
+    def _line(self, line):
+        name, _, encoded = line.partition(b"\t")
+        try:
+            name = name.decode("ascii")
+            payload = base64.b64decode(encoded, validate=True)
+        except (UnicodeDecodeError, binascii.Error, ValueError):
+            self.dropped += 1
+            return
+        if not NAME.match(name) or name not in self.allowed or len(payload) > self.total_left:
+            self.dropped += 1
+            return
+        if name == "_progress":
+            self.progress = payload[:16].decode("ascii", "replace")
+            self.progress_at = time.monotonic()
+            return
+        self.total_left -= len(payload)
+        path = os.path.join(self.outdir, name)
+        with open(path + ".tmp", "wb") as f:
+            f.write(payload)
+        os.replace(path + ".tmp", path)
+        if name.endswith(".json") and not name.startswith("_"):  # a result is complete with its .json
+            self.on_result(name[:-len(".json")])
+
+
+def _drain(fd, receiver):
+    """Read what is available now; False at end of file."""
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        receiver.feed(chunk)
+
+
+def _overran(receiver, stmt_limit):
+    """True when the child has been executing one top-level statement for longer than its alarm allows (a
+    statement that catches the alarm's exception, or blocks it)."""
+    return (receiver.progress or "").isdigit() and time.monotonic() - receiver.progress_at > stmt_limit + STMT_GRACE
+
+
+def _reap(wake_fd, pid, read_fd, receiver, stmt_limit):
+    """Wait for the child `pid` while reading its results; reap adopted orphans on the way. A statement that
+    outlives its alarm is ended here (the statement watchdog), so the exercise can run again without it within
+    its time. (status, whether the watchdog ended it)."""
+    status, open_, overran = None, True, False
+    while status is None:
+        ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 0.5)
+        if not overran and _overran(receiver, stmt_limit):
+            overran = True
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if wake_fd in ready:
+            try:
+                os.read(wake_fd, 4096)
+            except BlockingIOError:
+                pass
+        if read_fd in ready:
+            open_ = _drain(read_fd, receiver)
+        while True:
+            try:
+                done, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                done = 0
+            if done == 0:
+                break
+            if done == pid:
+                status = st
+    if open_:
+        _drain(read_fd, receiver)
+    return status, overran
+
+
+def _group(job, n):
+    """(a fresh memory cgroup for one child as the policy asks, or None; a note for the report when it asked
+    for one that could not be made)."""
+    rule = job.policy
+    if not rule["cgroup_bytes"]:
+        return None, None
+    try:
+        return cgroup.Cgroup.create(f"x{n}", rule["cgroup_bytes"], rule["cgroup_pids"]), None
+    except OSError:
+        if rule["rlimit_as"] is None:
+            return None, ("no cgroup could be made for this exercise, and it had no address-space limit: it ran "
+                          "without a memory limit")
+        return None, "no cgroup could be made for this exercise, so only its address space was limited (RLIMIT_AS)"
+
+
+def run_exercise(job, request_fd, out, n, catalog, wake_fd):
+    """Fork the child for one run (its requests come on `request_fd`, straight from the grader), tell the
+    grader as each result is stored, clean up, report."""
+    rule = job.policy
+    ipc_before = cleanup.sysv_ipc(os.getuid()) if rule["clean_ipc"] == "new" else set()
+    group, note = _group(job, n)
+    read_fd, write_fd = os.pipe()
+    gc.freeze()  # what the server holds is out of the child's collections: they scan only what the child made
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(read_fd)
+            child.run(job, write_fd, request_fd, group, catalog)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    os.close(request_fd)  # the child's alone
+    os.set_blocking(read_fd, False)  # (no setpgid here: the child's setsid() would fail on a group leader)
+    out.send(wire.Started(pid))
+    allowed = {f"{token}.{ext}" for token in job.tokens for ext in ("json", "safetensors")}
+    receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
+                        on_result=lambda token: out.send(wire.ResultReady(token)))
+    status, overran = _reap(wake_fd, pid, read_fd, receiver, job.stmt_timeout)
+    os.close(read_fd)
+    cleanup.kill_and_reap(job.uid)
+    oom = group is not None and group.oom_killed()
+    removed = group.kill_and_remove() if group is not None else True
+    note = "; ".join(filter(None, [note, cleanup.outlived(job.uid, removed)]))
+    if rule["clean_ipc"] == "uid":
+        cleanup.remove_sysv_ipc(job.uid)
+    elif rule["clean_ipc"] == "new":
+        cleanup.remove_sysv_ipc(os.getuid(), keep=ipc_before)
+    if rule["clean_files_of_uid"]:
+        cleanup.remove_files_of(job.uid)
+    out.send(wire.Ended(pid, status, receiver.progress, receiver.dropped, oom, note, overran))
+
+
+def serve(sock, catalog):
+    """Serve one submission's runs until the grader closes the socket, then leave nothing behind."""
+    kernel.prctl(kernel.PR_SET_CHILD_SUBREAPER, 1)  # not inherited from the zygote: set it here
+    wake_fd = sigchld.wake_up_pipe()
+    channel, uid, n = wire.Channel(sock), None, 0
+    while True:
+        job = wire.RunJob.from_wire(channel.receive())
+        fds = channel.take_fds()
+        if job is None or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            break
+        uid, n = job.uid, n + 1
+        run_exercise(job, fds[0], channel, n, catalog, wake_fd)
+    cleanup.kill_and_reap(uid)
