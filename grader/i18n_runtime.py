@@ -72,16 +72,19 @@ def _stringy(node):
     return False
 
 
-def _shown(tree):
+CALLS = ("print", "append", "SelfCheckFailed", "localize")  # calls whose string arguments reach a learner
+
+
+def _shown(tree, calls=CALLS):
     """The string expressions of a module that reach a learner: returned (alone or in a tuple), printed,
-    appended to a report, module-level UPPER_CASE constants, and the literals inside their placeholders."""
+    appended to a report (`calls`), module-level UPPER_CASE constants, and the literals inside their
+    placeholders."""
     out, top = [], {id(node) for node in tree.body}
     for node in ast.walk(tree):
         values = []
         if isinstance(node, ast.Return) and node.value is not None:
             values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
-                "print", "append", "SelfCheckFailed", "localize"):
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in calls:
             values = node.args
         elif isinstance(node, ast.List):  # lines = [f"{exercise}: {len(failed)} of {n} checks failed"]
             values = node.elts

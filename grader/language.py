@@ -1,0 +1,126 @@
+"""The grader's words in the language chosen at its edge: the instructor's report and the learner's feedback.
+
+The language is `Settings.language` ("en" by default): `--lang zh_CN` on the command line, else
+`POSENC_LANG` (read here, at the edge, by `from_env`), else `"language"` in a Gradescope bundle's
+gradescope.json (`python -m grader gradescope OUT.zip --lang zh_CN`). Everything below receives a `Say`:
+
+    say = phrasebook(settings.language)
+    say("Total: {score} / {top}", score="11", top="34")   # a line of the grader's own, filled
+    say.text(verdict.feedback)                              # text composed elsewhere: a check's name, a diagnosis
+
+The translations are the gettext catalogs' (locale/<language>/LC_MESSAGES/): the self-check's words
+(runtime.po, compiled into posenc_selfcheck/data/i18n_<language>.json) and the grader's own (grader.po, its
+templates and the names, hints and mistakes of checks that are not public, compiled into
+grader/data/i18n_<language>.json, which never ships to learners). Both are extracted mechanically
+(grader/i18n_runtime.py, grader/i18n_grader.py). `say.text` matches a text against the templates as the
+self-check does (posenc_selfcheck/i18n.py); a value that a submission controls (an exception's message, a
+value it returned, a note) fills its place as it is, never translated. Check ids, numbers and code spans
+are the same in every language.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+ENV = "POSENC_LANG"
+ENGLISH = "en"
+
+
+def available():
+    """The languages the grader can answer in: English and every compiled catalog."""
+    return (ENGLISH, *sorted(p.stem[len("i18n_"):] for p in DATA.glob("i18n_*.json")))
+
+
+def from_env(env=None):
+    """POSENC_LANG, or None (the Settings' default then holds)."""
+    env = os.environ if env is None else env
+    return env.get(ENV) or None
+
+
+def verbatim(name):
+    """Whether a template's placeholder holds what a submission controls, kept as it is: what the answer
+    says (`…got…`: an exception's message, a value), what an exception in judging it says (`…exc…`), what a
+    NotImplementedError said (`said`), a returned value (`value`)."""
+    return "got" in name or "exc" in name or name in ("said", "value")
+
+
+class Say:
+    """The grader's words in one language; identity in English."""
+
+    def __init__(self, language=ENGLISH):
+        self.language = language or ENGLISH
+        self.english = self.language.split("_")[0] == ENGLISH
+        self.messages, self.table, self.verbatim = ({}, None, ()) if self.english else _tables(self.language)
+
+    def __call__(self, template, **values):
+        """A line (or part) of the grader's own: the template's translation filled with `values` as they
+        are (the caller translates those that are grader text, with `text`)."""
+        return self.messages.get(template, template).format(**values)
+
+    def text(self, text):
+        """Grader text composed elsewhere (a check's name or hint, a verdict's feedback) in the language."""
+        if self.english or not text:
+            return text
+        return _parse(text, self.table, self.verbatim, {}, 0)[1]
+
+
+def _parse(text, table, keep, memo, depth):
+    """(characters left unexplained, translation) of the best reading of `text`: a whole message (all
+    explained), else, of the templates that match it, the one whose reading explains the most of it. A value
+    kept verbatim explains nothing, so "n should lie in [1, 8], got 0. Hint: h" reads as a problem and a hint,
+    not as a problem whose returned value ends with the hint; and a learner's text is never read as the
+    grader's where the grader's own words explain it as well."""
+    if text in memo:
+        return memo[text]
+    plain, _, parts = table
+    best = (0, plain[text]) if text in plain else (len(text), text)
+    if best[0] and depth <= 6 and text.strip():
+        from posenc_selfcheck.i18n import fill
+
+        for regex, names, translated in parts:
+            match = regex.fullmatch(text)
+            if not match:
+                continue
+            left, values = 0, {}
+            for name in names:
+                value = match.group(name)
+                if name in keep:
+                    left, values[name] = left + len(value), value
+                else:
+                    n, values[name] = _parse(value, table, keep, memo, depth + 1)
+                    left += n
+            if left < best[0]:
+                best = (left, fill(translated, values))
+                if not left:
+                    break
+    memo[text] = best
+    return best
+
+
+@lru_cache(maxsize=None)
+def _tables(language):
+    """({template: translation} of the grader's catalog, the self-check's and the grader's catalogs as
+    posenc_selfcheck.i18n.load reads them, the placeholders kept verbatim); a language without a catalog
+    answers in English."""
+    from posenc_selfcheck import i18n
+
+    payloads = []
+    for path in (i18n.DATA / f"i18n_{language}.json", DATA / f"i18n_{language}.json"):
+        try:
+            payloads.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    # the self-check's whole report lines are not the grader's: only its parts (diagnoses) are used here
+    payloads = [{**p, "line_templates": []} for p in payloads]
+    table = i18n.load(*payloads) if payloads else ({}, [], [])
+    names = frozenset(n for _, placeholders, _ in table[2] for n in placeholders if verbatim(n))
+    messages = {k: v for p in payloads for k, v in p["messages"].items()}
+    return messages, table, names
+
+
+def phrasebook(language=ENGLISH):
+    return Say(language)
