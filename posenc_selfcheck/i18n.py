@@ -22,7 +22,8 @@ from pathlib import Path
 DATA = Path(__file__).parent / "data"
 ENV = "POSENC_LANG"
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
-# a placeholder's value has balanced brackets (two levels deep): "(15, 0)", "[[cos, -sin], [sin, cos]]" stay in one piece
+# a placeholder's value has balanced brackets (two levels deep): "(15, 0)" and "[[cos, -sin], [sin, cos]]" stay
+# in one piece
 _VALUE = r"(?:[^()\[\]]|\((?:[^()]|\([^()]*\))*\)|\[(?:[^\[\]]|\[[^\[\]]*\])*\])+?"
 
 

@@ -69,7 +69,8 @@ def grade_one(grader, job, assignment, language="en"):
     if reason:
         rec["refused"] = reason
     say = phrasebook(language)
-    write_atomic(out / "feedback" / f"{entry.student}.txt", say("Feedback for {name}", name=entry.name) + f"\n\n{text}\n")
+    write_atomic(out / "feedback" / f"{entry.student}.txt",
+                 say("Feedback for {name}", name=entry.name) + f"\n\n{text}\n")
     write_json(out / "results" / f"{entry.student}.json", rec)  # last: its presence means "graded"
     return {"student": entry.student, "ok": True, "total": rec["total"], "max": rec["max"], "seconds": grade.seconds}
 
