@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "posenc_selfcheck"
 LINE_MODULES = ["runner.py", "demo.py"]  # their templates are whole report lines; the others' are parts of lines
 MODULES = LINE_MODULES + ["evaluate.py", "compare.py", "properties.py", "properties_ch03.py",
-           "properties_ch04.py", "properties_ch07.py"]
+           "properties_ch04.py", "properties_ch07.py", "properties_ch08.py"]
 PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _WORD = re.compile(r"[A-Za-z]{3,}|[:;(]")  # a template needs a word or a separator of its own
 
@@ -72,7 +72,8 @@ def _stringy(node):
     return False
 
 
-CALLS = ("print", "append", "SelfCheckFailed", "localize")  # calls whose string arguments reach a learner
+# calls whose string arguments reach a learner (judge_verdicts: what a property test's wrong verdict lacks)
+CALLS = ("print", "append", "SelfCheckFailed", "localize", "judge_verdicts")
 
 
 def _shown(tree, calls=CALLS):
@@ -128,7 +129,9 @@ def data_messages():
     for path in sorted((PACKAGE / "data").glob("ch*.json")):
         for key, value in json.loads(path.read_text()).items():
             if key.endswith("#spec"):
-                for text in [value.get("name"), value.get("hint"), *value.get("mistake_messages", [])]:
+                about = (value.get("property_params") or {}).get("about")  # a property test's candidates
+                about = list(about.values()) if isinstance(about, dict) else []
+                for text in [value.get("name"), value.get("hint"), *value.get("mistake_messages", []), *about]:
                     if text:
                         found.setdefault(text, f"posenc_selfcheck/data/{path.name}")
     for levels in hints.HINTS.values():

@@ -77,7 +77,8 @@ def _parse(text, table, keep, memo, depth):
     if text in memo:
         return memo[text]
     plain, _, parts = table
-    best = (0, plain[text]) if text in plain else (len(text), text)
+    bare = text.lstrip(" ")  # a piece that starts with a space: its translation says what precedes it
+    best = (0, plain[text]) if text in plain else (0, plain[bare]) if bare in plain else (len(text), text)
     if best[0] and depth <= 6 and text.strip():
         from posenc_selfcheck.i18n import fill
 

@@ -82,6 +82,8 @@ def translate(text, lang, depth=0):
     plain, lines, parts = _table(lang)
     if text in plain:
         return plain[text]
+    if text.lstrip(" ") in plain:  # a piece that starts with a space: its translation says what precedes it
+        return plain[text.lstrip(" ")]
     if depth > 6 or not text.strip():
         return text
     for regex, names, translated in (lines + parts if depth == 0 else parts):
