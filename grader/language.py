@@ -22,12 +22,18 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from functools import lru_cache
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
 ENV = "POSENC_LANG"
 ENGLISH = "en"
+# what one text may cost: a submission's exception message is part of its feedback, and reading a long, crafted
+# one against every template grows faster than its length (measured: 9000 characters of ". Hint: " repeated,
+# 7.5 s). Longer texts, or texts not read within the time, stay as they are (in English).
+MAX_CHARS = 2000  # what a report shows of one text (grader.escape.MAX_TEXT)
+MAX_SECONDS = 0.25
 
 
 def available():
@@ -63,12 +69,19 @@ class Say:
 
     def text(self, text):
         """Grader text composed elsewhere (a check's name or hint, a verdict's feedback) in the language."""
-        if self.english or not text:
+        if self.english or not text or len(text) > MAX_CHARS:
             return text
-        return _parse(text, self.table, self.verbatim, {}, 0)[1]
+        try:
+            return _parse(text, self.table, self.verbatim, {}, 0, time.monotonic() + MAX_SECONDS)[1]
+        except _TooLong:
+            return text
 
 
-def _parse(text, table, keep, memo, depth):
+class _TooLong(Exception):
+    pass
+
+
+def _parse(text, table, keep, memo, depth, deadline):
     """(characters left unexplained, translation) of the best reading of `text`: a whole message (all
     explained), else, of the templates that match it, the one whose reading explains the most of it. A value
     kept verbatim explains nothing, so "n should lie in [1, 8], got 0. Hint: h" reads as a problem and a hint,
@@ -76,6 +89,8 @@ def _parse(text, table, keep, memo, depth):
     grader's where the grader's own words explain it as well."""
     if text in memo:
         return memo[text]
+    if time.monotonic() > deadline:
+        raise _TooLong()
     plain, _, parts = table
     bare = text.lstrip(" ")  # a piece that starts with a space: its translation says what precedes it
     best = (0, plain[text]) if text in plain else (0, plain[bare]) if bare in plain else (len(text), text)
@@ -92,7 +107,7 @@ def _parse(text, table, keep, memo, depth):
                 if name in keep:
                     left, values[name] = left + len(value), value
                 else:
-                    n, values[name] = _parse(value, table, keep, memo, depth + 1)
+                    n, values[name] = _parse(value, table, keep, memo, depth + 1, deadline)
                     left += n
             if left < best[0]:
                 best = (left, fill(translated, values))
