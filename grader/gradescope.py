@@ -270,7 +270,8 @@ def results_payload(root):
     except SubmissionError as exc:
         say = phrasebook(config["language"])
         return {"score": 0, "execution_time": round(time.perf_counter() - start, 2),
-                "output": say("Nothing to grade: {why}. Upload your notebooks (.ipynb) or .py files.", why=clean(exc)),
+                "output": say("Nothing to grade: {why}. Upload your notebooks (.ipynb) or .py files.",
+                              why=clean(say.text(str(exc)))),
                 "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
     except Exception as exc:  # the grader itself failed: say where and why, never a silent zero
         return failure(step, exc, assignment)

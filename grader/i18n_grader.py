@@ -25,8 +25,9 @@ from .i18n_runtime import messages as runtime_messages
 
 GRADER = ROOT / "grader"
 SAY_MODULES = ["report.py", "assignment.py", "gradescope.py", "batch/worker.py", "nbgrader_cell.py"]
-FEEDBACK_MODULES = ["grading.py", "batch/worker.py"]
-FEEDBACK_CALLS = ("Verdict", "refused")  # calls whose string arguments become a verdict's feedback
+FEEDBACK_MODULES = ["grading.py", "batch/worker.py", "submission.py"]
+# calls whose string arguments become a verdict's feedback (a refused submission's reason: SubmissionError)
+FEEDBACK_CALLS = ("Verdict", "refused", "SubmissionError")
 _WORD = re.compile(r"[A-Za-z]{3,}")  # a feedback template needs a word of its own ("{where}: {what}" is no template)
 
 

@@ -50,8 +50,9 @@ def from_env(env=None):
 def verbatim(name):
     """Whether a template's placeholder holds what a submission controls, kept as it is: what the answer
     says (`…got…`: an exception's message, a value), what an exception in judging it says (`…exc…`), what a
-    NotImplementedError said (`said`), a returned value (`value`)."""
-    return "got" in name or "exc" in name or name in ("said", "value")
+    NotImplementedError said (`said`), a returned value (`value`), a name or a file name (`…name…`, and
+    whatever the grader escapes as the submission's text: `one_line(…)`, `clean(…)`)."""
+    return any(part in name for part in ("got", "exc", "name", "one_line", "clean")) or name in ("said", "value")
 
 
 class Say:
