@@ -1,8 +1,9 @@
 """The grader's words in the language chosen at its edge: the instructor's report and the learner's feedback.
 
 The language is `Settings.language` ("en" by default): `--lang zh_CN` on the command line, else
-`POSENC_LANG` (read here, at the edge, by `from_env`), else `"language"` in a Gradescope bundle's
-gradescope.json (`python -m grader gradescope OUT.zip --lang zh_CN`). Everything below receives a `Say`:
+`POSENC_LANG` (`from_env` below, which the command line and nbgrader's test cells call), or `"language"` in a
+Gradescope bundle's gradescope.json (`python -m grader gradescope OUT.zip --lang zh_CN`). Everything below
+receives a `Say`:
 
     say = phrasebook(settings.language)
     say("Total: {score} / {top}", score="11", top="34")   # a line of the grader's own, filled
@@ -26,13 +27,15 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from .escape import MAX_TEXT
+
 DATA = Path(__file__).resolve().parent / "data"
 ENV = "POSENC_LANG"
 ENGLISH = "en"
 # what one text may cost: a submission's exception message is part of its feedback, and reading a long, crafted
 # one against every template grows faster than its length (measured: 9000 characters of ". Hint: " repeated,
 # 7.5 s). Longer texts, or texts not read within the time, stay as they are (in English).
-MAX_CHARS = 2000  # what a report shows of one text (grader.escape.MAX_TEXT)
+MAX_CHARS = MAX_TEXT  # what a report shows of one text
 MAX_SECONDS = 0.25
 
 
