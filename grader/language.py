@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -86,18 +87,23 @@ class _TooLong(Exception):
 
 
 def _parse(text, table, keep, memo, depth, deadline):
-    """(characters left unexplained, translation) of the best reading of `text`: a whole message (all
-    explained), else, of the templates that match it, the one whose reading explains the most of it. A value
-    kept verbatim explains nothing, so "n should lie in [1, 8], got 0. Hint: h" reads as a problem and a hint,
-    not as a problem whose returned value ends with the hint; and a learner's text is never read as the
-    grader's where the grader's own words explain it as well."""
+    """(cost, translation) of the cheapest reading of `text`: a whole message costs nothing; a reading by a
+    template costs TEMPLATE, plus its values' costs: a value kept verbatim a unit per character, a piece of
+    grader text left untranslated a unit per character and WORD more per letter. So "n should lie in [1, 8],
+    got 0. Hint: h" reads as a problem and a hint (not as a problem whose returned value ends with the hint),
+    and "raised ValueError: d must be even (got 5)" or "… (3, 4)" as one exception message (not as a message
+    plus a parenthesis the grader would set in Chinese punctuation): a submission's text is read as the
+    grader's only where the grader's words explain more of it than a template's separators."""
     if text in memo:
         return memo[text]
     if time.monotonic() > deadline:
         raise _TooLong()
     plain, _, parts = table
     bare = text.lstrip(" ")  # a piece that starts with a space: its translation says what precedes it
-    best = (0, plain[text]) if text in plain else (0, plain[bare]) if bare in plain else (len(text), text)
+    if text in plain or bare in plain:
+        best = (0, plain[text] if text in plain else plain[bare])
+    else:
+        best = (len(text) + WORD * len(_LETTER.findall(text)), text)
     if best[0] and depth <= 6 and text.strip():
         from posenc_selfcheck.i18n import fill
 
@@ -105,20 +111,22 @@ def _parse(text, table, keep, memo, depth, deadline):
             match = regex.fullmatch(text)
             if not match:
                 continue
-            left, values = 0, {}
+            cost, values = TEMPLATE, {}
             for name in names:
                 value = match.group(name)
                 if name in keep:
-                    left, values[name] = left + len(value), value
+                    cost, values[name] = cost + len(value), value
                 else:
-                    n, values[name] = _parse(value, table, keep, memo, depth + 1, deadline)
-                    left += n
-            if left < best[0]:
-                best = (left, fill(translated, values))
-                if not left:
-                    break
+                    c, values[name] = _parse(value, table, keep, memo, depth + 1, deadline)
+                    cost += c
+            if cost < best[0]:
+                best = (cost, fill(translated, values))
     memo[text] = best
     return best
+
+
+TEMPLATE, WORD = 5, 10
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 @lru_cache(maxsize=None)

@@ -93,6 +93,10 @@ def test_what_the_submission_says_is_never_translated():
     assert raised.replace("{got_error}", f"ValueError: {own}") in report
     assert raised.replace("{got_error}", check.name) in report
     assert say.text(own) != own and say.text(own) not in report
+    # an exception's message with the grader's separators in it (" (", ")") is still read as one message
+    hint = check.hint or "the same mistake as above"
+    for error in ["ValueError: d_model must be even (got 5)", "RuntimeError: shape mismatch (3, 4)"]:
+        assert error in say.text(f"raised {error}. Hint: {hint}")
 
 
 def test_english_is_the_identity_and_an_unknown_language_answers_in_english():
