@@ -220,9 +220,24 @@ def resolve(settings):
     return get(settings.assignment, settings.course_file or None) or whole_course()
 
 
-def report_for(grade, assignment=None):
-    """The text report, headed by the assignment it covers."""
+def heading(assignment, language="en"):
+    """'Assignment ch01: Chapter 1 — sinusoidal' in `language` (a chapter's title translated, the course file's
+    as written); "" for the whole course."""
+    from .language import phrasebook
+    from .report import chapter_title
+
+    if not assignment or assignment.name == "course":
+        return ""
+    say = phrasebook(language)
+    title = assignment.title
+    if re.fullmatch(r"ch\d\d", assignment.name) and title == chapter_title(assignment.name):  # a chapter's own
+        title = chapter_title(assignment.name, say)
+    return say("Assignment {name}: {title}", name=assignment.name, title=title)
+
+
+def report_for(grade, assignment=None, language="en"):
+    """The text report, headed by the assignment it covers, in `language`."""
     from .report import text_report
 
-    head = f"Assignment {assignment.name}: {assignment.title}\n" if assignment and assignment.name != "course" else ""
-    return head + text_report(grade)
+    head = heading(assignment, language)
+    return (head + "\n" if head else "") + text_report(grade, language)

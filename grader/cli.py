@@ -80,6 +80,13 @@ def _assignment_options(p, what):
                    help="the course file that defines assignments (default: course.json at the repository root)")
 
 
+def _language(p, what):
+    from .language import ENV, available
+
+    p.add_argument("--lang", choices=available(), default=None, metavar="LANG",
+                   help=f"the language of {what}: {', '.join(available())} (default: ${ENV} or en)")
+
+
 def _quiet(p, what="no progress lines on stderr"):
     p.add_argument("--quiet", action="store_true", help=what)
 
@@ -109,6 +116,7 @@ def parser():
                    help="also write Gradescope-compatible results.json here ('-': to stdout, the report to stderr)")
     g.add_argument("--cuda-only", action="store_true", help="run only the checks that need a CUDA device")
     _assignment_options(g, "grade")
+    _language(g, "the report and the feedback in results.json")
     _quiet(g)
     _limits_options(g, DEFAULTS.wall_seconds)
     b = _sub(sub, "build", "generate notebooks, solutions, reference and self-check data from chapters/")
@@ -134,6 +142,7 @@ def parser():
                          "may use; each job uses one core and about 0.7 GB)")
     bt.add_argument("--timeout", type=float, default=BATCH_TIMEOUT_SECONDS, metavar="S",
                     help="time limit for one submission")
+    _language(bt, "the feedback files and the feedback written into nbgrader's gradebook")
     _quiet(bt, "no progress bar on stderr")
     bt.add_argument("--no-progress", action="store_true", dest="quiet", help=argparse.SUPPRESS)  # the old spelling
     _limits_options(bt, DEFAULTS.wall_seconds)
@@ -142,6 +151,7 @@ def parser():
     _assignment_options(gs, "grade")
     gs.add_argument("--hidden-visibility", default="after_due_date", choices=VISIBILITIES,
                     help="when students see the checks that are not public")
+    _language(gs, "the feedback students read")
     _limits_options(gs, GRADESCOPE_WALL_SECONDS, GRADESCOPE_MEMORY_MB, why="gradescope")
     i18n = _sub(sub, "i18n", "update or check the translation catalogs (locale/zh_CN/LC_MESSAGES)")
     i18n.add_argument("--update", action="store_true",
@@ -161,8 +171,11 @@ def parser():
 
 def _settings(args, **extra):
     limits = {"wall_seconds": getattr(args, "wall_seconds", None), "memory_mb": getattr(args, "memory_mb", None)}
+    from . import language
+
     return Settings.from_env(limits=limits, assignment=getattr(args, "assignment", None) or "",
-                             course_file=getattr(args, "course", None) or "", **extra)
+                             course_file=getattr(args, "course", None) or "",
+                             language=getattr(args, "lang", None) or language.from_env(), **extra)
 
 
 def _assignment(args):
@@ -206,12 +219,12 @@ def cmd_grade(args):
     if bar is not None and bar.tty:
         sys.stderr.write("\r\x1b[K")
     to_stdout = args.json == "-"
-    print(report_for(grade, assignment), file=sys.stderr if to_stdout else sys.stdout)
+    print(report_for(grade, assignment, settings.language), file=sys.stderr if to_stdout else sys.stdout)
     if to_stdout:
-        print(json.dumps(gradescope_json(grade, settings.hidden_visibility), indent=1))
+        print(json.dumps(gradescope_json(grade, settings.hidden_visibility, settings.language), indent=1))
     elif args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        write_json(args.json, gradescope_json(grade, settings.hidden_visibility))
+        write_json(args.json, gradescope_json(grade, settings.hidden_visibility, settings.language))
     return 0
 
 
@@ -249,8 +262,9 @@ def cmd_gradescope(args):
     from .gradescope import build_zip, container_mb
 
     assignment = _assignment(args)
+    settings = _settings(args)
     names = build_zip(args.zip, args.hidden_visibility, args.wall_seconds, args.memory_mb, assignment,
-                      secret_file=Settings.from_env().secret_file)
+                      secret_file=settings.secret_file, language=settings.language)
     what = f"assignment {assignment.name}" if assignment else "the whole course"
     need = container_mb(assignment)
     print(f"wrote {args.zip} ({len(names)} files, {what}): upload it as the assignment's autograder"

@@ -134,13 +134,13 @@ def _source_files():
 
 
 def build_zip(out_zip, hidden_visibility="after_due_date", wall_seconds=GRADESCOPE_WALL_SECONDS,
-              memory_mb=GRADESCOPE_MEMORY_MB, assignment=None, secret_file=""):
+              memory_mb=GRADESCOPE_MEMORY_MB, assignment=None, secret_file="", language="en"):
     """Write the autograder zip (for one grader.assignment.Assignment, or the whole course); return the list
-    of names in it."""
+    of names in it. `language`: of the results students read (grader/language.py)."""
     if hidden_visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {VISIBILITIES}")
     config = {"hidden_visibility": hidden_visibility, "wall_seconds": wall_seconds, "memory_mb": memory_mb,
-              "assignment": assignment.spec() if assignment else None}
+              "assignment": assignment.spec() if assignment else None, "language": language}
     entries = [("setup.sh", SETUP_SH, 0o755), ("run_autograder", RUN_AUTOGRADER, 0o755),
                ("requirements.txt", _requirements(), 0o644),
                ("gradescope.json", json.dumps(config, indent=1) + "\n", 0o644)]
@@ -240,7 +240,8 @@ def results_payload(root):
     """Grade root/submission; Gradescope's results.json as a dict (never raises)."""
     import time
 
-    from .assignment import Assignment
+    from .assignment import Assignment, heading
+    from .language import phrasebook
     from .remote import RemoteGrader
     from .report import gradescope_json
     from .settings import Settings
@@ -250,7 +251,7 @@ def results_payload(root):
     root = Path(root)
     source, submission, results_dir = root / "source", root / "submission", root / "results"
     config = {"hidden_visibility": "after_due_date", "wall_seconds": GRADESCOPE_WALL_SECONDS,
-              "memory_mb": GRADESCOPE_MEMORY_MB, "assignment": None}
+              "memory_mb": GRADESCOPE_MEMORY_MB, "assignment": None, "language": "en"}
     try:
         config.update(json.loads((source / "gradescope.json").read_text()))
     except (OSError, ValueError):
@@ -262,23 +263,24 @@ def results_payload(root):
         settings = Settings.from_env(limits={"wall_seconds": config["wall_seconds"], "memory_mb": config["memory_mb"]},
                                      protect=(str(submission), str(results_dir)),
                                      secret_file=str(source / DEFAULT_SECRET),
-                                     hidden_visibility=config["hidden_visibility"])
+                                     hidden_visibility=config["hidden_visibility"], language=config["language"])
         grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
         step = "grading the submission"
         result = grader.grade(submission)
     except SubmissionError as exc:
+        say = phrasebook(config["language"])
         return {"score": 0, "execution_time": round(time.perf_counter() - start, 2),
-                "output": f"Nothing to grade: {clean(exc)}. Upload your notebooks (.ipynb) or .py files.",
+                "output": say("Nothing to grade: {why}. Upload your notebooks (.ipynb) or .py files.",
+                              why=clean(say.text(str(exc)))),
                 "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
     except Exception as exc:  # the grader itself failed: say where and why, never a silent zero
         return failure(step, exc, assignment)
     if assignment:
         result = assignment.apply(result)
     result.seconds = time.perf_counter() - start  # what the student waited for: start-up included
-    payload = gradescope_json(result, settings.hidden_visibility)
+    payload = gradescope_json(result, settings.hidden_visibility, settings.language)
     if assignment:
-        payload["output"] = "\n".join(filter(None, [f"Assignment {assignment.name}: {assignment.title}",
-                                                     payload["output"]]))
+        payload["output"] = "\n".join(filter(None, [heading(assignment, settings.language), payload["output"]]))
     return payload
 
 

@@ -87,6 +87,7 @@ def messages(notebook):
 
 
 RUNTIME_STEM = "runtime"  # what the self-check prints (grader/i18n_runtime.py)
+GRADER_STEM = "grader"  # the grader's report and feedback, beyond the self-check's words (grader/i18n_grader.py)
 PAGES = ROOT / "book" / "pages"
 PAGES_STEM = "book"  # the catalog of the book's own pages
 
@@ -128,6 +129,13 @@ def runtime_messages():
     return i18n_runtime.messages()
 
 
+def grader_messages():
+    """[(msgid, where)] of the grader's own words: its report's lines, its feedback, every check's data."""
+    from . import i18n_grader
+
+    return i18n_grader.messages()
+
+
 def _template(stem, notebook):
     import datetime
 
@@ -136,6 +144,8 @@ def _template(stem, notebook):
     fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)  # no churn in the headers
     if stem == RUNTIME_STEM:
         header, pairs = "# Source: what posenc_selfcheck shows (grader/i18n_runtime.py)", runtime_messages()
+    elif stem == GRADER_STEM:
+        header, pairs = "# Source: the grader's report and feedback (grader/i18n_grader.py)", grader_messages()
     else:
         header, pairs = f"# Source: {_source(stem)}", [(m, (_source(stem), c)) for m, c in messages(notebook)]
     template = Catalog(project="posenc-course", version="1", creation_date=fixed, revision_date=fixed,
@@ -153,7 +163,7 @@ def update(chapter_notebooks):
     """Re-extract every chapter's messages into its catalog (msgmerge's rules, Babel's implementation):
     changed paragraphs become fuzzy with their old translation. Returns the catalogs written."""
     written = []
-    for stem, notebook in {**chapter_notebooks, RUNTIME_STEM: None}.items():
+    for stem, notebook in {**chapter_notebooks, RUNTIME_STEM: None, GRADER_STEM: None}.items():
         template = _template(stem, notebook)
         path = catalog_path(stem)
         if path.exists():
@@ -187,11 +197,12 @@ _NAMED = re.compile(r"\{[a-z_][a-z0-9_]*\}")
 
 def problems(chapter_notebooks, runtime=False):
     """[(catalog, msgid, what)] for every message of the chapters (and, with runtime, of the self-check's
-    words) that cannot be used as it is."""
+    and the grader's words) that cannot be used as it is."""
     out = []
     todo = {stem: [m for m, _ in messages(nb)] for stem, nb in chapter_notebooks.items()}
     if runtime:
         todo[RUNTIME_STEM] = [m for m, _ in runtime_messages()]
+        todo[GRADER_STEM] = [m for m, _ in grader_messages()]
     for stem, msgids in todo.items():
         path = catalog_path(stem)
         if not path.exists():
@@ -246,11 +257,14 @@ def planned_files(files):
         shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}" for p, msgid, what in bad[:20]]
         raise SystemExit(f"{len(bad)} messages of the Chinese edition are not ready (docs/authoring.md):\n  "
                          + "\n  ".join(shown) + ("\n  …" if len(bad) > 20 else ""))
-    from . import i18n_runtime
+    from . import i18n_grader, i18n_runtime
 
     catalogs = {stem: read_catalog(catalog_path(stem)) for stem in solutions}
     out = {ROOT / "posenc_selfcheck" / "data" / f"i18n_{LANGUAGE}.json":
-           i18n_runtime.compile_catalog(read_catalog(catalog_path(RUNTIME_STEM)))}
+           i18n_runtime.compile_catalog(read_catalog(catalog_path(RUNTIME_STEM))),
+           # the grader's alone (hidden checks' names among them): grader/ never reaches a learner
+           ROOT / "grader" / "data" / f"i18n_{LANGUAGE}.json":
+           i18n_grader.compile_catalog(read_catalog(catalog_path(GRADER_STEM)))}
     for path, text in english.items():
         translated = translate(nbformat.reads(text, as_version=4), catalogs[_stem(path)])
         out[path.parent / FOLDER / path.name] = nbformat.writes(translated) + "\n"

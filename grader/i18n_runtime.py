@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "posenc_selfcheck"
 LINE_MODULES = ["runner.py", "demo.py"]  # their templates are whole report lines; the others' are parts of lines
 MODULES = LINE_MODULES + ["evaluate.py", "compare.py", "properties.py", "properties_ch03.py",
-           "properties_ch04.py", "properties_ch07.py"]
+           "properties_ch04.py", "properties_ch07.py", "properties_ch08.py"]
 PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _WORD = re.compile(r"[A-Za-z]{3,}|[:;(]")  # a template needs a word or a separator of its own
 
@@ -72,16 +72,20 @@ def _stringy(node):
     return False
 
 
-def _shown(tree):
+# calls whose string arguments reach a learner (judge_verdicts: what a property test's wrong verdict lacks)
+CALLS = ("print", "append", "SelfCheckFailed", "localize", "judge_verdicts")
+
+
+def _shown(tree, calls=CALLS):
     """The string expressions of a module that reach a learner: returned (alone or in a tuple), printed,
-    appended to a report, module-level UPPER_CASE constants, and the literals inside their placeholders."""
+    appended to a report (`calls`), module-level UPPER_CASE constants, and the literals inside their
+    placeholders."""
     out, top = [], {id(node) for node in tree.body}
     for node in ast.walk(tree):
         values = []
         if isinstance(node, ast.Return) and node.value is not None:
             values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
-                "print", "append", "SelfCheckFailed", "localize"):
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in calls:
             values = node.args
         elif isinstance(node, ast.List):  # lines = [f"{exercise}: {len(failed)} of {n} checks failed"]
             values = node.elts
@@ -125,7 +129,9 @@ def data_messages():
     for path in sorted((PACKAGE / "data").glob("ch*.json")):
         for key, value in json.loads(path.read_text()).items():
             if key.endswith("#spec"):
-                for text in [value.get("name"), value.get("hint"), *value.get("mistake_messages", [])]:
+                about = (value.get("property_params") or {}).get("about")  # a property test's candidates
+                about = list(about.values()) if isinstance(about, dict) else []
+                for text in [value.get("name"), value.get("hint"), *value.get("mistake_messages", []), *about]:
                     if text:
                         found.setdefault(text, f"posenc_selfcheck/data/{path.name}")
     for levels in hints.HINTS.values():

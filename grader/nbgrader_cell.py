@@ -47,13 +47,14 @@ def grade(assignment, exercise):
 def grade_folder(folder, assignment_name):
     """{exercise: {"score", "max", "feedback"}} over the assignment's CPU checks: what `grade` returns per cell,
     and what path (2) writes into nbgrader's gradebook from a batch's results."""
+    from . import language
     from .assignment import get
     from .remote import RemoteGrader
     from .settings import Settings
     from .submission import SubmissionError
 
     assignment = get(assignment_name)
-    settings = Settings.from_env(assignment=assignment.name, protect=(str(folder),))
+    settings = Settings.from_env(assignment=assignment.name, protect=(str(folder),), language=language.from_env())
     try:
         grade_ = assignment.apply(RemoteGrader(settings, assignment.registry_checks()).grade(folder))
         verdicts = grade_.verdicts
@@ -61,14 +62,16 @@ def grade_folder(folder, assignment_name):
         verdicts = []
     checks = [{"id": v.check.key, "exercise": v.check.exercise, "status": str(v.status), "score": v.score,
                "name": v.check.name, "feedback": v.feedback} for v in verdicts]
-    return per_exercise(assignment, checks)
+    return per_exercise(assignment, checks, settings.language)
 
 
-def per_exercise(assignment, checks):
+def per_exercise(assignment, checks, language="en"):
     """{exercise: {"score", "max", "feedback"}} from check records (a batch result's "checks", or the above):
-    the CPU checks only, so the points match the cell's whatever the machine."""
+    the CPU checks only, so the points match the cell's whatever the machine. The feedback in `language`."""
     from .escape import clean
+    from .language import phrasebook
 
+    say = phrasebook(language)
     out = {ex: {"score": 0.0, "max": assignment.exercise_points(ex), "feedback": []} for ex in assignment.exercises}
     cpu = {c.key for c in assignment.checks if not c.cuda}
     for c in checks:
@@ -77,7 +80,8 @@ def per_exercise(assignment, checks):
             continue
         ex["score"] += c["score"]
         if c["status"] not in ("passed", "skipped"):
-            ex["feedback"].append(f"✗ {clean(c['name'], 300, newlines=False)}: {clean(c['feedback'], 600)}")
+            ex["feedback"].append(say("✗ {name}: {feedback}", name=clean(say.text(c["name"]), 300, newlines=False),
+                                      feedback=clean(say.text(c["feedback"]), 600)))
     for ex in out.values():
         ex["feedback"] = "\n".join(ex["feedback"])
     return out

@@ -268,7 +268,7 @@ def _inject_grades_class():
     return InjectGrades
 
 
-def save_to_gradebook(submitted, assignment, out, entries):
+def save_to_gradebook(submitted, assignment, out, entries, language="en"):
     """Write a batch's points (`out`/results) into the gradebook.db of the nbgrader course holding `submitted`,
     through nbgrader's own autograde (sanitising, saving grades, late penalties). Needs the assignment released
     with `nbgrader generate_assignment` (so nbgrader knows its notebooks and test cells). {student: success}."""
@@ -296,7 +296,7 @@ def save_to_gradebook(submitted, assignment, out, entries):
     for student, entry in entries.items():
         record = read_json(Path(out) / "results" / f"{student}.json")
         if record and entry.path is not None and entry.folder and not record.get("refused"):
-            inject.scores[entry.folder] = per_exercise(assignment, record["checks"])
+            inject.scores[entry.folder] = per_exercise(assignment, record["checks"], language)
     config.Autograde.autograde_preprocessors = [inject, LimitOutput, SaveAutoGrades, AssignLatePenalties,
                                                 CheckCellMetadata]
     api = NbGraderAPI(config=config)

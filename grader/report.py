@@ -3,6 +3,10 @@
 Every string that may come from a submission (feedback quoting the learner's exceptions, notes,
 file names) goes through grader.escape on its way out, so a report shows text, never runs a
 terminal escape sequence or renders markup.
+
+Both come out in `language` (grader/language.py): every line is a `say` template (grader.po), the checks'
+names and the feedback are translated by `say.text`; notes and file names are the submission's and stay as
+they are. Check ids, numbers and marks are the same in every language.
 """
 
 from __future__ import annotations
@@ -12,18 +16,22 @@ from pathlib import Path
 
 from .checks import chapter_of
 from .escape import MAX_TEXT, one_line
+from .language import phrasebook
 from .records import Status
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 STATUS_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.MISSING: "…"}
 
 
-def chapter_title(chapter):
+def chapter_title(chapter, say=None):
     """'ch01' -> 'Chapter 1 — sinusoidal', from the chapter source's file name."""
+    say = say or phrasebook()
     number = chapter[2:]
     sources = sorted(CHAPTERS.glob(f"{number}_*.py"))
     name = sources[0].stem.split("_", 1)[1].replace("_", " ") if sources else ""
-    return f"Chapter {int(number)}" + (f" — {name}" if name else "")
+    if name:
+        return say("Chapter {number} — {name}", number=int(number), name=name)
+    return say("Chapter {number}", number=int(number))
 
 
 def totals(verdicts):
@@ -43,17 +51,19 @@ def by_chapter(verdicts):
     return OrderedDict(sorted(out.items(), key=lambda item: item[0] or ""))
 
 
-def text_report(grade):
-    lines = [f"Grading {one_line(grade.submission, 300)}", ""]
+def text_report(grade, language="en"):
+    say = phrasebook(language)
+    lines = [say("Grading {submission}", submission=one_line(grade.submission, 300)), ""]
     for chapter, exercises in by_chapter(grade.verdicts).items():
         every = [v for vs in exercises.values() for v in vs]
         if all(_not_attempted(vs) for vs in exercises.values()):
-            lines.append(f"{chapter_title(chapter)}: not attempted ({', '.join(exercises)}: 0/{totals(every)[1]:g})")
+            lines.append(say("{chapter}: not attempted ({exercises}: 0/{points})", chapter=chapter_title(chapter, say),
+                             exercises=", ".join(exercises), points=f"{totals(every)[1]:g}"))
             continue
-        lines.append(chapter_title(chapter))
+        lines.append(chapter_title(chapter, say))
         for exercise, vs in exercises.items():
             score, top = totals(vs)
-            state = "not implemented yet" if _not_attempted(vs) else ""
+            state = say("not implemented yet") if _not_attempted(vs) else ""
             lines.append(f"  {exercise:<34} {score:g}/{top:g}  {state}".rstrip())
             if _not_attempted(vs):
                 continue
@@ -61,18 +71,22 @@ def text_report(grade):
             for v in vs:
                 if v.status in (Status.FAILED, Status.MISSING):
                     # a named mistake repeats across checks: say it once, then refer back to it
-                    text = "the same mistake as above" if v.mistake and v.mistake in said else _line(v.feedback)
+                    text = say("the same mistake as above") if v.mistake and v.mistake in said \
+                        else _line(say.text(v.feedback))
                     said.add(v.mistake)
-                    lines.append(f"    {STATUS_MARK[v.status]} {v.check.name}: {text}")
+                    lines.append(say("    {mark} {name}: {feedback}", mark=STATUS_MARK[v.status],
+                                     name=say.text(v.check.name), feedback=text))
         skipped = [v for v in every if v.status == Status.SKIPPED]
         if skipped:  # once per chapter, not under every exercise
-            lines.append(f"  - {len(skipped)} CUDA check(s) skipped: {_line(skipped[0].feedback)}")
+            lines.append(say("  - {count} CUDA check(s) skipped: {why}", count=len(skipped),
+                             why=_line(say.text(skipped[0].feedback))))
     score, top = totals(grade.verdicts)
-    lines += ["", f"Total: {score:g} / {top:g}   ({grade.seconds:.1f} s)"]
-    if grade.notes:
-        lines += ["", "Notes:"] + [f"  - {_line(n)}" for n in grade.notes]
+    lines += ["", say("Total: {score} / {top}   ({seconds} s)", score=f"{score:g}", top=f"{top:g}",
+                      seconds=f"{grade.seconds:.1f}")]
+    if grade.notes:  # the submission's words: never translated
+        lines += ["", say("Notes:")] + [f"  - {_line(n)}" for n in grade.notes]
     if grade.hidden_notes:
-        lines += ["", "Notes from the hidden checks' runs (not shown to students before the due date):"]
+        lines += ["", say("Notes from the hidden checks' runs (not shown to students before the due date):")]
         lines += [f"  - {_line(n)}" for n in grade.hidden_notes]
     return "\n".join(lines)
 
@@ -89,13 +103,15 @@ def _short(text, limit):
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
-def gradescope_json(grade, hidden_visibility="after_due_date"):
+def gradescope_json(grade, hidden_visibility="after_due_date", language="en"):
     """results.json in Gradescope's format (https://gradescope-autograders.readthedocs.io, "Autograder
     Specifications"): one test per check that is worth points here, numbered "<exercise>.<check>" in the
     assignment's order and tagged with the exercise; its name is short ("<exercise>: <check>", at most
     MAX_TEST_NAME characters), its output starts with the whole description and the check's stable key.
     Checks that are not public get `hidden_visibility`, so what they ask stays out of sight until then.
-    CUDA checks skipped for want of a device are said once, in the top-level output, not as 0-point tests."""
+    CUDA checks skipped for want of a device are said once, in the top-level output, not as 0-point tests.
+    Names and outputs in `language`; the numbers, keys, tags and the notes (the submission's) as they are."""
+    say = phrasebook(language)
     tests, skipped, numbers = [], [], {}
     for v in grade.verdicts:
         if v.status == Status.SKIPPED or v.max_score <= 0:
@@ -104,21 +120,23 @@ def gradescope_json(grade, hidden_visibility="after_due_date"):
             continue
         exercise = numbers.setdefault(v.check.exercise, [len(numbers) + 1, 0])
         exercise[1] += 1
-        description = f"{v.check.name} [{v.check.key}]"
+        name = say.text(v.check.name)
+        description = f"{name} [{v.check.key}]"
         tests.append({
-            "name": _short(f"{v.check.exercise}: {v.check.name}", MAX_TEST_NAME),
+            "name": _short(f"{v.check.exercise}: {name}", MAX_TEST_NAME),
             "number": f"{exercise[0]}.{exercise[1]}",
             "score": v.score,
             "max_score": v.max_score,
             "status": "passed" if v.status == Status.PASSED else "failed",
-            "output": description + ("" if v.status == Status.PASSED else "\n" + _line(v.feedback)),
+            "output": description + ("" if v.status == Status.PASSED else "\n" + _line(say.text(v.feedback))),
             "output_format": "text",
             "tags": [v.check.exercise],
             "visibility": "visible" if v.check.visible else hidden_visibility,
         })
     output = [_line(n) for n in grade.notes]
     if skipped:
-        output.append(f"{len(skipped)} CUDA check(s) not run: {_line(skipped[0].feedback)} (worth no points here)")
+        output.append(say("{count} CUDA check(s) not run: {why} (worth no points here)", count=len(skipped),
+                          why=_line(say.text(skipped[0].feedback))))
     return {"score": sum(t["score"] for t in tests), "execution_time": round(grade.seconds, 2),
             "output": "\n".join(output), "output_format": "text",
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}

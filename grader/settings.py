@@ -81,6 +81,7 @@ class Settings:
     secret_file: str = ""
     assignment: str = ""  # grade one assignment (grader/assignment.py); "" = the whole course
     course_file: str = ""  # the course file that defines assignments; "" = course.json at the repository root
+    language: str = "en"  # of the report and the feedback: "en" or "zh_CN" (grader/language.py)
 
     def __post_init__(self):
         if self.sandbox_mode not in MODES:

@@ -51,23 +51,31 @@ def _compile(english, translated):
     return len(_PLACEHOLDER.sub("", english)), re.compile(pattern, re.S), _PLACEHOLDER.findall(english), translated
 
 
-@lru_cache(maxsize=None)
-def _table(lang):
-    """(whole messages {english: translation}, line templates, part templates), each template a
-    (regex, placeholder names, translation), in the order to try them."""
-    try:
-        table = json.loads((DATA / f"i18n_{lang}.json").read_text(encoding="utf-8"))
-        messages = table["messages"]
-    except (OSError, ValueError, KeyError):
-        return {}, [], []
+def load(*payloads):
+    """(whole messages {english: translation}, line templates, part templates) of compiled catalogs (their JSON,
+    merged in order), each template a (regex, placeholder names, translation), in the order to try them."""
+    messages, line_templates, templates = {}, [], []
+    for table in payloads:
+        messages.update(table["messages"])
+        line_templates += table.get("line_templates", [])
+        templates += table.get("templates", [])
     plain = {k.replace("{{", "{").replace("}}", "}").lstrip(" "): v.replace("{{", "{").replace("}}", "}").lstrip(" ")
              for k, v in messages.items() if not _PLACEHOLDER.search(k)}
     # the most specific (the most literal text) first
-    lines = [c[1:] for c in sorted((_compile(t, messages[t]) for t in table.get("line_templates", [])),
+    lines = [c[1:] for c in sorted((_compile(t, messages[t]) for t in dict.fromkeys(line_templates)),
                                    key=lambda c: -c[0])]
-    parts = [c[1:] for c in sorted((_compile(t, messages[t]) for t in table.get("templates", [])),
+    parts = [c[1:] for c in sorted((_compile(t, messages[t]) for t in dict.fromkeys(templates)),
                                    key=lambda c: -c[0])]
     return plain, lines, parts
+
+
+@lru_cache(maxsize=None)
+def _table(lang):
+    """The self-check's translations (data/i18n_<lang>.json), as `load` returns them."""
+    try:
+        return load(json.loads((DATA / f"i18n_{lang}.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError):
+        return {}, [], []
 
 
 def translate(text, lang, depth=0):
@@ -76,15 +84,24 @@ def translate(text, lang, depth=0):
     plain, lines, parts = _table(lang)
     if text in plain:
         return plain[text]
+    if text.lstrip(" ") in plain:  # a piece that starts with a space: its translation says what precedes it
+        return plain[text.lstrip(" ")]
     if depth > 6 or not text.strip():
         return text
     for regex, names, translated in (lines + parts if depth == 0 else parts):
         match = regex.fullmatch(text)
         if match:
             values = {name: translate(match.group(name), lang, depth + 1) for name in names}
-            return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), translated) \
-                .replace("{{", "{").replace("}}", "}")
+            return fill(translated, values)
     return text
+
+
+def fill(translated, values):
+    """A template's translation with its placeholders' values: its own text unescaped ({{ is {), the values as
+    they are."""
+    pieces = _PLACEHOLDER.split(translated)
+    return "".join(values.get(p, "{" + p + "}") if i % 2 else p.replace("{{", "{").replace("}}", "}")
+                   for i, p in enumerate(pieces))
 
 
 def localize(text, lang=None):

@@ -33,10 +33,12 @@ def judge_verdicts(got, expected, about, has_property, lacks_property):
         if name not in got:
             return False, f"no verdict on {what}"
         if got[name] != want:
-            anchor = "" if n == 0 else " (every check also asks about this one)"
+            # an anchor (n > 0) is said to be one; each wording is whole, one message of the catalogs
             if want:
-                return False, f"returned False for {what}, which has the property{anchor}: {has_property}"
-            return False, f"returned True for {what}, which does not have the property{anchor}. {lacks_property}"
+                return False, (f"returned False for {what}, which has the property"
+                               + (" (every check also asks about this one)" if n else "") + f": {has_property}")
+            return False, (f"returned True for {what}, which does not have the property"
+                           + (" (every check also asks about this one)" if n else "") + f". {lacks_property}")
     return True, ""
 
 

@@ -112,7 +112,7 @@ def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None, layout
         from ..nbgrader_export import save_to_gradebook
 
         say("writing the grades into nbgrader's gradebook…", settings.progress, stream)
-        summary["nbgrader"] = save_to_gradebook(folder, assignment, out, entries)
+        summary["nbgrader"] = save_to_gradebook(folder, assignment, out, entries, settings.language)
     write_json(out / "run.json", {
         "run_id": run_id, "folder": str(folder), "layout": used, "assignment": assignment.name, "jobs": jobs,
         "submissions": len(entries), "graded": len(todo),

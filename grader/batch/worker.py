@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..assignment import report_for, resolve
 from ..files import write_atomic, write_json
+from ..language import phrasebook
 from ..records import Grade, Status, Verdict
 from ..remote import RemoteGrader
 from ..sandbox import confine
@@ -26,6 +27,7 @@ from .discovery import Entry
 from .reporting import record
 
 REPO = Path(__file__).resolve().parent.parent.parent
+NOTHING_HANDED_IN = "nothing handed in for this assignment"
 
 
 def refused(assignment, reason, name):
@@ -44,14 +46,14 @@ def scrub(text, paths):
     return text
 
 
-def grade_one(grader, job, assignment):
+def grade_one(grader, job, assignment, language="en"):
     """Grade one submission and write its result and feedback; the reply for the parent."""
     out = Path(job["out"])
     entry = Entry(job["student"], Path(job["path"]) if job["path"] else None, job["name"])
     private = {job.get("folder", ""): "", job["out"]: "", str(REPO): "", str(entry.path or ""): entry.name}
     reason = ""
     if entry.path is None:
-        reason = "nothing handed in for this assignment"
+        reason = NOTHING_HANDED_IN
     else:
         try:
             grade = assignment.apply(grader.grade(entry.path))
@@ -62,11 +64,13 @@ def grade_one(grader, job, assignment):
     grade.submission = entry.name  # what the student handed in, not where the instructor keeps it
     grade.notes = [scrub(n, private) for n in grade.notes]
     grade.verdicts = [Verdict(v.check, v.status, scrub(v.feedback, private), v.mistake) for v in grade.verdicts]
-    text = report_for(grade, assignment)
+    text = report_for(grade, assignment, language)
     rec = record(entry, grade, job)
     if reason:
         rec["refused"] = reason
-    write_atomic(out / "feedback" / f"{entry.student}.txt", f"Feedback for {entry.name}\n\n{text}\n")
+    say = phrasebook(language)
+    write_atomic(out / "feedback" / f"{entry.student}.txt",
+                 say("Feedback for {name}", name=entry.name) + f"\n\n{text}\n")
     write_json(out / "results" / f"{entry.student}.json", rec)  # last: its presence means "graded"
     return {"student": entry.student, "ok": True, "total": rec["total"], "max": rec["max"], "seconds": grade.seconds}
 
@@ -85,7 +89,7 @@ def main(settings_json):
         if job.get("cmd") == "quit":
             break
         try:
-            reply = grade_one(grader, job, assignment)
+            reply = grade_one(grader, job, assignment, settings.language)
         except Exception as exc:  # the grader failed: report it, keep serving
             reply = {"student": job["student"], "ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
         channel.write(json.dumps(reply) + "\n")
