@@ -3,8 +3,8 @@ ids), rope functions applied with given tables, and a 2-D property test fed cand
 
 Candidates are the functions a learner's `check_axial_property(rope_fn, head_dim)` is asked to judge: each takes
 x (..., N, head_dim) and position_ids (N, 2) of (row, column) and returns a tensor shaped like x. Those here ship
-with the course and feed the self-check; the grader adds others of the same kinds (hidden probes) into the same
-`CANDIDATES_2D` registry.
+with the course and feed the self-check; the grader keeps others of the same kinds (hidden probes) in a
+`CANDIDATES_2D` registry of its own, which `probes.catalog` merges in for the grader only.
 """
 
 from __future__ import annotations
@@ -12,20 +12,15 @@ from __future__ import annotations
 import torch
 
 try:
-    from .probes import _get, _pack, _skip_without, build, registry
+    from .probes_base import _get, _pack, _skip_without, build, registry, uses_candidates
     from .probes_ch04 import verdicts_of
 except ImportError:  # in the sandbox these files sit flat in one folder
-    from probes import _get, _pack, _skip_without, build, registry
+    from probes_base import _get, _pack, _skip_without, build, registry, uses_candidates
     from probes_ch04 import verdicts_of
 
 PROBES, probe = registry()
 
-CANDIDATES_2D = {}
-
-
-def candidate_2d(fn):
-    CANDIDATES_2D[fn.__name__] = fn
-    return fn
+CANDIDATES_2D, candidate_2d = registry()  # the public candidates; the grader's hidden ones: a registry of its own
 
 
 def _tensors(spec, device=None):
@@ -158,6 +153,8 @@ def axial_fixed_cell(x, position_ids):
 
 
 @probe
-def axial_property(ns, exercise, candidates, head_dim):
-    """The learner's 2-D property test on each candidate: {name: True/False} or {name + ':error': why}."""
-    return verdicts_of(_get(ns, exercise), CANDIDATES_2D, candidates, head_dim)
+@uses_candidates("CANDIDATES_2D")
+def axial_property(ns, exercise, candidates, head_dim, table=CANDIDATES_2D):
+    """The learner's 2-D property test on each candidate of `table` (probes.catalog merges the hidden ones in):
+    {name: True/False} or {name + ':error': why}."""
+    return verdicts_of(_get(ns, exercise), table, candidates, head_dim)

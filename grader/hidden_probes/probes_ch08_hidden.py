@@ -2,7 +2,8 @@
 Correct ones (Qwen2-VL's layout, columns first, interleaved pairs, another base, the other direction, partial
 rotary, shifted ids, 'mixed' angles, float64) must be accepted; broken ones (a rotation by one axis only, a layout
 mix, sign errors, angles that are not affine in (row, column), length changes, no-ops) rejected. They register
-into the public registry `probes_ch08.CANDIDATES_2D`.
+into a `CANDIDATES_2D` registry of their own (never into the public one): `probes.catalog` merges it in for the
+grader's probe.
 
 (The file is not named probes_ch08.py: the sandbox copies public and hidden probe files into one folder by file
 name, and a hidden probes_ch08.py would replace the public one there.)
@@ -13,11 +14,14 @@ from __future__ import annotations
 import torch
 
 try:
-    from posenc_selfcheck.probes_ch08 import axial, candidate_2d, plane_angles_2d, rotate_pairs
+    from posenc_selfcheck.probes_base import registry
+    from posenc_selfcheck.probes_ch08 import axial, plane_angles_2d, rotate_pairs
 except ImportError:  # flat in the sandbox
-    from probes_ch08 import axial, candidate_2d, plane_angles_2d, rotate_pairs
+    from probes_base import registry
+    from probes_ch08 import axial, plane_angles_2d, rotate_pairs
 
 PROBES = {}  # no probes of its own: candidates for probes_ch08's axial_property
+CANDIDATES_2D, candidate_2d = registry()  # the hidden candidates, merged with the public ones by probes.catalog
 
 
 def _qwen_tables(x, position_ids, base=10000.0, rows_first=True):
