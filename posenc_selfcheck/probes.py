@@ -25,13 +25,12 @@ import sys
 import torch
 
 try:
-    from .probes_base import (  # noqa: F401
+    from .probes_base import (
         NotImplementedYet,
         _dtype,
         _get,
         _module,
         _pack,
-        _raised_inside_torch,
         _skip_without,
         build,
         module_forward,
@@ -39,13 +38,12 @@ try:
         unfinished_function,
     )
 except ImportError:  # flat in the sandbox
-    from probes_base import (  # noqa: F401
+    from probes_base import (
         NotImplementedYet,
         _dtype,
         _get,
         _module,
         _pack,
-        _raised_inside_torch,
         _skip_without,
         build,
         module_forward,
