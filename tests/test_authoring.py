@@ -3,14 +3,29 @@ other tests enforce (hints: tests/test_hints.py; the conventions table: tests/te
 practitioner-style submission: tests/test_practitioner_variants.py) are proven by the build too, so an author
 hears of a missing piece before the suite runs."""
 
+import copy
+
 import pytest
 
+import grader.checks
+import posenc_selfcheck.hints
 from grader import authoring
-from grader.checks import CONVENTIONS
-from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
 from tests.conftest import ROOT
 
 CHAPTER1 = ROOT / "chapters" / "01_sinusoidal.py"
+
+
+@pytest.fixture
+def declared(monkeypatch):
+    """Copies of the declarations authoring.py reads, to edit: the real ones (and their order, which the
+    generated tables follow) stay untouched."""
+    tables = {"HINTS": copy.deepcopy(posenc_selfcheck.hints.HINTS),
+              "MISTAKE_HINTS": copy.deepcopy(posenc_selfcheck.hints.MISTAKE_HINTS),
+              "CONVENTIONS": copy.deepcopy(grader.checks.CONVENTIONS)}
+    monkeypatch.setattr(posenc_selfcheck.hints, "HINTS", tables["HINTS"])
+    monkeypatch.setattr(posenc_selfcheck.hints, "MISTAKE_HINTS", tables["MISTAKE_HINTS"])
+    monkeypatch.setattr(grader.checks, "CONVENTIONS", tables["CONVENTIONS"])
+    return tables
 
 
 def reported(chapters=None):
@@ -21,8 +36,8 @@ def test_the_course_is_complete():
     assert reported() == []
 
 
-def test_a_missing_hint_ladder_is_reported(monkeypatch):
-    monkeypatch.delitem(HINTS, "shift_matrix")
+def test_a_missing_hint_ladder_is_reported(declared):
+    del declared["HINTS"]["shift_matrix"]
     assert [w for e, w in reported([CHAPTER1]) if e == "shift_matrix"] == [
         "no hint ladder: HINTS['shift_matrix'] in posenc_selfcheck/hints.py, three levels or more, from the idea "
         "to its key line"]
@@ -33,22 +48,23 @@ def test_a_missing_hint_ladder_is_reported(monkeypatch):
     (lambda ls: ls[:-1], "must end, and only end, with its key line"),
     (lambda ls: ls[:-1] + ["key line: `w = base ** 2`"], "is not a line of its solution"),
 ])
-def test_a_ladder_too_short_or_without_its_solution_s_key_line_is_reported(monkeypatch, levels, words):
-    monkeypatch.setitem(HINTS, "sinusoidal_table", levels(list(HINTS["sinusoidal_table"])))
+def test_a_ladder_too_short_or_without_its_solution_s_key_line_is_reported(declared, levels, words):
+    hints = declared["HINTS"]
+    hints["sinusoidal_table"] = levels(list(hints["sinusoidal_table"]))
     found = [w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"]
     assert len(found) == 1 and words in found[0], found
 
 
-def test_a_missing_conventions_line_is_reported(monkeypatch):
-    monkeypatch.delitem(CONVENTIONS["ch01"], "sinusoidal_table")
+def test_a_missing_conventions_line_is_reported(declared):
+    del declared["CONVENTIONS"]["ch01"]["sinusoidal_table"]
     found = [w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"]
     assert len(found) == 1 and found[0].startswith("no conventions line: CONVENTIONS['sinusoidal_table']"), found
 
 
-def test_declarations_for_an_exercise_no_chapter_teaches_are_reported(monkeypatch):
-    monkeypatch.setitem(CONVENTIONS["ch01"], "gone_exercise", "what it computed")
-    monkeypatch.setitem(HINTS, "gone_exercise", ["idea", "where", "key line: `x = 1`"])
-    monkeypatch.setitem(MISTAKE_HINTS, "gone_mistake", {"levels": [], "wrong": ""})
+def test_declarations_for_an_exercise_no_chapter_teaches_are_reported(declared):
+    declared["CONVENTIONS"]["ch01"]["gone_exercise"] = "what it computed"
+    declared["HINTS"]["gone_exercise"] = ["idea", "where", "key line: `x = 1`"]
+    declared["MISTAKE_HINTS"]["gone_mistake"] = {"levels": [], "wrong": ""}
     found = reported()
     assert ("gone_exercise", "a conventions line in grader/checks/ch01.py but taught in no chapter source") in found
     assert ("gone_exercise", "a hint ladder in posenc_selfcheck/hints.py but taught in no chapter source") in found
