@@ -8,6 +8,8 @@ One hand-edited source per chapter: `chapters/NN_name.py` (jupytext py:percent).
   posenc_selfcheck/data/chNN.{json,safetensors}
                             public checks with the reference's answers and the answers of
                             known mistakes, so self-checks need no reference code
+and docs/conventions.md's exercise tables (between their markers) from grader/checks/chNN.py's
+`CONVENTIONS` and the reference's signatures (grader/conventions.py).
 Notebooks are written without outputs or execution counts, and with a fingerprint of their cells in their
 metadata (`posenc.cells_sha256`): a notebook whose cells no longer match it holds edits the build did not
 make (a learner saved work there), and the build never overwrites or deletes it: it keeps it, says so, and
@@ -244,6 +246,18 @@ def _reload_reference():
     importlib.invalidate_caches()
 
 
+def _conventions():
+    """{docs/conventions.md: text} with each chapter's exercise table generated (grader/conventions.py)."""
+    import posenc_ref
+
+    from . import conventions
+
+    try:
+        return conventions.planned(posenc_ref)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+
+
 def _lock_ids(check):
     """Add new check keys to grader/checks/ids.lock.json (or, with check, report that they are missing);
     a locked key that disappeared or changed meaning stops the build."""
@@ -289,6 +303,11 @@ def build(check=False):
             if not holds_edits(p):
                 p.unlink()
     _reload_reference()
+    for path, text in _conventions().items():  # the reference's signatures: read from the fresh import
+        if path.read_text() != text:
+            differ.append(path)
+            if not check:
+                path.write_text(text)
     data_dir = ROOT / "posenc_selfcheck" / "data"
     for chapter, results in selfcheck_data().items():
         stem = data_dir / chapter

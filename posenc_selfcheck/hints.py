@@ -1463,7 +1463,8 @@ MISTAKE_HINTS = {
             "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
             "antialias=antialias)`",
         ),
-        "wrong": "image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=True, antialias=antialias)",
+        "wrong": "image = F.interpolate(image, size=(new_h, new_w), mode=mode,"
+                 " align_corners=True, antialias=antialias)",
     },
     "resize2d_size_w_h": {
         "levels": (
@@ -1474,7 +1475,8 @@ MISTAKE_HINTS = {
             "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
             "antialias=antialias)`",
         ),
-        "wrong": "image = F.interpolate(image, size=(new_w, new_h), mode=mode, align_corners=False, antialias=antialias)",
+        "wrong": "image = F.interpolate(image, size=(new_w, new_h), mode=mode,"
+                 " align_corners=False, antialias=antialias)",
     },
     "resize2d_no_antialias": {
         "levels": (

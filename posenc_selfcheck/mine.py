@@ -243,9 +243,7 @@ def _package_module(number, folder):
 
 def course_reference():
     """The course's reference solutions when this runs inside the course's repository, else None."""
-    import posenc_selfcheck
-
-    root = Path(posenc_selfcheck.__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parent.parent  # the folder that holds posenc_selfcheck/
     if not (root / "posenc_ref" / "__init__.py").is_file():
         return None
     if str(root) not in sys.path:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 
 try:
-    from .probes import _get, _pack, build, registry
+    from .probes_base import _get, _pack, build, registry
 except ImportError:  # flat in the sandbox
-    from probes import _get, _pack, build, registry
+    from probes_base import _get, _pack, build, registry
 
 PROBES, probe = registry()
 

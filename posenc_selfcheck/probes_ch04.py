@@ -4,9 +4,9 @@ RoPEAttention loaded from a seeded state_dict (full forward, and decoding with i
 Candidates are the rope functions a learner's `check_relative_property(rope_fn, head_dim)` is asked
 to judge. Those here ship with the course and feed the self-check: one of each kind of mistake a
 property test makes (too strict; too lax: norms only, too few positions, no check that the position
-is used at all, a loose tolerance). The grader adds others of the same kinds (hidden probes) into the
-same `CANDIDATES` registry. Each takes x (..., seq, head_dim) and position_ids (seq,) or
-(batch, seq) and returns a tensor shaped like x.
+is used at all, a loose tolerance). The grader keeps others of the same kinds (hidden probes) in a
+`CANDIDATES` registry of its own, which `probes.catalog` merges in for the grader only. Each takes
+x (..., seq, head_dim) and position_ids (seq,) or (batch, seq) and returns a tensor shaped like x.
 """
 
 from __future__ import annotations
@@ -17,18 +17,13 @@ import torch
 from torch import nn
 
 try:
-    from .probes import _dtype, _get, _pack, _skip_without, build, registry
+    from .probes_base import _dtype, _get, _pack, _skip_without, build, registry, uses_candidates
 except ImportError:  # in the sandbox these files sit flat in one folder
-    from probes import _dtype, _get, _pack, _skip_without, build, registry
+    from probes_base import _dtype, _get, _pack, _skip_without, build, registry, uses_candidates
 
 PROBES, probe = registry()
 
-CANDIDATES = {}
-
-
-def candidate(fn):
-    CANDIDATES[fn.__name__] = fn
-    return fn
+CANDIDATES, candidate = registry()  # the public candidates; the grader's hidden ones are in a registry of its own
 
 
 # ----------------------------------------------------------------------------------------------
@@ -138,9 +133,11 @@ def verdicts_of(test, table, candidates, head_dim):
 
 
 @probe
-def relative_property(ns, exercise, candidates, head_dim):
-    """The learner's property test on each candidate: {name: True/False} or {name + ':error': why}."""
-    return verdicts_of(_get(ns, exercise), CANDIDATES, candidates, head_dim)
+@uses_candidates("CANDIDATES")
+def relative_property(ns, exercise, candidates, head_dim, table=CANDIDATES):
+    """The learner's property test on each candidate of `table` (probes.catalog merges the hidden ones in):
+    {name: True/False} or {name + ':error': why}."""
+    return verdicts_of(_get(ns, exercise), table, candidates, head_dim)
 
 
 # ----------------------------------------------------------------------------------------------

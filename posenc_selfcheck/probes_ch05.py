@@ -7,9 +7,9 @@ import numbers
 import torch
 
 try:
-    from .probes import _get, _pack, build, registry
+    from .probes_base import _get, _pack, build, registry
 except ImportError:  # flat in the sandbox
-    from probes import _get, _pack, build, registry
+    from probes_base import _get, _pack, build, registry
 
 PROBES, probe = registry()
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 try:
-    from .probes import _dtype, _module, module_forward, registry
+    from .probes_base import _dtype, _module, module_forward, registry
 except ImportError:  # flat in the sandbox
-    from probes import _dtype, _module, module_forward, registry
+    from probes_base import _dtype, _module, module_forward, registry
 
 PROBES, probe = registry()
 

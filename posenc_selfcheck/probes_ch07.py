@@ -22,11 +22,11 @@ import torch.nn.functional as F
 from torch import nn
 
 try:
-    from .probes import _dtype, _get, _pack, _skip_without, build, registry
+    from .probes_base import _dtype, _get, _pack, _skip_without, build, registry
     from .probes_ch04 import _forward
     from .probes_meta import on_meta
 except ImportError:  # flat in the sandbox
-    from probes import _dtype, _get, _pack, _skip_without, build, registry
+    from probes_base import _dtype, _get, _pack, _skip_without, build, registry
     from probes_ch04 import _forward
     from probes_meta import on_meta
 

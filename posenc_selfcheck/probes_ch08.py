@@ -3,8 +3,8 @@ ids), rope functions applied with given tables, and a 2-D property test fed cand
 
 Candidates are the functions a learner's `check_axial_property(rope_fn, head_dim)` is asked to judge: each takes
 x (..., N, head_dim) and position_ids (N, 2) of (row, column) and returns a tensor shaped like x. Those here ship
-with the course and feed the self-check; the grader adds others of the same kinds (hidden probes) into the same
-`CANDIDATES_2D` registry.
+with the course and feed the self-check; the grader keeps others of the same kinds (hidden probes) in a
+`CANDIDATES_2D` registry of its own, which `probes.catalog` merges in for the grader only.
 """
 
 from __future__ import annotations
@@ -12,20 +12,15 @@ from __future__ import annotations
 import torch
 
 try:
-    from .probes import _get, _pack, _skip_without, build, registry
+    from .probes_base import _get, _pack, _skip_without, build, registry, uses_candidates
     from .probes_ch04 import verdicts_of
 except ImportError:  # in the sandbox these files sit flat in one folder
-    from probes import _get, _pack, _skip_without, build, registry
+    from probes_base import _get, _pack, _skip_without, build, registry, uses_candidates
     from probes_ch04 import verdicts_of
 
 PROBES, probe = registry()
 
-CANDIDATES_2D = {}
-
-
-def candidate_2d(fn):
-    CANDIDATES_2D[fn.__name__] = fn
-    return fn
+CANDIDATES_2D, candidate = registry()  # the public candidates; the grader's hidden ones: a registry of its own
 
 
 def _tensors(spec, device=None):
@@ -94,7 +89,7 @@ def axial(n_planes, rows_first=True, base=100.0):
     return (first, second) if rows_first else (second, first)
 
 
-@candidate_2d
+@candidate
 def axial_alternating_planes(x, position_ids):
     """Correct: neighbouring planes, rows on even planes and columns on odd ones, frequencies 2^-(i//2)."""
     n = x.shape[-1] // 2
@@ -103,14 +98,14 @@ def axial_alternating_planes(x, position_ids):
     return rotate_pairs(x, plane_angles_2d(x, position_ids, freq * is_row, freq * (1 - is_row)))
 
 
-@candidate_2d
+@candidate
 def axial_rows_only(x, position_ids):
     """Broken: every plane turns with the row: patches of one row are never told apart."""
     n = x.shape[-1] // 2
     return rotate_pairs(x, plane_angles_2d(x, position_ids, ladder(n), torch.zeros(n)))
 
 
-@candidate_2d
+@candidate
 def axial_mixed_reversed_partial(x, position_ids):
     """Correct: 'mixed' angles -(θx r + θy c) with both axes in every plane, ids shifted by (2, 5), and the last
     quarter of the head unrotated."""
@@ -119,7 +114,7 @@ def axial_mixed_reversed_partial(x, position_ids):
     return rotate_pairs(x, -plane_angles_2d(x, position_ids + torch.tensor([2, 5]), theta_r, theta_c))
 
 
-@candidate_2d
+@candidate
 def axial_angle_product(x, position_ids):
     """Broken: the angle grows like (r·c)/8 · θ on top of the axial angles: norms kept, scores not relative."""
     n = x.shape[-1] // 2
@@ -128,7 +123,7 @@ def axial_angle_product(x, position_ids):
     return rotate_pairs(x, plane_angles_2d(x, position_ids, rows, cols) + product)
 
 
-@candidate_2d
+@candidate
 def axial_rows_then_columns_halves(x, position_ids):
     """Broken: half-layout rotate_half with tables cat(rθ, rθ, cθ, cθ): coordinate j and j + d/2 turn by
     different angles, so the blocks are not rotations."""
@@ -142,14 +137,14 @@ def axial_rows_then_columns_halves(x, position_ids):
     return x * emb.cos().to(x.dtype) + rotated * emb.sin().to(x.dtype)
 
 
-@candidate_2d
+@candidate
 def axial_grows_by_1_05(x, position_ids):
     """Broken: a correct axial rotation times 1.05 (scores stay relative, every length grows by 5%)."""
     n = x.shape[-1] // 2
     return 1.05 * rotate_pairs(x, plane_angles_2d(x, position_ids, *axial(n)))
 
 
-@candidate_2d
+@candidate
 def axial_fixed_cell(x, position_ids):
     """Broken, a no-op in disguise: every patch rotated as if it sat at (3, 4)."""
     n = x.shape[-1] // 2
@@ -158,6 +153,8 @@ def axial_fixed_cell(x, position_ids):
 
 
 @probe
-def axial_property(ns, exercise, candidates, head_dim):
-    """The learner's 2-D property test on each candidate: {name: True/False} or {name + ':error': why}."""
-    return verdicts_of(_get(ns, exercise), CANDIDATES_2D, candidates, head_dim)
+@uses_candidates("CANDIDATES_2D")
+def axial_property(ns, exercise, candidates, head_dim, table=CANDIDATES_2D):
+    """The learner's 2-D property test on each candidate of `table` (probes.catalog merges the hidden ones in):
+    {name: True/False} or {name + ':error': why}."""
+    return verdicts_of(_get(ns, exercise), table, candidates, head_dim)

@@ -27,9 +27,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 
 try:
-    from .probes import _get, _module, _raised_inside_torch, build, registry
+    from .probes_base import _get, _module, _raised_inside_torch, build, registry
 except ImportError:  # flat in the sandbox
-    from probes import _get, _module, _raised_inside_torch, build, registry
+    from probes_base import _get, _module, _raised_inside_torch, build, registry
 
 PROBES, probe = registry()
 

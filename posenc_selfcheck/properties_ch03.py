@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .probes import build
-from .properties import registry
+from .probes_base import build, registry
 
 PROPERTIES, prop = registry()
 

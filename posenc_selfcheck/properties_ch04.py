@@ -4,7 +4,7 @@ gives the right verdict on correct and broken RoPEs."""
 from __future__ import annotations
 
 from .compare import describe
-from .properties import registry
+from .probes_base import registry
 
 PROPERTIES, prop = registry()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .properties import registry
+from .probes_base import registry
 
 PROPERTIES, prop = registry()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .properties import registry
+from .probes_base import registry
 from .properties_ch04 import judge_verdicts
 
 PROPERTIES, prop = registry()

@@ -1,42 +1,77 @@
-"""The grader's shape: no import cycles between its modules (imports inside functions count too), and
-every front end (command line, batch, Gradescope, pytest plugin) grades through grader.grading."""
+"""The packages' shape: no import cycle in `grader`, `posenc_selfcheck` or `posenc_ref` (imports inside functions
+count too), every front end (command line, batch, Gradescope, pytest plugin) grades through grader.grading, and
+the nevers the docs state about imports:
+
+- the reference (`posenc_ref`, its mistakes included) imports nothing of the grader or the self-check;
+- the learner side (`posenc_selfcheck`, the lab and gridlab in it, and the chapters' notebooks) never imports the
+  grader or the hidden reference (one named exception: `mine.course_reference`, below);
+- probes, public and hidden, import only torch, the standard library and each other (docs/authoring.md: they run
+  flat in the sandbox);
+- the exported reference holds no demo code (docs/authoring.md): it imports torch and the standard library only.
+"""
 
 import ast
+import json
+import sys
 
 from tests.conftest import ROOT
 
 GRADER = ROOT / "grader"
+PACKAGES = ("grader", "posenc_selfcheck", "posenc_ref")
 
 
-def _module_name(path, root=ROOT):
-    parts = list(path.relative_to(root).with_suffix("").parts)
+def _module_name(path, root=None):
+    parts = list(path.relative_to(root or ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path, root=ROOT):
-    """Modules of the grader package that `path` imports, anywhere in it."""
+def _top(name):
+    return name.split(".")[0]
+
+
+def _imported(path, tree=None, root=None):
+    """[(module, enclosing function or None)]: every import of `path`, relative ones resolved. `from pkg import x`
+    names the submodule pkg.x when there is one (importing it is what the statement does), else pkg."""
+    root = root or ROOT
     name = _module_name(path, root)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.startswith("grader")}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            if target.startswith("grader"):
-                out.add(target)
-                out |= {f"{target}.{a.name}" for a in node.names}
+    out = []
+
+    def visit(node, function):
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+            if isinstance(child, ast.Import):
+                out.extend((a.name, function) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")
+                    base = base[:len(base) - child.level + 1]
+                    target = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    target = child.module or ""
+                for a in child.names:
+                    sub = f"{target}.{a.name}"
+                    is_module = (root / sub.replace(".", "/")).with_suffix(".py").is_file() or \
+                        (root / sub.replace(".", "/") / "__init__.py").is_file()
+                    out.append((sub if is_module else target, function))
+            visit(child, inner)
+
+    visit(tree or ast.parse(path.read_text()), None)
     return out
 
 
-def graph(root=ROOT):
-    modules = {_module_name(p, root): p for p in (root / "grader").rglob("*.py")
-               if "checks" not in p.parts or p.name == "__init__.py"}
+def _imports(path, root=None):
+    """Modules of the three packages that `path` imports, anywhere in it."""
+    return {m for m, _ in _imported(path, root=root) if _top(m) in PACKAGES}
+
+
+def _files(package):
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def graph(packages=("grader",), root=None):
+    root = root or ROOT
+    modules = {_module_name(p, root): p for package in packages for p in sorted((root / package).rglob("*.py"))}
     return {name: {m for m in _imports(path, root) if m in modules and m != name} for name, path in modules.items()}
 
 
@@ -69,6 +104,31 @@ def test_the_grader_has_no_import_cycles():
     edges = graph()
     assert "grader.grading" in edges and edges["grader.cli"]  # the graph is real
     assert _cycle(edges) is None, " -> ".join(_cycle(edges))
+
+
+def test_no_package_has_an_import_cycle():
+    edges = graph(PACKAGES)
+    # the graph is real: the edges that made the cycles issue 19 names are seen
+    assert "posenc_selfcheck.probes_ch04" in edges["posenc_selfcheck.probes"]
+    assert "posenc_selfcheck.properties_ch03" in edges["posenc_selfcheck.properties"]
+    assert "posenc_selfcheck.lab.plots" in edges["posenc_selfcheck.lab.experiments"]
+    assert "posenc_ref.mistakes.ch01" in edges["posenc_ref.mistakes"]
+    assert "posenc_selfcheck.probes" in edges["grader.hidden_probes"]  # an import inside a function
+    assert "grader.checks.mutation" in edges["grader.checks.ch04"]
+    assert _cycle(edges) is None, " -> ".join(_cycle(edges))
+
+
+def test_a_cycle_through_a_function_level_import_is_seen(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from . import a\n")
+    (pkg / "a.py").write_text("def f():\n    from .b import g\n")
+    (pkg / "b.py").write_text("from . import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGES", ("pkg",))
+    edges = graph(("pkg",))
+    assert edges == {"pkg": {"pkg.a"}, "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}}
+    assert _cycle(edges) == ["pkg.a", "pkg.b", "pkg.a"]
 
 
 def test_a_cycle_is_found_when_there_is_one():
@@ -118,7 +178,7 @@ def test_an_upward_import_inside_a_function_breaks_the_rule(tmp_path):
         (tmp_path / name).write_text("")
     (tmp_path / "grader" / "sandbox" / "server.py").write_text("def trusted():\n    from grader import remote\n")
     (tmp_path / "grader" / "sandbox" / "session.py").write_text("from ..records import ExerciseRun\n")
-    assert _upward(graph(tmp_path)) == {"grader.sandbox.server": ["grader.remote"]}
+    assert _upward(graph(root=tmp_path)) == {"grader.sandbox.server": ["grader.remote"]}
 
 
 def _flat_imports(path, local):
@@ -159,3 +219,82 @@ def test_the_runtime_files_are_exactly_what_the_zygote_imports():
     assert {"child.py", "probes.py", "store.py", "wire.py"} <= needed  # the closure is real
     assert sorted(listed) == sorted(needed), (set(listed) ^ needed)
     assert all(local[p.name] == p for p in runtime.RUNTIME_FILES)  # each from the folder it is imported from
+
+
+# ---- the nevers ---------------------------------------------------------------------------------------------
+STDLIB = set(sys.stdlib_module_names) | {"__future__"}
+
+
+def _foreign(paths, allowed):
+    """{file: [(imported module, function)]} for every import of `paths` whose top level is not in `allowed`."""
+    found = {}
+    for path in paths:
+        bad = [(m, f) for m, f in _imported(path) if _top(m) not in allowed]
+        if bad:
+            found[str(path.relative_to(ROOT))] = bad
+    return found
+
+
+def test_the_reference_imports_nothing_of_the_grader_or_the_self_check():
+    paths = _files("posenc_ref")
+    assert any(p.parent.name == "mistakes" for p in paths)
+    assert _foreign(paths, STDLIB | {"torch", "posenc_ref"}) == {}
+
+
+# `load_exercises(..., fallback=True)` fills in a missing exercise from the reference when it runs inside the
+# course's repository (docs/authoring.md, "Handing exercises to a later chapter"); the student release has no
+# posenc_ref (grader/release.py), where the function returns None. It is the only way in, and it stays one.
+REFERENCE_FALLBACK = ("posenc_selfcheck/mine.py", ("posenc_ref", "course_reference"))
+
+
+def test_the_learner_side_never_imports_the_grader_or_the_reference():
+    paths = _files("posenc_selfcheck")
+    assert any(p.parent.name == "lab" for p in paths) and any(p.parent.name == "gridlab" for p in paths)
+    found = {}
+    for path in paths:
+        bad = [(m, fn) for m, fn in _imported(path) if _top(m) in ("grader", "posenc_ref")]
+        if bad:
+            found[str(path.relative_to(ROOT))] = bad
+    path, allowed = REFERENCE_FALLBACK
+    assert found.pop(path, None) == [allowed]
+    assert found == {}
+
+
+def _notebook_code(path):
+    cells = json.loads(path.read_text())["cells"]
+    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+
+
+def test_the_notebooks_never_import_the_grader_or_the_reference():
+    sources = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.py"))
+    notebooks = sorted((ROOT / "notebooks").rglob("*.ipynb"))
+    assert sources and len(notebooks) >= len(sources)
+    for path in sources + notebooks:
+        tree = ast.parse(_notebook_code(path) if path.suffix == ".ipynb" else path.read_text())
+        imported = {_top(m) for m, _ in _imported(ROOT / "chapters" / "x.py", tree)}
+        assert not imported & {"grader", "posenc_ref"}, path
+        assert "posenc_selfcheck" in imported or path.name.startswith("00_"), path  # the scan reads imports
+
+
+def test_probes_import_only_torch_the_standard_library_and_each_other():
+    public = sorted((ROOT / "posenc_selfcheck").glob("probes*.py"))
+    hidden = sorted((ROOT / "grader" / "hidden_probes").glob("probes_*_hidden.py"))
+    assert len(public) >= 8 and hidden
+    flat = {p.stem for p in public}  # in the sandbox they import each other by their bare names
+    found = _foreign(public + hidden, STDLIB | {"torch"} | flat | {"posenc_selfcheck"})
+    assert found == {}
+    for path in public + hidden:
+        inside = [m for m, _ in _imported(path) if _top(m) == "posenc_selfcheck"]
+        assert all(m.rsplit(".", 1)[-1] in flat for m in inside), (path, inside)
+
+
+def test_the_exported_reference_holds_no_demo_code():
+    for path in sorted((ROOT / "posenc_ref").glob("ch[0-9][0-9]_*.py")):
+        assert {_top(m) for m, _ in _imported(path)} <= STDLIB | {"torch"}, path
+
+
+def test_a_forbidden_import_is_reported(tmp_path, monkeypatch):
+    (tmp_path / "m.py").write_text("import torch\ndef f():\n    from grader import grading\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert _foreign([tmp_path / "m.py"], STDLIB | {"torch"}) == {"m.py": [("grader", "f")]}

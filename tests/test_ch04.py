@@ -221,8 +221,9 @@ def test_the_seeds_layout_mix_breaks_both_properties():
 
 
 def test_reference_property_test_on_the_whole_catalogue_and_on_transformers():
-    import grader.hidden_probes  # noqa: F401  (registers the hidden candidates)
-    from posenc_selfcheck.probes_ch04 import CANDIDATES
+    from grader import hidden_probes
+
+    CANDIDATES = hidden_probes.catalog()["relative_property"].keywords["table"]  # public and hidden, merged
 
     for head_dim in (8, 64):
         for name in ACCEPT:

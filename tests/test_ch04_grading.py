@@ -107,7 +107,12 @@ def test_the_reference_passes_its_public_self_checks_and_a_mistake_is_named(caps
 
 
 def test_hidden_candidates_stay_out_of_the_student_release():
-    public = {name for name, fn in probes_ch04.CANDIDATES.items() if fn.__module__ == probes_ch04.__name__}
+    import grader.hidden_probes  # importing the hidden candidates adds nothing to the public registry
+
+    public = set(probes_ch04.CANDIDATES)
+    assert all(fn.__module__ == probes_ch04.__name__ for fn in probes_ch04.CANDIDATES.values())
+    merged = grader.hidden_probes.catalog()["relative_property"].keywords["table"]
+    assert set(merged) == public | set(ACCEPT) | set(REJECT)
     assert public == {"rope_other_frequencies", "rope_layout_mix", *PUBLIC_ACCEPT, *PUBLIC_REJECT}
     for check_ in CHECKS:
         if check_.public and check_.probe == "relative_property":

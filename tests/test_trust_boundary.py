@@ -222,6 +222,21 @@ def test_hidden_candidates_are_anonymous_in_the_sandbox(tmp_path):
         assert name not in said
 
 
+
+def test_chapter_8_candidates_are_anonymous_in_the_sandbox_too(tmp_path):
+    from grader.checks.ch08 import ACCEPT, BAD, GOOD, PUBLIC_ACCEPT, PUBLIC_REJECT, REJECT
+
+    path = tmp_path / "names.py"
+    path.write_text((HOSTILE / "names_candidates_2d.py").read_text())
+    checks = [c for c in chapter_checks("ch08") if c.exercise == "check_axial_property"]
+    grade = Grader(settings(**LIMITS), checks).grade(path)
+    assert grade.total == 0
+    said = " ".join(v.feedback for v in grade.verdicts)
+    assert "NAMES" in said
+    for name in [*ACCEPT, *REJECT, GOOD, BAD, *PUBLIC_ACCEPT, *PUBLIC_REJECT]:
+        assert name not in said
+
+
 # ---- a bounded, seeded fuzz: grade and batch never crash or hang ----------------------------------------------
 FRAGMENTS = [
     "def sinusoidal_table(seq_len, d_model, base=10000.0):\n    return None\n",

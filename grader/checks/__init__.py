@@ -27,6 +27,19 @@ CHAPTERS = {
     "ch08": ch08.CHECKS,
 }
 
+# docs/conventions.md's table of each chapter: {exercise: what it computes} (grader/conventions.py writes it)
+CONVENTIONS = {
+    "ch00": ch00.CONVENTIONS,
+    "ch01": ch01.CONVENTIONS,
+    "ch02": ch02.CONVENTIONS,
+    "ch03": ch03.CONVENTIONS,
+    "ch04": ch04.CONVENTIONS,
+    "ch05": ch05.CONVENTIONS,
+    "ch06": ch06.CONVENTIONS,
+    "ch07": ch07.CONVENTIONS,
+    "ch08": ch08.CONVENTIONS,
+}
+
 
 class CheckRegistryError(ValueError):
     """A chapter declares a check without a valid id, or two checks with the same key."""

@@ -27,6 +27,14 @@ def causal(q_len, k_len, kind="bool"):
 # (B, 1, Lq, Lk), broadcast over heads; seed 5 leaves no row all True, so an inverted mask stays finite
 BOOL_MASK = {"t": "random_bool_mask", "shape": [2, 1, 5, 5], "p": 0.6, "seed": 5}
 
+# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
+# table: this description beside the reference's signature)
+CONVENTIONS = {
+    "scaled_dot_product_attention": ("softmax(q kᵀ / √d + mask) v, written out; `mask` is boolean (True = may "
+                                     "attend) or float (added to the logits); equals "
+                                     "`F.scaled_dot_product_attention`"),
+}
+
 CHECKS = [
     Check(EX, "matches torch's SDPA without a mask, shape (2, 3, 5, 8)", "call", {"args": qkv(2, 3, 5, 5, 8)},
           points=2, public=True, mistakes=CORE, id="matches_torch_s_sdpa_without_mask_shape"),

@@ -22,6 +22,15 @@ def forward(ctor, x, **fkw):
     return {"ctor_args": ctor[0], "ctor_kwargs": ctor[1], "forward_args": [x], "forward_kwargs": fkw}
 
 
+# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
+# table: this description beside the reference's signature)
+CONVENTIONS = {
+    "sinusoidal_table": "`(seq_len, d_model)`: PE[p, 2i] = sin(p·ω_i), PE[p, 2i+1] = cos(p·ω_i), ω_i = base^(−2i/d)",
+    "shift_matrix": "`(d_model, d_model)`: the block-diagonal rotation M_k with PE[p+k] = M_k PE[p] for every p",
+    "SinusoidalPositionalEncoding": ("x + PE[offset : offset+seq]; no trainable parameters; longer sequences than "
+                                     "`max_len` still work"),
+}
+
 CHECKS = [
     # ---- sinusoidal_table -------------------------------------------------------------------------
     Check("sinusoidal_table", "matches the reference for seq_len=16, d_model=8", "call", table(16, 8),

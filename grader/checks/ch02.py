@@ -31,6 +31,16 @@ def resize_tol(old_len):
     return {"per_position": 6e-7, "max_position": old_len}
 
 
+# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
+# table: this description beside the reference's signature)
+CONVENTIONS = {
+    "LearnablePositionalEncoding": ("x + a learned row per position, in the attribute `position_embeddings: "
+                                    "nn.Embedding`, initialised from a truncated normal with std 0.02; "
+                                    "`ValueError` past `max_len`"),
+    "resize_position_table": ("`(L, d)` → `(new_len, d)` by linear interpolation along positions, as "
+                              "`F.interpolate(mode=\"linear\", align_corners=False)`"),
+}
+
 CHECKS = [
     # ---- LearnablePositionalEncoding ---------------------------------------------------------------
     Check(MODULE, "x + E[0 .. seq-1] for a batch (2, 10, 16)", "module_forward",

@@ -71,6 +71,24 @@ SCALE_HINT = ("never build a (B, H, Lq, Lk, d) tensor and never repeat the table
               "q·rel_k from (q @ rel_k.T), shape (B, H, Lq, 2K+1), and scatter-add the attention weights into "
               "2K+1 slots before multiplying by rel_v (section 3.3)")
 
+# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
+# table: this description beside the reference's signature)
+CONVENTIONS = {
+    "relative_positions": "`(q_len, k_len)` integer matrix of j − i, queries aligned to the end",
+    "shaw_attention_direct": ("Shaw et al. (2018) written as the paper does, with a `(B, H, Lq, Lk, d)` tensor of "
+                              "relative embeddings: the baseline"),
+    "shaw_attention": ("the same result without that tensor: tables `(2K+1, head_dim)` shared by the heads, row "
+                       "clip(j − i, −K, K) + K, both logit terms divided by √d, values plus the a^V term"),
+    "RelativePositionBias": ("`(1, H, q_len, k_len)`: a learned bias per head and clipped distance (attribute "
+                             "`bias: nn.Embedding(2K+1, num_heads)`), on the module's device, for SDPA's float "
+                             "`attn_mask`"),
+    "t5_bucket": ("T5's logarithmic buckets (Raffel et al., 2020), equal to transformers' "
+                  "`_relative_position_bucket`"),
+    "alibi_slopes": ("`(num_heads,)`: the geometric slopes of Press et al. (2022), including head counts that are "
+                     "not powers of two"),
+    "alibi_bias": "`(1, H, q_len, k_len)`: −slope_h · abs(j − i)",
+}
+
 CHECKS = [
     # ---- relative_positions -----------------------------------------------------------------------
     Check(REL, "j − i for q_len = k_len = 5", "call", {"args": [5, 5]}, public=True, mistakes=REL_MISTAKES,

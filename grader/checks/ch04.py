@@ -101,6 +101,26 @@ def attention(x, **kw):
     return {**ATTN, "x": x, **kw}
 
 
+# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
+# table: this description beside the reference's signature)
+CONVENTIONS = {
+    "rope_inv_freq": "`(head_dim/2,)`: θ_i = base^(−2i/d), float32",
+    "rope_cos_sin": "`(cos, sin)`, each `position_ids.shape + (head_dim,)`, half layout, float32",
+    "rotate_half": "cat(−x2, x1) over the last dimension",
+    "apply_rope": ("x·cos + rotate_half(x)·sin for x `(B, H, L, D)` and tables `(L, R)` or `(B, L, R)` broadcast "
+                   "over heads; R < D rotates the first R dimensions only (partial rotary)"),
+    "apply_rope_interleaved": "the interleaved layout: pairs (2i, 2i+1) rotated as complex numbers",
+    "interleaved_to_half_perm": ("the permutation with apply_rope(x[..., perm]) == apply_rope_interleaved(x)[..., "
+                                 "perm]"),
+    "check_relative_property": ("a test the learner writes: True when rope_fn(x, position_ids) keeps norms and "
+                                "makes q·k depend on m − n only. It judges the property, not a convention: the "
+                                "other rotation direction or another base still has it; a mixed layout, a leak of "
+                                "absolute position or a change of norm does not"),
+    "RoPEAttention": ("multi-head attention with RoPE on q and k (half layout) and SDPA inside; `q_proj`, "
+                      "`k_proj`, `v_proj`, `o_proj` are `nn.Linear` without bias; returns `(out, (k, v))`, the "
+                      "cache holding rotated keys; decoding token by token with the cache equals the full forward"),
+}
+
 CHECKS = [
     # ---- rope_inv_freq ----------------------------------------------------------------------------
     Check("rope_inv_freq", "matches the reference for head_dim=8", "call", call(8), public=True,

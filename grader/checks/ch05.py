@@ -37,6 +37,15 @@ def raises(check_id, name, params, mentions, **kw):
     return Check(SCALED, name, "raises", params, expect="raises", mentions=mentions, id=check_id, public=True, **kw)
 
 
+# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
+# table: this description beside the reference's signature)
+CONVENTIONS = {
+    "yarn_ramp": "YaRN's per-frequency ramp between interpolation and extrapolation (Peng et al., 2023)",
+    "scaled_rope_inv_freq": ("`(inv_freq, attention_factor)` for `rope_type` default, linear (Chen et al., 2023), "
+                             "dynamic (NTK), yarn, llama3; equal to transformers 5.x's `ROPE_INIT_FUNCTIONS` for "
+                             "the same parameters"),
+}
+
 CHECKS = [
     # ---- yarn_ramp --------------------------------------------------------------------------------
     Check(RAMP, "matches the reference for head_dim=16, base=10000, L0=2048", "call", ramp(16, 10000.0, 2048),

@@ -19,6 +19,13 @@ def forward(head_dim, positions, **ctor_kwargs):
     return {"ctor_args": [head_dim], "ctor_kwargs": ctor_kwargs, "forward_args": [positions]}
 
 
+# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
+# table: this description beside the reference's signature)
+CONVENTIONS = {
+    "RotaryCache": ("`(cos, sin)` rows looked up from float32 tables kept as buffers, grown when a position "
+                    "reaches `max_len`; rows cast to `dtype` (float32 by default)"),
+}
+
 CHECKS = [
     Check(EX, "position_ids (6,), head_dim=8: cos/sin (6, 8) equal rope_cos_sin", "module_forward",
           forward(8, arange(6), max_len=16), public=True, mistakes=ALL, tol={**POS_TOL, "max_position": 6},

@@ -62,6 +62,18 @@ DEVICE_HINT = ("build positions and masks on the input's device (torch.arange(..
 BLOCK_HINT = ("the token vectors scaled by sqrt(d_model) meet scheme.embed once, then the given pre-norm blocks "
               "in order, then the final norm and the tied head")
 
+# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
+# table: this description beside the reference's signature)
+CONVENTIONS = {
+    "PositionalAttention": ("multi-head attention whose positions come from `scheme`: `q_proj`, `k_proj`, "
+                            "`v_proj`, `o_proj` without bias, q and k rotated before the cache, the bias added to "
+                            "q·k/sqrt(d) with the causal mask (queries aligned to the end) folded in, SDPA inside; "
+                            "returns `(out, (k, v))`"),
+    "TinyDecoder": ("a pre-norm decoder: `embed_tokens` (scaled by sqrt(d_model), then `scheme.embed` once), "
+                    "`layers` of the given `DecoderBlock`, `norm`, the head tied to `embed_tokens.weight`; "
+                    "positions `past .. past + seq - 1`; returns `(logits, kv_caches)`"),
+}
+
 CHECKS = [
     # ---- PositionalAttention ----------------------------------------------------------------------
     Check(ATTN, "in eval mode, the same input twice gives the same output (no dropout left on)", "scheme_repeat",

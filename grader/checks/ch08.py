@@ -132,6 +132,26 @@ CATALOGUE = Catalogue(PROPERTY, "axial_property", "verdicts_2d", GOOD, BAD, ACCE
 verdict_check = CATALOGUE.verdict_check
 
 
+# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
+# table: this description beside the reference's signature)
+CONVENTIONS = {
+    "resize_position_table_2d": ("`(P + H·W, d)` → `(P + H'·W', d)`: prefix rows kept, the grid resized as a `(1, "
+                                 "d, H, W)` image with `F.interpolate(align_corners=False)` in float32; equals "
+                                 "timm's `resample_abs_pos_embed`"),
+    "sincos_2d_table": ("`(H·W, d)` float32: [sin(rω) | cos(rω) | sin(cω) | cos(cω)], ω_i = base^(−i/(d/4)); "
+                        "equals transformers' `build_2d_sinusoidal_position_embedding` (MAE, He et al., 2022)"),
+    "axial_rope_cos_sin": ("`(cos, sin)`, each `(N, head_dim)` float32, for (row, column) ids: angles [rθ | cθ], "
+                           "θ_j = base^(−2j/(d/2)), tables cat(angles, angles); equals Qwen2-VL's vision rotary "
+                           "embedding"),
+    "check_axial_property": ("a test the learner writes: True when rope_fn(x, position_ids) keeps norms, makes q·k "
+                             "depend on the displacement (Δrow, Δcolumn) only, and changes along rows and along "
+                             "columns"),
+    "mrope_position_ids": ("`(3, batch, seq)` ids for tokens of kinds 0 text, 1 image, 2 video; equals Qwen2-VL's "
+                           "`get_rope_index` in transformers 5.23"),
+    "mrope_cos_sin": ("`(cos, sin)`, each `(batch, seq, head_dim)` float32: frequency block k of `mrope_section` "
+                      "turns by id k; equals `Qwen2VLRotaryEmbedding`"),
+}
+
 CHECKS = [
     # ---- resize_position_table_2d -----------------------------------------------------------------------
     Check(RESIZE, "grow a 4x6 grid with a class token to 7x9 (timm: bicubic, align_corners=False)", "call",

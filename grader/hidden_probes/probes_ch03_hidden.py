@@ -23,9 +23,9 @@ import time
 import torch
 
 try:
-    from posenc_selfcheck.probes import _get, _pack, build, registry
+    from posenc_selfcheck.probes_base import _get, _pack, build, registry
 except ImportError:  # flat in the sandbox
-    from probes import _get, _pack, build, registry
+    from probes_base import _get, _pack, build, registry
 
 PROBES, probe = registry()
 

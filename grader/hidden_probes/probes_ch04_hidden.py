@@ -2,7 +2,8 @@
 judge. Correct ones (other layouts, bases, directions, partial rotary, shifted positions) must be
 accepted; broken ones (a layout mix, sign errors that break the rotation, absolute-position leaks,
 length changes, and no-ops whose rotation never changes with the position) rejected. They register
-into the public registry `probes_ch04.CANDIDATES`.
+into a `CANDIDATES` registry of their own (never into the public one): `probes.catalog` merges it in
+for the grader's probe.
 
 (The file is not named probes_ch04.py: the sandbox copies public and hidden probe files into one
 folder by file name, and a hidden probes_ch04.py would replace the public one there.)
@@ -13,11 +14,14 @@ from __future__ import annotations
 import torch
 
 try:
-    from posenc_selfcheck.probes_ch04 import candidate, plane_angles, rotate_neighbours
+    from posenc_selfcheck.probes_base import registry
+    from posenc_selfcheck.probes_ch04 import plane_angles, rotate_neighbours
 except ImportError:  # flat in the sandbox
-    from probes_ch04 import candidate, plane_angles, rotate_neighbours
+    from probes_base import registry
+    from probes_ch04 import plane_angles, rotate_neighbours
 
 PROBES = {}  # no probes of its own: candidates for probes_ch04's relative_property
+CANDIDATES, candidate = registry()  # the hidden candidates, merged with the public ones by probes.catalog
 
 
 def _theta(d, base=10000.0, step=2.0):

@@ -2,7 +2,8 @@
 Correct ones (Qwen2-VL's layout, columns first, interleaved pairs, another base, the other direction, partial
 rotary, shifted ids, 'mixed' angles, float64) must be accepted; broken ones (a rotation by one axis only, a layout
 mix, sign errors, angles that are not affine in (row, column), length changes, no-ops) rejected. They register
-into the public registry `probes_ch08.CANDIDATES_2D`.
+into a `CANDIDATES_2D` registry of their own (never into the public one): `probes.catalog` merges it in for the
+grader's probe.
 
 (The file is not named probes_ch08.py: the sandbox copies public and hidden probe files into one folder by file
 name, and a hidden probes_ch08.py would replace the public one there.)
@@ -13,11 +14,14 @@ from __future__ import annotations
 import torch
 
 try:
-    from posenc_selfcheck.probes_ch08 import axial, candidate_2d, plane_angles_2d, rotate_pairs
+    from posenc_selfcheck.probes_base import registry
+    from posenc_selfcheck.probes_ch08 import axial, plane_angles_2d, rotate_pairs
 except ImportError:  # flat in the sandbox
-    from probes_ch08 import axial, candidate_2d, plane_angles_2d, rotate_pairs
+    from probes_base import registry
+    from probes_ch08 import axial, plane_angles_2d, rotate_pairs
 
 PROBES = {}  # no probes of its own: candidates for probes_ch08's axial_property
+CANDIDATES_2D, candidate = registry()  # the hidden candidates, merged with the public ones by probes.catalog
 
 
 def _qwen_tables(x, position_ids, base=10000.0, rows_first=True):
@@ -39,30 +43,30 @@ def _half(x, cos, sin, turn=lambda x1, x2: (-x2, x1), scale=1.0):
 
 
 # ---- correct: must be accepted ----------------------------------------------------------------
-@candidate_2d
+@candidate
 def axial_qwen2_vl(x, position_ids):
     """Qwen2-VL's vision tower: half layout, rows on the first d/4 planes, base 10000."""
     return _half(x, *_qwen_tables(x, position_ids))
 
 
-@candidate_2d
+@candidate
 def axial_columns_on_first_planes(x, position_ids):
     return _half(x, *_qwen_tables(x, position_ids, rows_first=False))
 
 
-@candidate_2d
+@candidate
 def axial_interleaved_pairs(x, position_ids):
     """Neighbouring pairs, the first half of the planes with the row, the second with the column."""
     return rotate_pairs(x, plane_angles_2d(x, position_ids, *axial(x.shape[-1] // 2, base=10000.0)))
 
 
-@candidate_2d
+@candidate
 def axial_reversed(x, position_ids):
     """rotate_half with its sign flipped: every plane turns by -angle."""
     return _half(x, *_qwen_tables(x, position_ids), turn=lambda x1, x2: (x2, -x1))
 
 
-@candidate_2d
+@candidate
 def axial_partial_half(x, position_ids):
     """Only the first half of the head is rotated (Qwen's layout inside it)."""
     d = x.shape[-1]
@@ -70,13 +74,13 @@ def axial_partial_half(x, position_ids):
     return torch.cat((_half(x[..., :rotary], *_qwen_tables(x[..., :rotary], position_ids)), x[..., rotary:]), dim=-1)
 
 
-@candidate_2d
+@candidate
 def axial_shifted_ids(x, position_ids):
     """Every id shifted by (7, 3): displacements unchanged."""
     return _half(x, *_qwen_tables(x, position_ids + torch.tensor([7, 3])))
 
 
-@candidate_2d
+@candidate
 def axial_mixed_frequencies(x, position_ids):
     """RoPE-Mixed (Heo et al., 2024): every plane turns by θx_i r + θy_i c with its own pair of frequencies."""
     n = x.shape[-1] // 2
@@ -85,7 +89,7 @@ def axial_mixed_frequencies(x, position_ids):
     return rotate_pairs(x, plane_angles_2d(x, position_ids, theta_r, theta_c))
 
 
-@candidate_2d
+@candidate
 def axial_float64_base_1000(x, position_ids):
     """Angles and rotation in float64, base 1000."""
     cos, sin = _qwen_tables(x.double(), position_ids, base=1000.0)
@@ -93,39 +97,39 @@ def axial_float64_base_1000(x, position_ids):
 
 
 # ---- broken: must be rejected -----------------------------------------------------------------
-@candidate_2d
+@candidate
 def axial_columns_only(x, position_ids):
     """Every plane turns with the column: patches of one column are never told apart."""
     ids = torch.stack((position_ids[:, 1], position_ids[:, 1]), dim=-1)
     return _half(x, *_qwen_tables(x, ids))
 
 
-@candidate_2d
+@candidate
 def axial_first_id_only(x, position_ids):
     """The column ids dropped: (r, 0) for every patch, Qwen's layout otherwise."""
     ids = torch.stack((position_ids[:, 0], torch.zeros_like(position_ids[:, 0])), dim=-1)
     return _half(x, *_qwen_tables(x, ids))
 
 
-@candidate_2d
+@candidate
 def axial_identity(x, position_ids):
     return x.clone()
 
 
-@candidate_2d
+@candidate
 def axial_last_cell_for_all(x, position_ids):
     """A broadcasting slip: the tables of the last patch rotate every patch."""
     cos, sin = _qwen_tables(x, position_ids)
     return _half(x, cos[-1:].expand_as(cos), sin[-1:].expand_as(sin))
 
 
-@candidate_2d
+@candidate
 def axial_rotate_half_no_minus(x, position_ids):
     """rotate_half = cat(x2, x1): the blocks are not rotations."""
     return _half(x, *_qwen_tables(x, position_ids), turn=lambda x1, x2: (x2, x1))
 
 
-@candidate_2d
+@candidate
 def axial_interleaved_tables_half_rotation(x, position_ids):
     """The other layout mix: Qwen's angles repeated for neighbouring pairs, but rotate_half applied."""
     d = x.shape[-1]
@@ -136,14 +140,14 @@ def axial_interleaved_tables_half_rotation(x, position_ids):
     return _half(x, angles.cos().to(x.dtype), angles.sin().to(x.dtype))
 
 
-@candidate_2d
+@candidate
 def axial_rows_clipped_at_8(x, position_ids):
     """Rows clipped at 8 (a table of 8 rows): relative only in the first 9 rows."""
     ids = torch.stack((position_ids[:, 0].clamp(max=8), position_ids[:, 1]), dim=-1)
     return _half(x, *_qwen_tables(x, ids))
 
 
-@candidate_2d
+@candidate
 def axial_quadratic_row(x, position_ids):
     """Row angle (r + r²/40) θ: a rotation (norms kept) not affine in the row."""
     r = position_ids[:, 0].float()
@@ -153,12 +157,12 @@ def axial_quadratic_row(x, position_ids):
     return rotate_pairs(x, plane_angles_2d(x, ids, rows, cols))
 
 
-@candidate_2d
+@candidate
 def axial_shrinks_by_0_9(x, position_ids):
     return 0.9 * _half(x, *_qwen_tables(x, position_ids))
 
 
-@candidate_2d
+@candidate
 def axial_sin_angle_off(x, position_ids):
     """sin taken at 1.1 times the angle of cos: the blocks are not rotations."""
     n = x.shape[-1] // 2

@@ -18,8 +18,8 @@ PUBLIC = HERE.parent.parent / "posenc_selfcheck"
 SANDBOX_FILES = ("server.py", "bootstrap.py", "session_server.py", "child.py", "sigchld.py", "cleanup.py",
                  "confine.py", "jail.py", "landlock.py", "seccomp.py", "cgroup.py", "kernel.py", "paths.py",
                  "probe.py", "procs.py", "policy.py", "wire.py")
-PUBLIC_FILES = ("store.py", "probes.py", "probes_ch03.py", "probes_ch04.py", "probes_ch05.py", "probes_ch06.py",
-                "probes_ch07.py", "probes_ch08.py", "probes_meta.py")
+PUBLIC_FILES = ("store.py", "probes_base.py", "probes.py", "probes_ch03.py", "probes_ch04.py", "probes_ch05.py",
+                "probes_ch06.py", "probes_ch07.py", "probes_ch08.py", "probes_meta.py")
 RUNTIME_FILES = (tuple(HERE / name for name in SANDBOX_FILES) + tuple(PUBLIC / name for name in PUBLIC_FILES)
                  + tuple(hidden_probes.FILES))
 

@@ -7,20 +7,12 @@ learner's kernel can name them too without this code. Each chapter's list lives 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Mistake:
-    exercise: str  # the contract name it replaces
-    message: str  # what the learner reads: the mistake and the fix
-    impl: object  # a function or class with the exercise's signature
+from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08
+from .mistake import Mistake  # noqa: F401  (the record each chapter's file fills in)
 
 
 def _registry():
     """Every chapter's mistakes, listed explicitly (a chapter's file counts once it is named here)."""
-    from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08
-
     out = {}
     for chapter in (ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08):
         clash = set(out) & set(chapter.MISTAKES)

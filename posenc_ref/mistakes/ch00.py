@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from . import Mistake
+from .mistake import Mistake
 
 
 def _attention(kind):

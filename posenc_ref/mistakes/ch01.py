@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from .. import ch01_sinusoidal as ref
-from . import Mistake
+from .mistake import Mistake
 
 
 def _table(kind):

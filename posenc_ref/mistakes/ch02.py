@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from .. import ch02_learned_absolute as ref
-from . import Mistake
+from .mistake import Mistake
 
 
 def _resize(kind):

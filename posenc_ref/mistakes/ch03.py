@@ -11,7 +11,7 @@ import math
 import torch
 
 from .. import ch03_relative as ref
-from . import Mistake
+from .mistake import Mistake
 
 
 # ---- relative_positions --------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import ch04_rope as ref
-from . import Mistake
+from .mistake import Mistake
 
 
 # ---- frequencies and tables -------------------------------------------------------------------

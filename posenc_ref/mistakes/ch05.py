@@ -11,7 +11,7 @@ import math
 import torch
 
 from .. import ch05_long_context as ref
-from . import Mistake
+from .mistake import Mistake
 
 
 def _default(head_dim, base):

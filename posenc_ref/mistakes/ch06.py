@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from .. import ch06_performance as ref
-from . import Mistake
+from .mistake import Mistake
 
 
 def _angles(length, head_dim, base, device=None, dtype=torch.float32):

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import ch07_train_short_test_long as ref
-from . import Mistake
+from .mistake import Mistake
 
 
 # ---- the attention block ----------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from . import Mistake
+from .mistake import Mistake
 
 
 # ---- resize_position_table_2d ---------------------------------------------------------------------------

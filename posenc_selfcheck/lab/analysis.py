@@ -9,6 +9,10 @@ import math
 import torch
 import torch.nn.functional as F
 
+# the decoders the position probe reads, as the figures and the log name them
+PROBED = {"causal": "causal, windows start anywhere", "causal_bos": "causal, windows start with BOS",
+          "bidirectional_bos": "no causal mask, windows start with BOS"}
+
 
 def _weights(q, k, attn_mask=None, is_causal=False, scale=None):
     """The attention probabilities SDPA computes: softmax(q kᵀ · scale + mask), in float32."""

@@ -88,8 +88,6 @@ EXERCISES = tuple(dict.fromkeys(n for names in NEEDS.values() for n in names)) +
     "resize_position_table", "scaled_rope_inv_freq")
 ROPE_VARIANTS = ("default", "linear", "dynamic", "yarn")
 MASK_ID = data.VOCAB_SIZE  # the masked-token objective's [MASK]: one id past the bytes
-PROBED = {"causal": "causal, windows start anywhere", "causal_bos": "causal, windows start with BOS",
-          "bidirectional_bos": "no causal mask, windows start with BOS"}
 
 
 class Lab:
@@ -297,7 +295,7 @@ class Lab:
                                      ("bidirectional_bos", bidirectional, bos_windows)):
             states = analysis.hidden_states(model, inputs)  # [(N, L, d)] input of layer 0, then every layer
             out[label] = [analysis.position_probe(s[: n // 2], s[n // 2:]) for s in states]
-            print(f"{PROBED[label]:>34}: R² embeddings, then after each layer: "
+            print(f"{analysis.PROBED[label]:>34}: R² embeddings, then after each layer: "
                   + ", ".join(f"{p['r2']:5.2f}" for p in out[label])
                   + f"; mean error in positions (last layer) {out[label][-1]['mae']:.1f}")
         self.results["probe"] = out

@@ -12,6 +12,8 @@ import io
 
 from matplotlib.figure import Figure
 
+from . import analysis
+
 DPI = 100  # the notebook's pictures; the command line saves at 110 (Lab.save)
 
 
@@ -119,14 +121,13 @@ def attention_maps(maps, train_len, layer=-1):
 
 def position_probe(out, train_len):
     """R² of the position probe per layer, and the mean predicted position against the true one."""
-    from .experiments import PROBED
-
     fig = Figure(figsize=(11, 3.8))
     ax0, ax1 = fig.subplots(1, 2)
     for label, color in (("causal", "0.5"), ("causal_bos", "k"), ("bidirectional_bos", "tab:red")):
         layers = out[label]
-        ax0.plot(range(len(layers)), [p["r2"] for p in layers], "o-", color=color, label=f"NoPE, {PROBED[label]}")
-        ax1.plot(range(train_len), layers[-1]["mean_prediction"], color=color, label=f"NoPE, {PROBED[label]}")
+        name = f"NoPE, {analysis.PROBED[label]}"
+        ax0.plot(range(len(layers)), [p["r2"] for p in layers], "o-", color=color, label=name)
+        ax1.plot(range(train_len), layers[-1]["mean_prediction"], color=color, label=name)
     layers = len(out["causal"])
     ax0.set_xticks(range(layers), ["embeddings"] + [f"after layer {n}" for n in range(layers - 1)])
     ax0.set_ylabel("R² of a linear probe for the position")
