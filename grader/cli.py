@@ -37,7 +37,8 @@ EXAMPLES = {
     "i18n": "python -m grader i18n --update",
 }
 MEMORY_WHY = {
-    "local": "6 GB leaves a wrong but honest answer room to fail on its numbers, not on memory",
+    "local": f"{DEFAULTS.memory_mb / 1024:g} GB leaves a wrong but honest answer room to fail on its numbers, "
+             "not on memory",
     "gradescope": "fits inside the container the docs recommend; a memory bomb meets this limit first",
 }
 
@@ -140,7 +141,7 @@ def parser():
     gs = _sub(sub, "gradescope", "build the Gradescope autograder zip (one per assignment)")
     gs.add_argument("zip", metavar="OUT.zip", help="where to write the autograder")
     _assignment_options(gs, "grade")
-    gs.add_argument("--hidden-visibility", default="after_due_date", choices=VISIBILITIES,
+    gs.add_argument("--hidden-visibility", default=Settings.hidden_visibility, choices=VISIBILITIES,
                     help="when students see the checks that are not public")
     _limits_options(gs, GRADESCOPE_WALL_SECONDS, GRADESCOPE_MEMORY_MB, why="gradescope")
     i18n = _sub(sub, "i18n", "update or check the translation catalogs (locale/zh_CN/LC_MESSAGES)")

@@ -12,7 +12,9 @@ import html
 import re
 import unicodedata
 
-MAX_TEXT = 2000  # characters of one learner-controlled message
+from .settings import ReportLimits
+
+MAX_TEXT = ReportLimits().message_chars  # characters of one learner-controlled message
 
 # C0 and C1 controls (ESC starts terminal sequences), DEL, and the Unicode bidi overrides that make
 # text display in another order than it reads

@@ -205,7 +205,7 @@ class Grader:
         runs (and with exercise None at the end). Raises SubmissionError when the path holds nothing
         gradable."""
         start = time.perf_counter()
-        files = read_submission(submission)
+        files = read_submission(submission, self.settings.read)
         checks = [c for c in self.checks if c.cuda or not self.settings.cuda_only]
         cuda = any(c.cuda for c in checks) and _cuda_available()
         by_exercise = OrderedDict()

@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .settings import BATCH_TIMEOUT_SECONDS
+
 REPO = Path(__file__).resolve().parent.parent
 _GRADED = {}
 
@@ -31,7 +33,7 @@ def grade(assignment, exercise):
     folder = os.getcwd()
     if (folder, assignment) not in _GRADED:
         run = subprocess.run([sys.executable, "-m", "grader.nbgrader_cell", folder, assignment], cwd=REPO,
-                             capture_output=True, text=True, timeout=1800)
+                             capture_output=True, text=True, timeout=BATCH_TIMEOUT_SECONDS)
         if run.returncode != 0:
             raise RuntimeError(f"the course's grader failed: {run.stderr.strip()[-1000:]}")
         _GRADED[(folder, assignment)] = json.loads(run.stdout)

@@ -13,6 +13,7 @@ from pathlib import Path
 from .checks import chapter_of
 from .escape import MAX_TEXT, one_line
 from .records import Status
+from .settings import ReportLimits
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 STATUS_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.MISSING: "…"}
@@ -82,7 +83,7 @@ def _line(text):
     return one_line(text, MAX_TEXT)
 
 
-MAX_TEST_NAME = 80  # characters of a Gradescope test's name; the whole description goes in its output
+MAX_TEST_NAME = ReportLimits().test_name_chars  # characters of a Gradescope test's name (the rest: its output)
 
 
 def _short(text, limit):

@@ -147,7 +147,7 @@ def test_landlock_reads_of_etc_leave_out_its_secrets():
 def test_capabilities_are_what_the_policy_takes():
     from grader.sandbox import policy, seccomp
 
-    caps = policy.Caps(**confine.capabilities(sandbox_uid=USER))
+    caps = policy.Caps(**confine.capabilities("auto", USER))
     assert caps.root and caps.landlock == confine.landlock_abi() and caps.seccomp == seccomp.available()
     assert caps.python_readable == (confine.unreadable_by(USER, confine.python_paths()) == [])
     assert (caps.cgroup is None) == bool(caps.cgroup_reason)

@@ -3,8 +3,9 @@
 Parses every module of grader/ with `ast` and fails where a numeric literal restates one of Settings'
 defaults outside settings.py:
 - a *distinctive* default value (at least 1000 and not an everyday power of two such as 4096, or a
-  megabyte count written in bytes: `6144 << 20`, 61000, 1800.0, ...) anywhere it names something: the value of an assignment, of a keyword argument or
-  of a parameter's default; exercise data (a check's arguments, a positional 4096) is not a limit;
+  megabyte count written in bytes: `6144 << 20`, 61000, 1800.0, ...) anywhere it names something: the
+  value of an assignment, of a keyword argument or of a parameter's default; exercise data (a check's
+  arguments, a positional 4096) is not a limit, nor is a hexadecimal kernel flag;
 - any default value (60, 64, 20, 6, ...) given to a name that shares a distinctive word with the
   setting's name (`cpu_seconds: int = 60`, `PARSE_SECONDS = 20`, `MAX_DEPTH = 6`).
 0, 1, 2 and -1 are never limits by themselves. The defaults are read from grader.settings at test time,
@@ -86,8 +87,8 @@ def _named_literals(text):
     tree = ast.parse(text)
     for node in ast.walk(tree):
         pairs = []
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Attribute)):
-            target = node.targets[0]
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, (ast.Name, ast.Attribute)):
             pairs.append((target.id if isinstance(target, ast.Name) else target.attr, node.value))
         elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
             pairs.append((node.target.id, node.value))

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..assignment import resolve
 from ..files import read_json, write_json
 from ..progress import Progress, say
+from ..settings import BATCH_TIMEOUT_SECONDS
 from .discovery import discover, parse_time, submission_hash
 from .reporting import write_outputs
 from .scheduling import Worker, schedule
@@ -48,7 +49,7 @@ def _interrupt(signum, frame):
     raise Interrupted()
 
 
-def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None, layout="auto", due=None,
+def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stream=None, layout="auto", due=None,
               nbgrader_gradebook=False):
     """Grade every submission in `folder` not yet graded into `out`; write the gradebook and summary.
     `due`: an aware datetime; later submissions are flagged late. `nbgrader_gradebook`: also write the
@@ -66,7 +67,7 @@ def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None, layout
         say(f"layout: nbgrader's submitted/<student>/<assignment>/ (every entry of {folder} fits it)",
             settings.progress, stream)
     fingerprint, run_id = grader_fingerprint(assignment), uuid.uuid4().hex[:12]
-    hashes = {student: submission_hash(entry.path) for student, entry in entries.items()}
+    hashes = {student: submission_hash(entry.path, settings.read) for student, entry in entries.items()}
     todo = [s for s in entries if not _current(read_json(out / "results" / f"{s}.json"), hashes[s], fingerprint)]
     settings = settings.replace(protect=(*settings.protect, str(folder), str(out)))
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

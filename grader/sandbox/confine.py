@@ -226,16 +226,16 @@ def python_readable_by(uid):
     return not unreadable_by(uid, python_paths())
 
 
-def capabilities(forced="auto", sandbox_uid=61000):
-    """What this machine offers, as the fields of policy.Caps (the fork server's hello). `sandbox_uid`:
-    any uid of no account (readability of Python does not depend on which)."""
+def capabilities(forced, uid_base):
+    """What this machine offers, as the fields of policy.Caps (the fork server's hello). `uid_base`
+    (Settings.uid_base): any uid of no account (readability of Python does not depend on which)."""
     root = os.geteuid() == 0
     kind, reason = cgroup.probe()
     jail, userns_jail = root and can_jail(), not root and can_userns_jail()
     return {"root": root, "jail": jail, "userns_jail": userns_jail,
             "pidns": (jail or userns_jail) and can_pid_namespace(userns=not root),
             "landlock": landlock_abi(), "seccomp": seccomp.available(), "cgroup": kind,
-            "cgroup_reason": "" if kind else reason, "python_readable": root and python_readable_by(sandbox_uid),
+            "cgroup_reason": "" if kind else reason, "python_readable": root and python_readable_by(uid_base),
             "forced": forced}
 
 
@@ -690,6 +690,6 @@ def apply(policy, cgroup=None):
     # forks, or a probe, reads its own /proc/self); the machine's /proc only the child's own folder
     landlock(list(policy.readable), list(policy.writable), policy.landlock, own_proc=not policy.pidns)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
-    limit(policy.cpu_seconds, policy.rlimit_as or 0, policy.file_bytes, nproc)
+    limit(policy.cpu_seconds, (policy.memory_mb or 0) << 20, policy.file_bytes, nproc)
     if policy.seccomp:
         seccomp.install()

@@ -351,11 +351,11 @@ def _group(job, n):
     """A fresh memory cgroup for one child, as the policy asks (None when it asks for none)."""
     rule = job.policy
     GROUP.clear()
-    if rule["cgroup_bytes"]:
+    if rule["cgroup_mb"]:
         try:
-            GROUP.append(cgroup.Cgroup.create(f"x{n}", rule["cgroup_bytes"], rule["cgroup_pids"]))
+            GROUP.append(cgroup.Cgroup.create(f"x{n}", rule["cgroup_mb"] << 20, rule["cgroup_pids"]))
         except OSError:
-            if rule["rlimit_as"] is None:
+            if rule["memory_mb"] is None:
                 return ("no cgroup could be made for this exercise, and it had no address-space limit: it ran "
                         "without a memory limit")
             return "no cgroup could be made for this exercise, so only its address space was limited (RLIMIT_AS)"

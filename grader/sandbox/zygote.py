@@ -207,7 +207,7 @@ class Zygote(ZygoteClient):
     """The zygote process (`python -I`, torch imported once, never a submission's code). It may serve
     every submission a grading process handles, each in a fresh session forked from it."""
 
-    def __init__(self, mode, uid_base=61000):
+    def __init__(self, mode, uid_base):
         self.mode = mode
         self.root = Path(tempfile.mkdtemp(prefix="posenc-server-"))
         _own(self.root)
@@ -370,7 +370,7 @@ class Session:
         return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
                               system=tuple(confine.readable_paths(protected_paths(self.settings), self.caps["python"])),
                               protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
-                              gpu_devices=gpus, memory_bytes=lim.memory_bytes, pids=lim.nproc,
+                              gpu_devices=gpus, memory_mb=lim.memory_mb, nproc=lim.nproc,
                               cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes)
 
     # -- the session server ----------------------------------------------------------------------------
