@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from .checks import by_key
-from .records import Grade, Status, Verdict
+from .records import Grade
 from .sandbox.wire import Channel
 from .sandbox.zygote import SandboxError, Zygote, ZygoteClient
 from .settings import Settings
@@ -27,19 +27,6 @@ from .submission import SubmissionError
 
 REPO = Path(__file__).resolve().parent.parent
 ERRORS = {"SubmissionError": SubmissionError, "SandboxError": SandboxError}
-
-
-def grade_to_json(grade):
-    return {"submission": grade.submission, "notes": grade.notes, "seconds": grade.seconds, "flags": grade.flags,
-            "hidden_notes": grade.hidden_notes,
-            "verdicts": [[v.check.key, str(v.status), v.feedback, v.mistake] for v in grade.verdicts]}
-
-
-def grade_from_json(data):
-    checks = by_key()
-    return Grade(data["submission"], [Verdict(checks[key], Status(status), feedback, mistake)
-                                      for key, status, feedback, mistake in data["verdicts"]],
-                 data["notes"], data["seconds"], data["flags"], data["hidden_notes"])
 
 
 # ---- in the forked process ----------------------------------------------------------------------------------
@@ -68,7 +55,7 @@ def serve(sock, control, caps, setup):
             channel.send({"progress": [exercise, done, total]})
 
         try:
-            reply = {"grade": grade_to_json(grader.grade(request["grade"], progress))}
+            reply = {"grade": grader.grade(request["grade"], progress).to_json()}
         except (SubmissionError, SandboxError) as exc:
             reply = {"error": [type(exc).__name__, str(exc)]}
         except Exception as exc:  # the grader itself failed: say what, and keep serving
@@ -123,7 +110,7 @@ class RemoteGrader:
             if "error" in message:
                 kind, text = message["error"]
                 raise ERRORS.get(kind, RuntimeError)(text)
-            grade = grade_from_json(message["grade"])
+            grade = Grade.from_json(message["grade"], by_key())
             grade.submission = str(submission)
             return grade
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .checks import chapter_of
 from .escape import MAX_TEXT, one_line
-from .records import Status
+from .records import Status, totals
 from .settings import ReportLimits
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
@@ -25,10 +25,6 @@ def chapter_title(chapter):
     sources = sorted(CHAPTERS.glob(f"{number}_*.py"))
     name = sources[0].stem.split("_", 1)[1].replace("_", " ") if sources else ""
     return f"Chapter {int(number)}" + (f" — {name}" if name else "")
-
-
-def totals(verdicts):
-    return sum(v.score for v in verdicts), sum(v.max_score for v in verdicts)
 
 
 def _not_attempted(verdicts):
@@ -68,7 +64,7 @@ def text_report(grade):
         skipped = [v for v in every if v.status == Status.SKIPPED]
         if skipped:  # once per chapter, not under every exercise
             lines.append(f"  - {len(skipped)} CUDA check(s) skipped: {_line(skipped[0].feedback)}")
-    score, top = totals(grade.verdicts)
+    score, top = grade.total, grade.max_score
     lines += ["", f"Total: {score:g} / {top:g}   ({grade.seconds:.1f} s)"]
     if grade.notes:
         lines += ["", "Notes:"] + [f"  - {_line(n)}" for n in grade.notes]

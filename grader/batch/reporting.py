@@ -20,15 +20,11 @@ from ..records import Status
 
 
 def record(entry, grade, job):
-    """The JSON kept per student (results/<id>.json)."""
-    per_exercise = {}
-    for v in grade.verdicts:
-        ex = per_exercise.setdefault(v.check.exercise, {"score": 0.0, "max": 0.0})
-        ex["score"] += v.score
-        ex["max"] += v.max_score
+    """The JSON kept per student (results/<id>.json); `job`: the wire.GradeJob it answers."""
+    per_exercise = {exercise: {"score": score, "max": top} for exercise, (score, top) in grade.by_exercise().items()}
     return {
-        "student": entry.student, "entry": entry.name, "sha256": job["sha256"], "fingerprint": job["fingerprint"],
-        "assignment": job.get("assignment", ""), "run_id": job["run_id"],
+        "student": entry.student, "entry": entry.name, "sha256": job.sha256, "fingerprint": job.fingerprint,
+        "assignment": job.assignment, "run_id": job.run_id,
         "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(grade.seconds, 2),
         "total": grade.total, "max": grade.max_score, "exercises": per_exercise, "notes": grade.notes,
         "flags": grade.flags,
