@@ -115,8 +115,9 @@ def parser():
     b = _sub(sub, "build", "generate notebooks, solutions, reference and self-check data from chapters/")
     b.add_argument("--check", action="store_true", help="only compare; exit 1 when something is out of sync")
     bt = _sub(sub, "batch", "grade a folder of submissions (one per student) into a gradebook",
-              "Grade a class: parallel, resumable, deterministic. Writes gradebook.csv, lms.csv, per-student "
-              "feedback, a class summary with plots. Reads one entry per student, or nbgrader's "
+              "Grade a class: parallel, resumable, deterministic. Writes gradebook.csv (a column per exercise), "
+              "gradebook_checks.csv (a column per check key), lms.csv, per-student feedback, a class summary with "
+              "plots. Reads one entry per student, or nbgrader's "
               "submitted/<student>/<assignment>/ layout (--layout).")
     bt.add_argument("folder", help="one notebook, .py file or folder per student (or nbgrader's submitted/)")
     bt.add_argument("--out", required=True, metavar="DIR", help="results, feedback, gradebook.csv, summary")

@@ -61,7 +61,7 @@ def grade_folder(folder, assignment_name):
         verdicts = grade_.verdicts
     except SubmissionError:
         verdicts = []
-    checks = [{"id": v.check.key, "exercise": v.check.exercise, "status": str(v.status), "score": v.score,
+    checks = [{"key": v.check.key, "exercise": v.check.exercise, "status": str(v.status), "score": v.score,
                "name": v.check.name, "feedback": v.feedback} for v in verdicts]
     return per_exercise(assignment, checks)
 
@@ -75,7 +75,7 @@ def per_exercise(assignment, checks):
     cpu = {c.key for c in assignment.checks if not c.cuda}
     for c in checks:
         ex = out.get(c["exercise"])
-        if ex is None or c["id"] not in cpu:
+        if ex is None or c["key"] not in cpu:
             continue
         ex["score"] += c["score"]
         if c["status"] not in ("passed", "skipped"):

@@ -113,10 +113,10 @@ class _Channel:
         while data:
             data = data[self.write(self.fd, data):]
 
-    def send_result(self, check_id, result):
+    def send_result(self, token, result):
         tensors, plain = store.split({"r": result})
-        self.send(f"{check_id}.safetensors", save_tensors(tensors))
-        self.send(f"{check_id}.json", json.dumps(plain, sort_keys=True).encode())
+        self.send(f"{token}.safetensors", save_tensors(tensors))
+        self.send(f"{token}.json", json.dumps(plain, sort_keys=True).encode())
 
 
 def _execute(statements, stmt_timeout, channel):
