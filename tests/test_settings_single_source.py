@@ -158,3 +158,25 @@ def test_mode_names_are_one_list():
     from grader.sandbox import policy
 
     assert S.MODES is policy.FORCED
+
+
+def test_the_docs_state_the_defaults_of_settings():
+    """docs/instructor.md restates defaults for instructors: each statement, formatted from Settings, is there
+    (a default changed in settings.py without the docs fails here)."""
+    from grader.sandbox.policy import CGROUP_HEADROOM_MB
+
+    limits, read, settings = S.Limits(), S.ReadLimits(), S.Settings()
+    text = " ".join((ROOT / "docs" / "instructor.md").read_text().split())
+    stated = [
+        f"| `grade`, `batch` | {limits.memory_mb} MB (or `$POSENC_SANDBOX_MEMORY_MB`)",
+        f"| `gradescope` | {S.GRADESCOPE_MEMORY_MB} MB |",
+        f"`--wall-seconds` per exercise ({limits.wall_seconds:g}), `--timeout` per submission "
+        f"({S.BATCH_TIMEOUT_SECONDS:g} s), `--memory-mb` per exercise ({limits.memory_mb})",
+        f"Names ({read.name_chars} characters), depth ({read.dir_depth} folders), the number of files "
+        f"({read.source_files}) and sizes ({read.source_file_mb} MB a file, {read.source_total_mb} MB a submission)",
+        f"limited to {read.parse_memory_mb / 1024:g} GB and {read.parse_seconds} s CPU",
+        f"`POSENC_SANDBOX_UID_BASE` ({settings.uid_base})",
+        f"`RLIMIT_NPROC` {limits.nproc}",
+        f"memory limit = `--memory-mb` + {CGROUP_HEADROOM_MB} MB, no swap, {limits.nproc} processes",
+    ]
+    assert [s for s in stated if s not in text] == []

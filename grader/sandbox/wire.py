@@ -140,6 +140,46 @@ class Ended(_Message):
     overran: bool = False  # the server ended it: one top-level statement ran past its alarm
 
 
+# ---- the grader's process and its trusted grading process (grader/remote.py) ---------------------------------
+@dataclass
+class GraderSetup(_Message):
+    """The first line to a trusted grading process (server.py reads `repo` from it before importing the grader)."""
+
+    repo: str  # the grader's repository, to import it from
+    tmp: str  # the grader's temporary folder (where the sandbox's uid slots are locked)
+    settings: str  # Settings.to_json()
+    anonymous: object  # the zygote's anonymous names for candidate functions (anonymize.py)
+    checks: object = None  # the keys of the checks to grade; None: all
+
+
+@dataclass
+class GradeSubmission(_Message):
+    path: str  # absolute: the grading process's working folder is not the grader's
+
+
+@dataclass
+class GradingProgress(_Message):
+    """Before each exercise that runs (exercise None: all done)."""
+
+    exercise: object
+    done: int
+    total: int
+
+
+@dataclass
+class Graded(_Message):
+    grade: dict  # records.Grade.to_json()
+
+
+@dataclass
+class GradeFailed(_Message):
+    """Grading could not finish: `error_type` SubmissionError or SandboxError (said to the user as they are), or
+    RuntimeError (the grader failed)."""
+
+    error_type: str
+    message: str
+
+
 # ---- a batch and its workers (grader/batch/scheduling.py, worker.py) ----------------------------------------
 @dataclass
 class GradeJob(_Message):
