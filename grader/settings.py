@@ -16,7 +16,7 @@ Environment variables (for graders run by other programs; command-line options o
 One name per quantity, from the command line to the sandbox child: `--memory-mb`, $POSENC_SANDBOX_MEMORY_MB,
 `Limits.memory_mb`, `policy.Request.memory_mb`, `policy.Policy.memory_mb`, converted to bytes only where the
 kernel is told (confine.limit's RLIMIT_AS; the cgroup's `Policy.cgroup_mb` is that allowance plus the policy's
-headroom). The same for `nproc`, `cpu_seconds`, `file_bytes`, `work_bytes` and `uid_base`.
+headroom). The same for `nproc`, `cpu_seconds`, `file_bytes`, `work_bytes`, `stmt_seconds` and `uid_base`.
 """
 
 from __future__ import annotations

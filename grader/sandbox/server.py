@@ -100,7 +100,7 @@ def _on_alarm(signum, frame):
 
 
 # ---- the child ------------------------------------------------------------------------------------
-class _Channel:
+class _ResultWriter:
     """The child's end of the result pipe. A process forked by learner code writes nothing."""
 
     def __init__(self, fd):
@@ -119,7 +119,7 @@ class _Channel:
         self.send(f"{token}.json", json.dumps(plain, sort_keys=True).encode())
 
 
-def _execute(statements, stmt_timeout, channel):
+def _execute(statements, stmt_seconds, channel):
     """Execute top-level statements one by one; a failing one is logged and skipped (a statement cut by
     the alarm is logged with its index, so that the grader skips it in this submission's later children)."""
     ns = {"__name__": "submission", "__builtins__": __builtins__}
@@ -129,13 +129,13 @@ def _execute(statements, stmt_timeout, channel):
         channel.send("_progress", str(n).encode())
         try:
             code = compile(source, label, "exec")
-            signal.setitimer(signal.ITIMER_REAL, stmt_timeout)
+            signal.setitimer(signal.ITIMER_REAL, stmt_seconds)
             try:
                 exec(code, ns)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except StatementTimeout:
-            log.append({"where": label, "error": f"skipped: ran longer than {stmt_timeout:g} s at grading time",
+            log.append({"where": label, "error": f"skipped: ran longer than {stmt_seconds:g} s at grading time",
                         "timed_out": n})
         except SystemExit as exc:
             log.append({"where": label, "error": f"called sys.exit({exc.code!r}); skipped"})
@@ -205,10 +205,10 @@ def _child(job, result_fd, request_fd):
         os._exit(EXIT_SETUP_FAILED)
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    channel = _Channel(result_fd)
-    statements, stmt_timeout = job.statements, job.stmt_timeout
+    channel = _ResultWriter(result_fd)
+    statements, stmt_seconds = job.statements, job.stmt_seconds
     job = None  # the child keeps nothing of the job but its statements
-    ns, log = _execute(statements, stmt_timeout, channel)
+    ns, log = _execute(statements, stmt_seconds, channel)
     channel.send("_progress", b"probes")
     channel.send("_exec.json", json.dumps(log).encode())
     requests = _Requests(request_fd)
@@ -280,20 +280,20 @@ def _drain(fd, receiver):
         receiver.feed(chunk)
 
 
-def _overran(receiver, stmt_limit):
+def _overran(receiver, stmt_seconds):
     """True when the child has been executing one top-level statement for longer than its alarm allows (a
     statement that catches the alarm's exception, or blocks it)."""
-    return (receiver.progress or "").isdigit() and time.monotonic() - receiver.progress_at > stmt_limit + STMT_GRACE
+    return (receiver.progress or "").isdigit() and time.monotonic() - receiver.progress_at > stmt_seconds + STMT_GRACE
 
 
-def _reap(wake_fd, pid, read_fd, receiver, stmt_limit):
+def _reap(wake_fd, pid, read_fd, receiver, stmt_seconds):
     """Wait for the child `pid` while reading its results; reap adopted orphans on the way. A statement that
     outlives its alarm is ended here (the statement watchdog), so the exercise can run again without it within
     its time. (status, whether the watchdog ended it)."""
     status, open_, overran = None, True, False
     while status is None:
         ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 0.5)
-        if not overran and _overran(receiver, stmt_limit):
+        if not overran and _overran(receiver, stmt_seconds):
             overran = True
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -388,7 +388,7 @@ def run_exercise(job, request_fd, out, n):
     allowed = {f"{token}.{ext}" for token in job.tokens for ext in ("json", "safetensors")}
     receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
                         on_result=lambda token: out.send(wire.ResultReady(token)))
-    status, overran = _reap(WAKE[-1], pid, read_fd, receiver, job.stmt_timeout)
+    status, overran = _reap(WAKE[-1], pid, read_fd, receiver, job.stmt_seconds)
     os.close(read_fd)
     _clean_up(job.uid)
     oom = bool(GROUP) and GROUP[0].oom_killed()

@@ -111,7 +111,7 @@ class RunJob(_Message):
     workdir: str  # the child's working folder
     statements: list
     tokens: list  # the opaque names its requests will carry (random for each run)
-    stmt_timeout: float
+    stmt_seconds: float
     result_bytes: int
     line_bytes: int
     uid: object  # the sandbox's user id, or None

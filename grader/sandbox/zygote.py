@@ -469,7 +469,7 @@ class Session:
         rule = dataclasses.asdict(policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid)))
         rule["chmod_protect"] = []  # done here, once (_configure): the child never hears of those folders
         return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
-                           stmt_timeout=lim.stmt_seconds, result_bytes=lim.result_bytes,
+                           stmt_seconds=lim.stmt_seconds, result_bytes=lim.result_bytes,
                            line_bytes=lim.result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
                            policy=rule)
 
