@@ -12,9 +12,9 @@ import html
 import re
 import unicodedata
 
-from .settings import ReportLimits
+from .settings import REPORT
 
-MAX_TEXT = ReportLimits().message_chars  # characters of one learner-controlled message
+MAX_TEXT = REPORT.message_chars  # characters of one learner-controlled message
 
 # C0 and C1 controls (ESC starts terminal sequences), DEL, and the Unicode bidi overrides that make
 # text display in another order than it reads

@@ -42,12 +42,12 @@ from .checks import all_checks
 from .records import Grade, ProbeRequest, Status, Verdict
 from .sandbox.anonymize import rename_params, restore_keys
 from .sandbox.zygote import Zygote
-from .settings import DEFAULT_SECRET
+from .settings import ANSWER, DEFAULT_SECRET
 from .submission import defining_file, read_submission
 
 REPO = Path(__file__).resolve().parent.parent
-MAX_NUMEL = 1 << 24  # elements of one tensor in an answer
-MAX_NDIM = 8
+MAX_NUMEL = ANSWER.tensor_numel  # elements of one tensor in an answer
+MAX_NDIM = ANSWER.tensor_ndim
 VALUE_FREE = ("raises", "fields", "ok")  # expectations whose answer does not depend on the input's values
 SHAPED = ("match", "property")  # expectations judged on tensors: the reference's answer says their fields and shapes
 GATE = ("counts once {exercise} answers its main check (inputs drawn for this submission) the way the reference "

@@ -13,7 +13,7 @@ from pathlib import Path
 from .checks import chapter_of
 from .escape import MAX_TEXT, one_line
 from .records import Status, totals
-from .settings import ReportLimits
+from .settings import REPORT
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 STATUS_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.MISSING: "…"}
@@ -79,7 +79,7 @@ def _line(text):
     return one_line(text, MAX_TEXT)
 
 
-MAX_TEST_NAME = ReportLimits().test_name_chars  # characters of a Gradescope test's name (the rest: its output)
+MAX_TEST_NAME = REPORT.test_name_chars  # characters of a Gradescope test's name (the rest: its output)
 
 
 def _short(text, limit):

@@ -94,6 +94,8 @@ class ReadLimits:
     parse_seconds: int = 20  # its CPU time (and, doubled, its wall clock)
 
 
+# Fixed caps, the same for every run (no option changes them): how much of what a submission controls is
+# accepted back from the sandbox and reaches a report. Read as REPORT and ANSWER.
 @dataclass(frozen=True)
 class ReportLimits:
     """How much of what a submission controls reaches a report (grader/escape.py, grader/report.py, batch)."""
@@ -104,10 +106,26 @@ class ReportLimits:
 
 
 @dataclass(frozen=True)
+class AnswerLimits:
+    """What the grader accepts of one probe result (grader/sandbox/results.py, grading._form_problem)."""
+
+    json_bytes: int = 4 << 20  # a result's JSON part (and the child's execution log)
+    keys: int = 500  # fields of one result
+    key_chars: int = 200  # one field's name
+    string_chars: int = 20000  # one string field
+    list_items: int = 100000  # one list of numbers
+    tensor_numel: int = 1 << 24  # elements of one tensor, before it is compared or a property computed on it
+    tensor_ndim: int = 8
+
+
+REPORT = ReportLimits()
+ANSWER = AnswerLimits()
+
+
+@dataclass(frozen=True)
 class Settings:
     limits: Limits = field(default_factory=Limits)
     read: ReadLimits = field(default_factory=ReadLimits)
-    report: ReportLimits = field(default_factory=ReportLimits)
     sandbox_mode: str = "auto"
     protect: tuple = ()  # folders no learner code may see, besides the grader's own repository
     uid_base: int = 61000
@@ -164,6 +182,5 @@ class Settings:
         data = json.loads(text)
         data["limits"] = Limits(**data["limits"])
         data["read"] = ReadLimits(**data["read"])
-        data["report"] = ReportLimits(**data["report"])
         data["protect"] = tuple(data["protect"])
         return cls(**data)

@@ -27,7 +27,7 @@ GENERIC = {"max", "min", "default", "bytes", "mb", "seconds", "s", "chars", "lim
 
 def defaults():
     """[(setting name, value)] for every numeric default: Settings' fields (nested dataclasses included) and
-    settings.py's module constants (the Gradescope and batch presets)."""
+    settings.py's module constants (the Gradescope and batch presets, the fixed caps REPORT and ANSWER)."""
     out = []
 
     def walk(cls, prefix=""):
@@ -42,7 +42,9 @@ def defaults():
 
     walk(S.Settings)
     for name, value in vars(S).items():
-        if name.isupper() and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if name.isupper() and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            walk(type(value))
+        elif name.isupper() and isinstance(value, (int, float)) and not isinstance(value, bool):
             out.append((name.lower(), value))
         elif name.isupper() and isinstance(value, dict):  # a table of presets, e.g. container sizes
             out += [(name.lower(), v) for v in value.values() if isinstance(v, (int, float))]

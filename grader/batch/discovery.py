@@ -27,10 +27,10 @@ from pathlib import Path
 
 from ..escape import identifier, one_line
 from ..files import read_regular
-from ..settings import ReadLimits, ReportLimits
+from ..settings import REPORT, ReadLimits
 from ..submission import SUFFIXES, SubmissionError, list_files
 
-MAX_ID = ReportLimits().student_chars  # characters of a student's id
+MAX_ID = REPORT.student_chars  # characters of a student's id
 TIMESTAMP = "timestamp.txt"  # nbgrader's record of when a submission was handed in
 
 

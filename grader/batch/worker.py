@@ -21,7 +21,7 @@ from ..records import Grade, Status, Verdict
 from ..remote import RemoteGrader
 from ..sandbox import confine
 from ..sandbox.wire import GradeJob, GradeReply, Quit, WorkerReady, WorkerStats, frame, unframe
-from ..settings import Settings
+from ..settings import REPORT, Settings
 from ..submission import SubmissionError
 from .discovery import Entry
 from .reporting import record
@@ -89,7 +89,7 @@ def main(settings_json):
         try:
             reply = grade_one(grader, job, assignment)
         except Exception as exc:  # the grader failed: report it, keep serving
-            reply = GradeReply(job.student, False, error=f"{type(exc).__name__}: {exc}"[:settings.report.message_chars])
+            reply = GradeReply(job.student, False, error=f"{type(exc).__name__}: {exc}"[:REPORT.message_chars])
         channel.write(frame(reply))
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     channel.write(frame(WorkerStats(os.getpid(), own, _peak_mb(grader.pid), _peak_mb(grader.zygote_pid))))
