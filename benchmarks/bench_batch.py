@@ -78,7 +78,7 @@ def run(folder, out, jobs):
     grades = {}
     for path in sorted((out / "results").glob("*.json")):
         rec = json.loads(path.read_text())
-        grades[rec["student"]] = [(c["id"], c["status"], c["score"]) for c in rec["checks"]]
+        grades[rec["student"]] = [(c["key"], c["status"], c["score"]) for c in rec["checks"]]
     times = stats["grading_seconds"]
     return {"jobs": jobs, "wall_s": round(wall, 2), "submissions": stats["submissions"], "errors": stats["errors"],
             "throughput_per_min": round(60 * stats["submissions"] / wall, 2),

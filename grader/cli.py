@@ -37,7 +37,8 @@ EXAMPLES = {
     "i18n": "python -m grader i18n --update",
 }
 MEMORY_WHY = {
-    "local": "6 GB leaves a wrong but honest answer room to fail on its numbers, not on memory",
+    "local": f"{DEFAULTS.memory_mb / 1024:g} GB leaves a wrong but honest answer room to fail on its numbers, "
+             "not on memory",
     "gradescope": "fits inside the container the docs recommend; a memory bomb meets this limit first",
 }
 
@@ -122,8 +123,9 @@ def parser():
     b = _sub(sub, "build", "generate notebooks, solutions, reference and self-check data from chapters/")
     b.add_argument("--check", action="store_true", help="only compare; exit 1 when something is out of sync")
     bt = _sub(sub, "batch", "grade a folder of submissions (one per student) into a gradebook",
-              "Grade a class: parallel, resumable, deterministic. Writes gradebook.csv, lms.csv, per-student "
-              "feedback, a class summary with plots. Reads one entry per student, or nbgrader's "
+              "Grade a class: parallel, resumable, deterministic. Writes gradebook.csv (a column per exercise), "
+              "gradebook_checks.csv (a column per check key), lms.csv, per-student feedback, a class summary with "
+              "plots. Reads one entry per student, or nbgrader's "
               "submitted/<student>/<assignment>/ layout (--layout).")
     bt.add_argument("folder", help="one notebook, .py file or folder per student (or nbgrader's submitted/)")
     bt.add_argument("--out", required=True, metavar="DIR", help="results, feedback, gradebook.csv, summary")
@@ -149,7 +151,7 @@ def parser():
     gs = _sub(sub, "gradescope", "build the Gradescope autograder zip (one per assignment)")
     gs.add_argument("zip", metavar="OUT.zip", help="where to write the autograder")
     _assignment_options(gs, "grade")
-    gs.add_argument("--hidden-visibility", default="after_due_date", choices=VISIBILITIES,
+    gs.add_argument("--hidden-visibility", default=Settings.hidden_visibility, choices=VISIBILITIES,
                     help="when students see the checks that are not public")
     _language(gs, "the feedback students read")
     _limits_options(gs, GRADESCOPE_WALL_SECONDS, GRADESCOPE_MEMORY_MB, why="gradescope")

@@ -12,7 +12,9 @@ import html
 import re
 import unicodedata
 
-MAX_TEXT = 2000  # characters of one learner-controlled message
+from .settings import REPORT
+
+MAX_TEXT = REPORT.message_chars  # characters of one learner-controlled message
 
 # C0 and C1 controls (ESC starts terminal sequences), DEL, and the Unicode bidi overrides that make
 # text display in another order than it reads

@@ -17,16 +17,17 @@ at another tree: the tests use a temporary folder.
 
 One bundle per assignment (`--assignment NAME`, grader/assignment.py): gradescope.json carries the
 assignment's checks with their points and visibility, so students see only its tests. Without it, the
-bundle grades the whole course. The container memory to choose per assignment is in MEMORY_MB (measured
-with benchmarks/bench_gradescope_memory.py, with margin; docs/instructor.md has the table). The sandbox's
-allowance per exercise is --memory-mb (default 512 MB), so a memory bomb meets that limit, not the
-container's. When grading cannot start (a package missing, no memory), results.json says which step
-failed and why.
+bundle grades the whole course. The container memory to choose per assignment is
+grader.settings.GRADESCOPE_CONTAINER_MB (measured with benchmarks/bench_gradescope_memory.py, with margin;
+docs/instructor.md has the table). The sandbox's allowance per exercise is --memory-mb (default
+grader.settings.GRADESCOPE_MEMORY_MB), so a memory bomb meets that limit, not the container's. When
+grading cannot start (a package missing, no memory), results.json says which step failed and why.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -35,8 +36,15 @@ from importlib import metadata
 from pathlib import Path
 
 from .escape import clean
-from .files import write_json
-from .settings import DEFAULT_SECRET, GRADESCOPE_MEMORY_MB, GRADESCOPE_WALL_SECONDS, VISIBILITIES
+from .files import write_atomic, write_json
+from .settings import (
+    DEFAULT_SECRET,
+    GRADESCOPE_CONTAINER_MB,
+    GRADESCOPE_MEMORY_MB,
+    GRADESCOPE_WALL_SECONDS,
+    VISIBILITIES,
+    Settings,
+)
 from .unseen import load_secret
 
 REPO = Path(__file__).resolve().parent.parent
@@ -133,7 +141,7 @@ def _source_files():
                 yield path
 
 
-def build_zip(out_zip, hidden_visibility="after_due_date", wall_seconds=GRADESCOPE_WALL_SECONDS,
+def build_zip(out_zip, hidden_visibility=Settings.hidden_visibility, wall_seconds=GRADESCOPE_WALL_SECONDS,
               memory_mb=GRADESCOPE_MEMORY_MB, assignment=None, secret_file="", language="en"):
     """Write the autograder zip (for one grader.assignment.Assignment, or the whole course); return the list
     of names in it. `language`: of the results students read (grader/language.py)."""
@@ -149,14 +157,14 @@ def build_zip(out_zip, hidden_visibility="after_due_date", wall_seconds=GRADESCO
     entries.append((DEFAULT_SECRET, load_secret(secret_file or REPO / DEFAULT_SECRET), 0o600))
     out_zip = Path(out_zip)
     out_zip.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_zip.with_name(f".{out_zip.name}.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data, mode in entries:
             info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))  # reproducible bytes
             info.external_attr = (0o100000 | mode) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data)
-    os.replace(tmp, out_zip)
+    write_atomic(out_zip, buffer.getvalue())
     return [name for name, _, _ in entries]
 
 
@@ -223,17 +231,10 @@ def failure(step, exc, assignment=None):
             "tests": []}
 
 
-# Container memory to choose on Gradescope, per assignment (MB), from `python benchmarks/bench_gradescope_memory.py
-# --assignment all` on examples/complete: the peak (the larger of the process tree's PSS and its memory cgroup's
-# peak) times 1.5, and at least the peak plus --memory-mb's 512 MB (so a memory bomb meets the sandbox's limit
-# first), in 256 MB steps. "course": the whole course in one bundle. docs/instructor.md has the measurements.
-MEMORY_MB = {"ch00": 1024, "ch01": 1024, "ch02": 1024, "ch03": 1536, "ch04": 1024, "ch05": 1024, "ch06": 1024,
-             "ch07": 1024, "course": 1536}
-
-
 def container_mb(assignment=None):
-    """The container memory the docs recommend for a bundle (None where no measurement exists yet)."""
-    return MEMORY_MB.get(assignment.name if assignment else "course")
+    """The container memory the docs recommend for a bundle (grader.settings.GRADESCOPE_CONTAINER_MB; None where
+    no measurement exists yet)."""
+    return GRADESCOPE_CONTAINER_MB.get(assignment.name if assignment else "course")
 
 
 def results_payload(root):
@@ -244,13 +245,12 @@ def results_payload(root):
     from .language import phrasebook
     from .remote import RemoteGrader
     from .report import gradescope_json
-    from .settings import Settings
     from .submission import SubmissionError
 
     start = time.perf_counter()
     root = Path(root)
     source, submission, results_dir = root / "source", root / "submission", root / "results"
-    config = {"hidden_visibility": "after_due_date", "wall_seconds": GRADESCOPE_WALL_SECONDS,
+    config = {"hidden_visibility": Settings.hidden_visibility, "wall_seconds": GRADESCOPE_WALL_SECONDS,
               "memory_mb": GRADESCOPE_MEMORY_MB, "assignment": None, "language": "en"}
     try:
         config.update(json.loads((source / "gradescope.json").read_text()))

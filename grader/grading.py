@@ -42,12 +42,12 @@ from .checks import all_checks
 from .records import Grade, ProbeRequest, Status, Verdict
 from .sandbox.anonymize import rename_params, restore_keys
 from .sandbox.zygote import Zygote
-from .settings import DEFAULT_SECRET
+from .settings import ANSWER, DEFAULT_SECRET
 from .submission import defining_file, read_submission
 
 REPO = Path(__file__).resolve().parent.parent
-MAX_NUMEL = 1 << 24  # elements of one tensor in an answer
-MAX_NDIM = 8
+MAX_NUMEL = ANSWER.tensor_numel  # elements of one tensor in an answer
+MAX_NDIM = ANSWER.tensor_ndim
 VALUE_FREE = ("raises", "fields", "ok")  # expectations whose answer does not depend on the input's values
 SHAPED = ("match", "property")  # expectations judged on tensors: the reference's answer says their fields and shapes
 GATE = ("counts once {exercise} answers its main check (inputs drawn for this submission) the way the reference "
@@ -141,7 +141,9 @@ def judge(check, got, seconds=None) -> Verdict:
         return Verdict(check, Status.FAILED, problem)
     compared = expected if check.needs_reference() else None
     try:
-        with _time_limit(seconds):  # (evaluate fails a property on NaN: the NaN rule is written there, once)
+        # evaluate() decides every kind of check, as the self-check does; for a property it first fails an answer
+        # that holds NaN (a property that tested `err > tol` would let NaN through): that rule is written there, once
+        with _time_limit(seconds):
             status, feedback = evaluate(check.spec(), got, compared, ())
             if status == Status.FAILED and check.mistakes:
                 known = reference.mistakes(check)
@@ -195,7 +197,7 @@ class Grader:
         runs (and with exercise None at the end). Raises SubmissionError when the path holds nothing
         gradable."""
         start = time.perf_counter()
-        files = read_submission(submission)
+        files = read_submission(submission, self.settings.read)
         checks = [c for c in self.checks if c.cuda or not self.settings.cuda_only]
         cuda = any(c.cuda for c in checks) and _cuda_available()
         by_exercise = OrderedDict()

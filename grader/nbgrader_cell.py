@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .settings import BATCH_TIMEOUT_SECONDS
+
 REPO = Path(__file__).resolve().parent.parent
 _GRADED = {}
 
@@ -31,7 +33,7 @@ def grade(assignment, exercise):
     folder = os.getcwd()
     if (folder, assignment) not in _GRADED:
         run = subprocess.run([sys.executable, "-m", "grader.nbgrader_cell", folder, assignment], cwd=REPO,
-                             capture_output=True, text=True, timeout=1800)
+                             capture_output=True, text=True, timeout=BATCH_TIMEOUT_SECONDS)
         if run.returncode != 0:
             raise RuntimeError(f"the course's grader failed: {run.stderr.strip()[-1000:]}")
         _GRADED[(folder, assignment)] = json.loads(run.stdout)
@@ -60,7 +62,7 @@ def grade_folder(folder, assignment_name):
         verdicts = grade_.verdicts
     except SubmissionError:
         verdicts = []
-    checks = [{"id": v.check.key, "exercise": v.check.exercise, "status": str(v.status), "score": v.score,
+    checks = [{"key": v.check.key, "exercise": v.check.exercise, "status": str(v.status), "score": v.score,
                "name": v.check.name, "feedback": v.feedback} for v in verdicts]
     return per_exercise(assignment, checks, settings.language)
 
@@ -76,7 +78,7 @@ def per_exercise(assignment, checks, language="en"):
     cpu = {c.key for c in assignment.checks if not c.cuda}
     for c in checks:
         ex = out.get(c["exercise"])
-        if ex is None or c["id"] not in cpu:
+        if ex is None or c["key"] not in cpu:
             continue
         ex["score"] += c["score"]
         if c["status"] not in ("passed", "skipped"):

@@ -38,8 +38,6 @@ FLAGS = {
 KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
         ast.AnnAssign, ast.AugAssign, ast.If, ast.Try)
 SKIP_TAGS = {"demo", "selfcheck"}
-PARSE_MEMORY = 1 << 30  # address space of the parsing child
-PARSE_SECONDS = 20  # its CPU time (and, doubled, wall clock)
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -123,20 +121,28 @@ def parse(name, data):
     return {**out, "defines": sorted(out["defines"])}
 
 
-def _limit():
-    resource.setrlimit(resource.RLIMIT_AS, (PARSE_MEMORY, PARSE_MEMORY))
-    resource.setrlimit(resource.RLIMIT_CPU, (PARSE_SECONDS, PARSE_SECONDS + 1))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+def _limiter(memory_mb, seconds):
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    return limit
 
 
-def parse_limited(name, data):
-    """parse() in a child process with bounded memory and time; a file it cannot handle becomes a note."""
+def parse_limited(name, data, limits=None):
+    """parse() in a child process with bounded memory and time (`limits`: grader.settings.ReadLimits' parse_*;
+    None: its defaults); a file it cannot handle becomes a note."""
+    from .settings import ReadLimits
+
+    limits = limits or ReadLimits()
     cmd = [sys.executable, "-I", "-S", "-c",
            f"import sys; sys.path.insert(0, {str(REPO)!r}); from grader.parse import main; main()"]
     payload = json.dumps({"name": name, "data": base64.b64encode(data).decode()}).encode()
     try:
-        done = subprocess.run(cmd, input=payload, capture_output=True, timeout=2 * PARSE_SECONDS,
-                              preexec_fn=_limit, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        done = subprocess.run(cmd, input=payload, capture_output=True, timeout=2 * limits.parse_seconds,
+                              preexec_fn=_limiter(limits.parse_memory_mb, limits.parse_seconds),
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
         if done.returncode == 0:
             return json.loads(done.stdout)
     except subprocess.TimeoutExpired:
@@ -144,7 +150,7 @@ def parse_limited(name, data):
     except ValueError:
         pass
     return {"statements": [], "defines": [], "flags": [], "notes": [
-        f"{name} could not be read within the grader's limits ({PARSE_MEMORY >> 20} MB, {PARSE_SECONDS} s): "
+        f"{name} could not be read within the grader's limits ({limits.parse_memory_mb} MB, {limits.parse_seconds} s): "
         "it is too large or too deeply nested; nothing in it was graded"]}
 
 

@@ -3,17 +3,33 @@ came back, and the verdict on each check. Plain dataclasses; one status enum."""
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
+
+
+def _learner_statuses():
+    """posenc_selfcheck/status.py, read on its own: importing it through its package would load torch (the
+    package's __init__ does), which the grader's own process never does."""
+    path = Path(__file__).resolve().parent.parent / "posenc_selfcheck" / "status.py"
+    spec = importlib.util.spec_from_file_location("_posenc_selfcheck_status", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_LEARNER = _learner_statuses()
 
 
 class Status(str, Enum):
-    """A check's outcome (a str, so it compares equal to posenc_selfcheck's plain status strings)."""
+    """A check's outcome: the self-check's words (posenc_selfcheck/status.py), as an enum (a str, so it compares
+    equal to the plain strings posenc_selfcheck.evaluate returns)."""
 
-    PASSED = "passed"
-    FAILED = "failed"
-    SKIPPED = "skipped"  # decided by the grader alone: a CUDA check on a machine without a GPU
-    MISSING = "not implemented"
+    PASSED = _LEARNER.PASSED
+    FAILED = _LEARNER.FAILED
+    SKIPPED = _LEARNER.SKIPPED  # decided by the grader alone: a CUDA check on a machine without a GPU
+    MISSING = _LEARNER.MISSING
 
     def __str__(self):
         return self.value
@@ -66,9 +82,16 @@ class Verdict:
         return 0.0 if self.status == Status.SKIPPED else self.check.points
 
 
+def totals(verdicts):
+    """(points scored, points possible) of some verdicts: a submission's, an exercise's, a chapter's. Written
+    once: the report, Gradescope's results.json and the batch's records all add up here."""
+    return sum((v.score for v in verdicts), 0.0), sum((v.max_score for v in verdicts), 0.0)
+
+
 @dataclass
 class Grade:
-    """One submission, graded."""
+    """One submission, graded. `to_json()` / `from_json()` is its form wherever it crosses a process
+    (grader/remote.py) or is kept."""
 
     submission: str
     verdicts: list
@@ -80,8 +103,28 @@ class Grade:
 
     @property
     def total(self):
-        return sum(v.score for v in self.verdicts)
+        return totals(self.verdicts)[0]
 
     @property
     def max_score(self):
-        return sum(v.max_score for v in self.verdicts)
+        return totals(self.verdicts)[1]
+
+    def by_exercise(self):
+        """{exercise: (points scored, points possible)} in the order the verdicts come."""
+        groups = {}
+        for v in self.verdicts:
+            groups.setdefault(v.check.exercise, []).append(v)
+        return {exercise: totals(vs) for exercise, vs in groups.items()}
+
+    def to_json(self):
+        """A JSON-ready dict; each verdict names its check by the check's key."""
+        return {"submission": self.submission, "notes": self.notes, "seconds": self.seconds, "flags": self.flags,
+                "hidden_notes": self.hidden_notes,
+                "verdicts": [[v.check.key, str(v.status), v.feedback, v.mistake] for v in self.verdicts]}
+
+    @classmethod
+    def from_json(cls, data, checks):
+        """The Grade `to_json()` gave; `checks`: {key: grader.spec.Check} (grader.checks.by_key())."""
+        return cls(data["submission"], [Verdict(checks[key], Status(status), feedback, mistake)
+                                        for key, status, feedback, mistake in data["verdicts"]],
+                   data["notes"], data["seconds"], data["flags"], data["hidden_notes"])

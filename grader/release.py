@@ -100,8 +100,8 @@ def scan(folder):
     public = {c.key for c in all_checks() if c.public}
     for data in sorted((folder / "posenc_selfcheck" / "data").glob("*.json")):
         index = json.loads(data.read_text()).get("_index", {})
-        for check_id in sorted({i for ids in index.values() for i in ids} - public):
-            problems.append(f"{data.relative_to(folder)}: answers of {check_id}, which is not a public check")
+        for key in sorted({k for keys in index.values() for k in keys} - public):
+            problems.append(f"{data.relative_to(folder)}: answers of {key}, which is not a public check")
     return problems
 
 

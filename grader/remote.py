@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from .checks import by_key
-from .records import Grade, Status, Verdict
+from .records import Grade
 from .sandbox.errors import SandboxError
-from .sandbox.wire import Channel
+from .sandbox.wire import Channel, Graded, GradeFailed, GraderSetup, GradeSubmission, GradingProgress
 from .sandbox.zygote import Zygote, ZygoteClient
 from .settings import Settings
 from .submission import SubmissionError
@@ -30,56 +30,40 @@ REPO = Path(__file__).resolve().parent.parent
 ERRORS = {"SubmissionError": SubmissionError, "SandboxError": SandboxError}
 
 
-def grade_to_json(grade):
-    return {"submission": grade.submission, "notes": grade.notes, "seconds": grade.seconds, "flags": grade.flags,
-            "hidden_notes": grade.hidden_notes,
-            "verdicts": [[v.check.key, str(v.status), v.feedback, v.mistake] for v in grade.verdicts]}
-
-
-def grade_from_json(data):
-    checks = by_key()
-    return Grade(data["submission"], [Verdict(checks[key], Status(status), feedback, mistake)
-                                      for key, status, feedback, mistake in data["verdicts"]],
-                 data["notes"], data["seconds"], data["flags"], data["hidden_notes"])
-
-
 # ---- in the forked process ----------------------------------------------------------------------------------
 def serve(sock, control, caps, setup):
-    """Grade what the grader's process asks for, one submission at a time, until it hangs up. The zygote's
-    bootstrap (grader/sandbox/bootstrap.py) calls it, as the setup line's "serve" names it."""
+    """Grade what the grader's process asks for (GradeSubmission), one submission at a time, until it hangs up.
+    The zygote's bootstrap (grader/sandbox/bootstrap.py) calls it, as the setup line's "serve" names it; `setup`:
+    that GraderSetup line, as a dict."""
     import torch
 
     from .grading import Grader
 
+    setup = GraderSetup.from_wire(setup)
+    settings = Settings.from_json(setup.settings)
     torch.set_num_threads(1)
-    _limit_memory(settings_memory(setup))
+    _limit_memory(settings.limits.judge_memory_mb)
     # the grader's temporary folder, not the zygote's: the sandbox's user-id slots are locked there, shared
     # by every grader on the machine (two batch workers must never borrow the same uid)
-    tempfile.tempdir = setup["tmp"]
+    tempfile.tempdir = setup.tmp
     channel = Channel(sock)
-    settings = Settings.from_json(setup["settings"])
-    keys = setup.get("checks")
-    checks = None if keys is None else [by_key()[k] for k in keys]
-    grader = Grader(settings, checks, zygote=ZygoteClient(control, caps, setup["anonymous"]))
+    checks = None if setup.checks is None else [by_key()[k] for k in setup.checks]
+    grader = Grader(settings, checks, zygote=ZygoteClient(control, caps, setup.anonymous))
     while True:
-        request = channel.receive(time.monotonic() + 10 ** 9)
-        if not request or "grade" not in request:
+        request = GradeSubmission.from_wire(channel.receive(time.monotonic() + 10 ** 9))
+        if request is None:
             return
 
         def progress(exercise, done, total):
-            channel.send({"progress": [exercise, done, total]})
+            channel.send(GradingProgress(exercise, done, total))
 
         try:
-            reply = {"grade": grade_to_json(grader.grade(request["grade"], progress))}
+            reply = Graded(grader.grade(request.path, progress).to_json())
         except (SubmissionError, SandboxError) as exc:
-            reply = {"error": [type(exc).__name__, str(exc)]}
+            reply = GradeFailed(type(exc).__name__, str(exc))
         except Exception as exc:  # the grader itself failed: say what, and keep serving
-            reply = {"error": ["RuntimeError", f"{type(exc).__name__}: {exc}"]}
+            reply = GradeFailed("RuntimeError", f"{type(exc).__name__}: {exc}")
         channel.send(reply)
-
-
-def settings_memory(setup):
-    return Settings.from_json(setup["settings"]).limits.judge_memory_mb
 
 
 def _limit_memory(megabytes):
@@ -108,25 +92,28 @@ class RemoteGrader:
         sock, self.pid = zygote.fork_grader()
         self.zygote_pid = zygote.proc.pid
         self.channel = Channel(sock)
-        self.channel.send({"repo": str(REPO), "serve": f"{__name__}:{serve.__name__}", "tmp": tempfile.gettempdir(),
-                           "settings": settings.to_json(),
-                           "anonymous": zygote.anonymous,
-                           "checks": None if checks is None else [c.key for c in checks]})
+        self.channel.send(GraderSetup(str(REPO), f"{__name__}:{serve.__name__}", tempfile.gettempdir(),
+                                      settings.to_json(), zygote.anonymous,
+                                      None if checks is None else [c.key for c in checks]))
 
     def grade(self, submission, progress=None) -> Grade:
-        self.channel.send({"grade": str(Path(submission).absolute())})  # its working folder is not ours
+        self.channel.send(GradeSubmission(str(Path(submission).absolute())))  # its working folder is not ours
         while True:
             message = self.channel.receive(time.monotonic() + 10 ** 9)
             if message is None:
                 raise SandboxError("the grading process ended unexpectedly")
-            if "progress" in message:
+            step = GradingProgress.from_wire(message)
+            if step is not None:
                 if progress:
-                    progress(*message["progress"])
+                    progress(step.exercise, step.done, step.total)
                 continue
-            if "error" in message:
-                kind, text = message["error"]
-                raise ERRORS.get(kind, RuntimeError)(text)
-            grade = grade_from_json(message["grade"])
+            failed = GradeFailed.from_wire(message)
+            if failed is not None:
+                raise ERRORS.get(failed.error_type, RuntimeError)(failed.message)
+            graded = Graded.from_wire(message)
+            if graded is None:
+                raise SandboxError("the grading process answered with something other than a grade")
+            grade = Grade.from_json(graded.grade, by_key())
             grade.submission = str(submission)
             return grade
 

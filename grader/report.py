@@ -17,7 +17,8 @@ from pathlib import Path
 from .checks import chapter_of
 from .escape import MAX_TEXT, one_line
 from .language import phrasebook
-from .records import Status
+from .records import Status, totals
+from .settings import REPORT
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 STATUS_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.MISSING: "…"}
@@ -32,10 +33,6 @@ def chapter_title(chapter, say=None):
     if name:
         return say("Chapter {number} — {name}", number=int(number), name=name)
     return say("Chapter {number}", number=int(number))
-
-
-def totals(verdicts):
-    return sum(v.score for v in verdicts), sum(v.max_score for v in verdicts)
 
 
 def _not_attempted(verdicts):
@@ -80,7 +77,7 @@ def text_report(grade, language="en"):
         if skipped:  # once per chapter, not under every exercise
             lines.append(say("  - {count} CUDA check(s) skipped: {why}", count=len(skipped),
                              why=_line(say.text(skipped[0].feedback))))
-    score, top = totals(grade.verdicts)
+    score, top = grade.total, grade.max_score
     lines += ["", say("Total: {score} / {top}   ({seconds} s)", score=f"{score:g}", top=f"{top:g}",
                       seconds=f"{grade.seconds:.1f}")]
     if grade.notes:  # the submission's words: never translated
@@ -96,7 +93,7 @@ def _line(text):
     return one_line(text, MAX_TEXT)
 
 
-MAX_TEST_NAME = 80  # characters of a Gradescope test's name; the whole description goes in its output
+MAX_TEST_NAME = REPORT.test_name_chars  # characters of a Gradescope test's name (the rest: its output)
 
 
 def _short(text, limit):

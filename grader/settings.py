@@ -6,12 +6,17 @@ pytest plugin; everything below them receives the object (or, across a process b
 
 Environment variables (for graders run by other programs; command-line options override them):
 
-    POSENC_SANDBOX_MEMORY_MB    memory one exercise may add (default 6144)
-    POSENC_SANDBOX_CPU_SECONDS  CPU time of one exercise (default 60)
-    POSENC_SANDBOX_MODE         auto | user | nojail | nolandlock (default auto: the strongest available)
+    POSENC_SANDBOX_MEMORY_MB    memory one exercise may add (Limits.memory_mb)
+    POSENC_SANDBOX_CPU_SECONDS  CPU time of one exercise (Limits.cpu_seconds)
+    POSENC_SANDBOX_MODE         one of MODES (default auto: the strongest available)
     POSENC_SANDBOX_PROTECT      extra folders no learner code may see (os.pathsep-separated)
-    POSENC_SANDBOX_UID_BASE     first user id the sandbox may borrow as root (default 61000)
-    POSENC_GRADER_SECRET        the file holding the grader's secret (default .grader-secret in the repository)
+    POSENC_SANDBOX_UID_BASE     first user id the sandbox may borrow as root (Settings.uid_base)
+    POSENC_GRADER_SECRET        the file holding the grader's secret (default DEFAULT_SECRET in the repository)
+
+One name per quantity, from the command line to the sandbox child: `--memory-mb`, $POSENC_SANDBOX_MEMORY_MB,
+`Limits.memory_mb`, `policy.Request.memory_mb`, `policy.Policy.memory_mb`, converted to bytes only where the
+kernel is told (confine.limit's RLIMIT_AS; the cgroup's `Policy.cgroup_mb` is that allowance plus the policy's
+headroom). The same for `nproc`, `cpu_seconds`, `file_bytes`, `work_bytes`, `stmt_seconds` and `uid_base`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ import json
 import os
 from dataclasses import dataclass, field
 
-MODES = ("auto", "user", "nojail", "nolandlock")
+# POSENC_SANDBOX_MODE's values: the sandbox policy's list (policy.py is standard library only, copied beside
+# the fork server, so the list is written there and read here)
+from .sandbox.policy import FORCED as MODES  # noqa: F401 (re-exported)
+
 DEFAULT_SECRET = ".grader-secret"  # in the repository's root; .gitignore'd, never in a release
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 LAYOUTS = ("auto", "plain", "nbgrader")  # batch: how a class folder is read (grader/batch/discovery.py)
@@ -33,7 +41,15 @@ LAYOUTS = ("auto", "plain", "nbgrader")  # batch: how a class folder is read (gr
 #   per exercise keeps a memory bomb inside the sandbox's limit, below the container's.
 GRADESCOPE_MEMORY_MB = 512
 GRADESCOPE_WALL_SECONDS = 30.0
-BATCH_TIMEOUT_SECONDS = 1800.0  # one whole submission in batch (all its exercises, start-up included)
+# Container memory to choose on Gradescope, per assignment (MB), from `python benchmarks/bench_gradescope_memory.py
+# --assignment all` on examples/complete: the peak (the larger of the process tree's PSS and its memory cgroup's
+# peak) times 1.5, and at least the peak plus GRADESCOPE_MEMORY_MB (so a memory bomb meets the sandbox's limit
+# first), in 256 MB steps. "course": the whole course in one bundle. docs/instructor.md has the measurements.
+GRADESCOPE_CONTAINER_MB = {"ch00": 1024, "ch01": 1024, "ch02": 1024, "ch03": 1536, "ch04": 1024, "ch05": 1024,
+                           "ch06": 1024, "ch07": 1024, "course": 1536}
+# one whole submission in batch (all its exercises, start-up included); also the nbgrader cell's limit on
+# grading one notebook (grader/nbgrader_cell.py)
+BATCH_TIMEOUT_SECONDS = 1800.0
 
 
 def default_jobs():
@@ -62,14 +78,54 @@ class Limits:
     judge_seconds: float = 10.0  # judging one answer in the grader's process (a property, a comparison)
     judge_memory_mb: int = 4096  # what the trusted grading process may map beyond its start (remote.py)
 
-    @property
-    def memory_bytes(self):
-        return self.memory_mb << 20
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What the grader reads of one submission before any of it runs (grader/submission.py, grader/parse.py,
+    grader/batch/discovery.py): everything past these is left out with a note."""
+
+    source_file_mb: int = 50  # one .ipynb or .py file
+    source_total_mb: int = 100  # all graded files of one submission
+    source_files: int = 64  # .py and .ipynb files graded per submission
+    dir_entries: int = 2000  # directory entries looked at per submission
+    dir_depth: int = 6  # folder levels below the submission's root
+    name_chars: int = 150  # one file or folder name
+    parse_memory_mb: int = 1024  # address space of the child that parses one file (JSON, then ast)
+    parse_seconds: int = 20  # its CPU time (and, doubled, its wall clock)
+
+
+# Fixed caps, the same for every run (no option changes them): how much of what a submission controls is
+# accepted back from the sandbox and reaches a report. Read as REPORT and ANSWER.
+@dataclass(frozen=True)
+class ReportLimits:
+    """How much of what a submission controls reaches a report (grader/escape.py, grader/report.py, batch)."""
+
+    message_chars: int = 2000  # one learner-controlled message (an exception quoted in feedback, a note)
+    test_name_chars: int = 80  # a Gradescope test's name; the whole description goes in its output
+    student_chars: int = 48  # a student's id in batch (from their folder's name)
+
+
+@dataclass(frozen=True)
+class AnswerLimits:
+    """What the grader accepts of one probe result (grader/sandbox/results.py, grading._form_problem)."""
+
+    json_bytes: int = 4 << 20  # a result's JSON part (and the child's execution log)
+    keys: int = 500  # fields of one result
+    key_chars: int = 200  # one field's name
+    string_chars: int = 20000  # one string field
+    list_items: int = 100000  # one list of numbers
+    tensor_numel: int = 1 << 24  # elements of one tensor, before it is compared or a property computed on it
+    tensor_ndim: int = 8
+
+
+REPORT = ReportLimits()
+ANSWER = AnswerLimits()
 
 
 @dataclass(frozen=True)
 class Settings:
     limits: Limits = field(default_factory=Limits)
+    read: ReadLimits = field(default_factory=ReadLimits)
     sandbox_mode: str = "auto"
     protect: tuple = ()  # folders no learner code may see, besides the grader's own repository
     uid_base: int = 61000
@@ -126,5 +182,6 @@ class Settings:
     def from_json(cls, text):
         data = json.loads(text)
         data["limits"] = Limits(**data["limits"])
+        data["read"] = ReadLimits(**data["read"])
         data["protect"] = tuple(data["protect"])
         return cls(**data)

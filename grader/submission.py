@@ -22,14 +22,10 @@ from .escape import one_line
 from .files import read_regular
 from .parse import parse_limited
 from .records import Statement
+from .settings import ReadLimits
 
 SUFFIXES = (".ipynb", ".py")
-MAX_FILE_BYTES = 50 << 20  # one file
-MAX_TOTAL_BYTES = 100 << 20  # all graded files of one submission
-MAX_FILES = 64  # .py and .ipynb files graded per submission
-MAX_ENTRIES = 2000  # directory entries looked at per submission
-MAX_DEPTH = 6  # folder levels below the submission's root
-MAX_NAME = 150  # characters of one file or folder name
+# the caps on names, depth, the number of files and their sizes: grader.settings.ReadLimits (Settings.read)
 # the public self-check package, which nbgrader copies beside each submitted notebook (and a learner may
 # hand in with the release folder): the course's code, not the learner's
 # posenc_mine/: the learner's exported copies of their notebooks' exercises (the notebooks are the source)
@@ -65,8 +61,10 @@ def _kind(mode):
     return "a device, FIFO or socket"
 
 
-def list_files(root) -> Listing:
-    """The gradable files below `root` (or `root` itself), without following any link."""
+def list_files(root, limits=None) -> Listing:
+    """The gradable files below `root` (or `root` itself), without following any link, within `limits`
+    (grader.settings.ReadLimits; None: its defaults)."""
+    limits = limits or ReadLimits()
     root = Path(root)
     try:
         info = os.lstat(root)
@@ -80,7 +78,7 @@ def list_files(root) -> Listing:
             raise SubmissionError(f"submission {one_line(root.name)!r} is {_kind(info.st_mode)}, not a file")
         if root.suffix not in SUFFIXES:
             raise SubmissionError(f"submission {one_line(root.name)!r} is neither a notebook (.ipynb) nor a .py file")
-        listing.files.append((one_line(root.name, MAX_NAME), root))
+        listing.files.append((one_line(root.name, limits.name_chars), root))
         return listing
     seen = 0
     todo = [(root, "", 0)]
@@ -93,25 +91,25 @@ def list_files(root) -> Listing:
             continue
         for entry in entries:
             seen += 1
-            if seen > MAX_ENTRIES:
-                listing.notes.append(f"the submission holds more than {MAX_ENTRIES} entries: "
+            if seen > limits.dir_entries:
+                listing.notes.append(f"the submission holds more than {limits.dir_entries} entries: "
                                      "the rest was not looked at")
                 todo.clear()
                 break
             name = prefix + entry.name
             if entry.name.startswith((".", "__pycache__")) or entry.name in SKIP_FOLDERS:
                 continue
-            shown = one_line(name, MAX_NAME)
-            if len(entry.name) > MAX_NAME:
-                listing.notes.append(f"{shown}: a name longer than {MAX_NAME} characters; not graded")
+            shown = one_line(name, limits.name_chars)
+            if len(entry.name) > limits.name_chars:
+                listing.notes.append(f"{shown}: a name longer than {limits.name_chars} characters; not graded")
                 continue
             try:
                 mode = entry.stat(follow_symlinks=False).st_mode
             except OSError:
                 continue
             if stat.S_ISDIR(mode):
-                if depth + 1 > MAX_DEPTH:
-                    listing.notes.append(f"{shown}: folders nested deeper than {MAX_DEPTH} levels; not graded")
+                if depth + 1 > limits.dir_depth:
+                    listing.notes.append(f"{shown}: folders nested deeper than {limits.dir_depth} levels; not graded")
                 else:
                     todo.append((Path(entry.path), name + "/", depth + 1))
                 continue
@@ -122,33 +120,39 @@ def list_files(root) -> Listing:
                 continue
             listing.files.append((shown, Path(entry.path)))
     listing.files.sort()
-    if len(listing.files) > MAX_FILES:
-        listing.notes.append(f"only the first {MAX_FILES} of {len(listing.files)} .py/.ipynb files were graded")
-        listing.files = listing.files[:MAX_FILES]
+    if len(listing.files) > limits.source_files:
+        listing.notes.append(f"only the first {limits.source_files} of {len(listing.files)} .py/.ipynb files were "
+                             "graded")
+        listing.files = listing.files[:limits.source_files]
     if not listing.files:
         raise SubmissionError(f"folder {one_line(root.name)!r} holds no .ipynb or .py file")
     return listing
 
 
-def read_submission(path) -> list[SourceFile]:
-    listing = list_files(path)
-    out, budget = [], MAX_TOTAL_BYTES
+def read_submission(path, limits=None) -> list[SourceFile]:
+    """Every gradable file of the submission at `path`, parsed (in a limited child) into its statements, within
+    `limits` (grader.settings.ReadLimits; None: its defaults)."""
+    limits = limits or ReadLimits()
+    file_bytes = limits.source_file_mb << 20
+    listing = list_files(path, limits)
+    out, budget = [], limits.source_total_mb << 20
     for name, file in listing.files:
         sf = SourceFile(name)
         out.append(sf)
         try:
             size = os.lstat(file).st_size
-            data = read_regular(file, min(MAX_FILE_BYTES, budget)) if size <= MAX_FILE_BYTES else None
+            data = read_regular(file, min(file_bytes, budget)) if size <= file_bytes else None
         except OSError as exc:
             sf.notes.append(f"{name} could not be read ({one_line(exc.strerror or exc)}); not graded")
             continue
         if data is None:
-            limit = "the 50 MB limit" if size > MAX_FILE_BYTES else "what is left of the 100 MB per submission"
+            limit = (f"the {limits.source_file_mb} MB limit" if size > file_bytes
+                     else f"what is left of the {limits.source_total_mb} MB per submission")
             sf.notes.append(f"{name} is {size / 2**20:.0f} MB, over {limit}, or not a regular file; not graded "
                             "(clear the outputs and submit again)")
             continue
         budget -= len(data)
-        parsed = parse_limited(name, data)
+        parsed = parse_limited(name, data, limits)
         sf.statements = [Statement(label, source) for label, source in parsed["statements"]]
         sf.defines = set(parsed["defines"])
         sf.notes += parsed["notes"]

@@ -20,8 +20,7 @@ import torch
 
 from .compare import close, describe, tensor_keys, tolerance
 from .properties import PROPERTIES
-
-PASSED, FAILED, SKIPPED, MISSING = "passed", "failed", "skipped", "not implemented"
+from .status import FAILED, MISSING, PASSED, SKIPPED
 
 
 def _error_message(got):

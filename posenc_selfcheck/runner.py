@@ -167,7 +167,7 @@ _attempts = {}  # exercise -> (the answers at the last failure, the ladder shown
 def answers(results):
     """What the code answered, as the report says it: an edit that changes no answer (x.T.T for x) changes
     nothing here, and so shows no new hint level."""
-    return hash(tuple((spec.get("id"), status, message) for spec, status, message in results))
+    return hash(tuple((spec.get("key"), status, message) for spec, status, message in results))
 
 
 def diagnosis(results):

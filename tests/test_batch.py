@@ -62,7 +62,7 @@ def grades(out):
     result = {}
     for path in sorted((out / "results").glob("*.json")):
         rec = json.loads(path.read_text())
-        result[rec["student"]] = (rec["total"], [(c["id"], c["status"], c["score"]) for c in rec["checks"]])
+        result[rec["student"]] = (rec["total"], [(c["key"], c["status"], c["score"]) for c in rec["checks"]])
     return result
 
 

@@ -58,6 +58,41 @@ def test_no_cell_of_the_gradebooks_can_start_a_formula(tmp_path):
     assert lms[0] == ["student", f"ch00 ({ch00.max_points():g})"] and all(len(r) == 2 for r in lms)
 
 
+def test_the_checks_gradebook_has_a_column_per_check_key(tmp_path):
+    """gradebook_checks.csv: a row per student, a column per check of the assignment named by its key, each cell the
+    points scored on it; a skipped check and a student the grader could not grade leave their cells empty."""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    (out / "results").mkdir(parents=True)
+    (out / "errors").mkdir()
+    for name in ("alice.py", "bob.py"):
+        (folder / name).write_text("x = 1\n")
+    _, entries = discover(folder, "plain")
+    from grader.batch.discovery import submission_hash
+
+    ch01 = get("ch01")
+    hashes = {s: submission_hash(e.path) for s, e in entries.items()}
+    keys = [c.key for c in ch01.checks]
+    # alice: every other check passed (its points), the first check skipped, the rest failed
+    checks = [{"key": c.key, "exercise": c.exercise, "status": "skipped" if i == 0 else "passed" if i % 2 else "failed",
+               "score": c.points if i % 2 else 0.0, "name": c.name, "feedback": "", "mistake": ""}
+              for i, c in enumerate(ch01.checks)]
+    total = sum(c["score"] for c in checks)
+    record = {"student": "alice", "entry": "alice.py", "sha256": hashes["alice"], "fingerprint": "f", "run_id": "r",
+              "total": total, "max": ch01.max_points(), "exercises": {}, "notes": [], "flags": [], "checks": checks}
+    (out / "results" / "alice.json").write_text(json.dumps(record))
+    (out / "errors" / "bob.json").write_text(json.dumps({"error": "the grading worker died"}))
+    write_outputs(out, entries, hashes, "f", ch01, plots=False)
+    rows = read_csv(out / "gradebook_checks.csv")
+    assert rows[0] == ["student", *keys, "total", "max"] and len(set(keys)) == len(keys)
+    by = {r[0]: dict(zip(rows[0], r)) for r in rows[1:]}
+    assert list(by) == ["alice", "bob"]
+    assert by["alice"][keys[0]] == ""  # skipped: worth nothing here
+    assert [float(by["alice"][c["key"]]) for c in checks[1:]] == [c["score"] for c in checks[1:]]
+    assert float(by["alice"]["total"]) == total and float(by["alice"]["max"]) == ch01.max_points()
+    assert all(by["bob"][k] == "" for k in keys)
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """A class handing in chapter 1: the solution, a typical mistake under a formula-like name, a link (refused),

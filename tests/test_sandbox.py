@@ -179,7 +179,7 @@ def test_settings_come_from_defaults_then_the_environment_then_options():
     env = {"POSENC_SANDBOX_MEMORY_MB": "300", "POSENC_SANDBOX_CPU_SECONDS": "7", "POSENC_SANDBOX_MODE": "user",
            "POSENC_SANDBOX_PROTECT": os.pathsep.join(["/a", "/b"])}
     settings = Settings.from_env(env)
-    assert settings.limits.memory_bytes == 300 << 20 and settings.limits.cpu_seconds == 7
+    assert settings.limits.memory_mb == 300 and settings.limits.cpu_seconds == 7
     assert settings.limits.wall_seconds == 30.0 and settings.sandbox_mode == "user" and settings.protect == ("/a", "/b")
     assert Settings.from_env(env, limits={"memory_mb": 100, "wall_seconds": None}).limits.memory_mb == 100
     assert Settings.from_json(settings.to_json()) == settings

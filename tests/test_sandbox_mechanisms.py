@@ -39,12 +39,13 @@ import pytest
 
 from grader.sandbox import cgroup, cleanup, confine, kernel, landlock, policy, probe, procs
 from grader.sandbox.paths import SYSTEM_PATHS
+from grader.settings import Limits
 from tests.conftest import ROOT
 
 HOSTILE = ROOT / "tests" / "hostile"
 INSTRUCTOR = 61999  # the grading user of the non-root modes: a uid no account has
 SANDBOX = 61998  # the sandbox's own uid in the root modes
-MEMORY = 64 << 20  # the request's memory allowance (RLIMIT_AS); the cgroup adds policy.CGROUP_HEADROOM
+MEMORY_MB = 64  # the request's memory allowance (RLIMIT_AS); the cgroup adds policy.CGROUP_HEADROOM_MB
 PIDS = 16
 MODES = policy.MODES
 ATTACK_FILES = ("posenc-hoard-", "posenc-planted-")  # what write_outside and dev_shm_hoard leave in /tmp, /dev/shm
@@ -393,13 +394,14 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
     req = policy.Request(workdir=str(folder / "work"), stub=str(folder / "stub"), jail_dir=str(folder / "jail"),
                          system=system_folders(INSTRUCTOR if instructor else None),
                          protect=(str(world["top"] / "repo"),), uid=None if instructor else SANDBOX,
-                         gid=None if instructor else SANDBOX, memory_bytes=MEMORY, pids=PIDS, cpu_seconds=20,
+                         gid=None if instructor else SANDBOX, memory_mb=MEMORY_MB, nproc=PIDS, cpu_seconds=20,
+                         file_bytes=Limits().file_bytes, work_bytes=Limits().work_bytes,
                          **(request or {}))
     pol = policy.decide(caps_for(mode, m, without), req)
     assert pol.mode == mode
     group = None
-    if pol.cgroup_bytes:
-        group = cgroup.Cgroup.create(f"mech{len(_RUNS)}", pol.cgroup_bytes, pol.cgroup_pids)
+    if pol.cgroup_mb:
+        group = cgroup.Cgroup.create(f"mech{len(_RUNS)}", pol.cgroup_mb << 20, pol.cgroup_pids)
         if instructor:  # a delegated group: the grading user may move its child into it
             for path in group.folders:
                 for name in ("", "cgroup.procs", "tasks"):

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from grader.sandbox.policy import CGROUP_HEADROOM, Caps, Refused, Request, decide
+from grader.sandbox.policy import CGROUP_HEADROOM_MB, Caps, Refused, Request, decide
+from grader.settings import Limits
 
+# what the grader's Limits give a request (the policy has no defaults of its own), with a smaller allowance
+LIMITS = dict(memory_mb=512, nproc=64, cpu_seconds=Limits().cpu_seconds, file_bytes=Limits().file_bytes,
+              work_bytes=Limits().work_bytes)
 FULL = dict(landlock=6, seccomp=True, cgroup="v2", pidns=True)
 REQ = Request(workdir="/s/work1", stub="/s/stub", jail_dir="/s/jail", system=("/usr", "/py/lib"),
               protect=("/repo",), uid=61005, gid=61005, gpu_devices=("/dev/nvidia0", "/dev/nvidiactl"),
-              memory_bytes=512 << 20, pids=64)
-USER_REQ = Request(workdir="/s/work1", stub="/s/stub", jail_dir="/s/jail", system=("/usr",), memory_bytes=512 << 20)
+              **LIMITS)
+USER_REQ = Request(workdir="/s/work1", stub="/s/stub", jail_dir="/s/jail", system=("/usr",), **LIMITS)
 
 
 def test_root_with_namespaces_gets_the_jail_and_a_uid_of_its_own():
@@ -19,7 +23,7 @@ def test_root_with_namespaces_gets_the_jail_and_a_uid_of_its_own():
     assert p.binds == ("/usr", "/py/lib") and p.readable[:3] == ("/usr", "/py/lib", "/s/stub")
     assert p.writable == ("/s/work1", "/dev/null", "/tmp", "/dev/shm")
     assert p.seccomp and p.landlock == 6 and p.nproc == 64 and not p.nproc_shared
-    assert p.cgroup_bytes == (512 << 20) + CGROUP_HEADROOM and p.cgroup_pids == 64 and p.rlimit_as == 512 << 20
+    assert p.cgroup_mb == 512 + CGROUP_HEADROOM_MB and p.cgroup_pids == 64 and p.memory_mb == 512
     assert p.clean_ipc is None and not p.clean_files_of_uid and p.notes == ()
 
 
@@ -108,19 +112,19 @@ def test_weaker_mechanisms_are_said_in_the_notes():
     assert p.notes == ("seccomp is not available here, so learner code could change the modes, owners and times of "
                        "files it can write to, open UDP and Unix sockets, and use System V IPC and memfd",)
     p = decide(Caps(root=True, jail=True, cgroup_reason="no delegation", **{**FULL, "cgroup": None}), REQ)
-    assert p.cgroup_bytes is None and p.cgroup_pids is None and p.rlimit_as == 512 << 20
+    assert p.cgroup_mb is None and p.cgroup_pids is None and p.memory_mb == 512
     assert p.notes == ("no cgroup could be made here (no delegation): memory was limited by address space only "
                        "(RLIMIT_AS), which memory files and shared memory do not use",)
 
 
-def test_cuda_drops_rlimit_as_and_keeps_the_cgroup():
+def test_cuda_drops_the_address_space_limit_and_keeps_the_cgroup():
     cuda = Request(**{**REQ.__dict__, "cuda": True})
     p = decide(Caps(root=True, jail=True, **FULL), cuda)
-    assert p.rlimit_as is None and p.cgroup_bytes == (512 << 20) + CGROUP_HEADROOM and p.notes == ()
+    assert p.memory_mb is None and p.cgroup_mb == 512 + CGROUP_HEADROOM_MB and p.notes == ()
     assert p.writable[-2:] == ("/dev/nvidia0", "/dev/nvidiactl")
     assert decide(Caps(root=True, jail=True, **FULL), REQ).writable[-1] == "/dev/shm"  # devices only for CUDA
     p = decide(Caps(root=True, jail=True, **{**FULL, "cgroup": None}), cuda)
-    assert p.rlimit_as is None and p.cgroup_bytes is None
+    assert p.memory_mb is None and p.cgroup_mb is None
     assert p.notes == ("no cgroup could be made here, and CUDA cannot start under an address-space limit: this "
                        "exercise ran without a memory limit",)
 

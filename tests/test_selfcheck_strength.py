@@ -67,7 +67,7 @@ def test_the_repeated_table_is_caught_on_the_meta_device_in_milliseconds():
     same call's largest buffer on the meta device and names the tensor."""
     ns = definitions(SUBMISSIONS / "ch03_repeat_table.py")
     with one_thread():
-        results = {spec["id"]: (status, message) for spec, status, message in run_checks("shaw_attention",
+        results = {spec["key"]: (status, message) for spec, status, message in run_checks("shaw_attention",
                                                                                      ns["shaw_attention"])}
     status, message = results["shaw_attention.no_buffer_over_3_gib_on_meta"]
     assert status == FAILED

@@ -11,6 +11,7 @@ session forked from it, so nothing of one student reaches another (scheduling.py
     DIR/errors/<id>.json      submissions the grader could not grade this time (retried next run)
     DIR/manifest.json         index of the above, with the grader's fingerprint
     DIR/gradebook.csv         a row per student, a column per exercise, the total
+    DIR/gradebook_checks.csv  a row per student, a column per check (its key, <exercise>.<id>), the total
     DIR/summary.md, .json     class statistics: scores, failure rate per check, common mistakes
     DIR/plots/*.png           score histogram, failure rate per check
     DIR/run.json              this run: times, workers, peak memory

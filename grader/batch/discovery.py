@@ -27,9 +27,10 @@ from pathlib import Path
 
 from ..escape import identifier, one_line
 from ..files import read_regular
-from ..submission import MAX_FILE_BYTES, SUFFIXES, SubmissionError, list_files
+from ..settings import REPORT, ReadLimits
+from ..submission import SUFFIXES, SubmissionError, list_files
 
-MAX_ID = 48
+MAX_ID = REPORT.student_chars  # characters of a student's id
 TIMESTAMP = "timestamp.txt"  # nbgrader's record of when a submission was handed in
 
 
@@ -188,22 +189,24 @@ def _nbgrader_time(path):
         return ""
 
 
-def submission_hash(path):
-    """A digest of what would be graded (names and bytes, read without following links); refused
-    entries count by their names, so any change to the submission changes the digest."""
+def submission_hash(path, limits=None):
+    """A digest of what would be graded (names and bytes, read without following links, within `limits`:
+    grader.settings.ReadLimits); refused entries count by their names, so any change to the submission
+    changes the digest."""
+    limits = limits or ReadLimits()
     digest = hashlib.sha256()
     if path is None:
         digest.update(b"nothing handed in")
         return digest.hexdigest()
     try:
-        listing = list_files(path)
+        listing = list_files(path, limits)
     except SubmissionError as exc:
         digest.update(f"unusable: {exc}".encode())
         return digest.hexdigest()
     for name, file in listing.files:
         digest.update(name.encode() + b"\0")
         try:
-            data = read_regular(file, MAX_FILE_BYTES)
+            data = read_regular(file, limits.source_file_mb << 20)
         except OSError as exc:
             data = f"unreadable: {exc.strerror}".encode()
         digest.update(data if data is not None else b"too large: " + str(os.lstat(file).st_size).encode())

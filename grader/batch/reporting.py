@@ -20,19 +20,15 @@ from ..records import Status
 
 
 def record(entry, grade, job):
-    """The JSON kept per student (results/<id>.json)."""
-    per_exercise = {}
-    for v in grade.verdicts:
-        ex = per_exercise.setdefault(v.check.exercise, {"score": 0.0, "max": 0.0})
-        ex["score"] += v.score
-        ex["max"] += v.max_score
+    """The JSON kept per student (results/<id>.json); `job`: the wire.GradeJob it answers."""
+    per_exercise = {exercise: {"score": score, "max": top} for exercise, (score, top) in grade.by_exercise().items()}
     return {
-        "student": entry.student, "entry": entry.name, "sha256": job["sha256"], "fingerprint": job["fingerprint"],
-        "assignment": job.get("assignment", ""), "run_id": job["run_id"],
+        "student": entry.student, "entry": entry.name, "sha256": job.sha256, "fingerprint": job.fingerprint,
+        "assignment": job.assignment, "run_id": job.run_id,
         "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(grade.seconds, 2),
         "total": grade.total, "max": grade.max_score, "exercises": per_exercise, "notes": grade.notes,
         "flags": grade.flags,
-        "checks": [{"id": v.check.key, "exercise": v.check.exercise, "name": v.check.name, "status": str(v.status),
+        "checks": [{"key": v.check.key, "exercise": v.check.exercise, "name": v.check.name, "status": str(v.status),
                     "score": v.score, "max_score": v.max_score, "public": v.check.public,
                     "feedback": v.feedback, "mistake": v.mistake} for v in grade.verdicts],
     }
@@ -50,8 +46,9 @@ def _late(entry, due):
 
 
 def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots=True):
-    """gradebook.csv (a row per student, a column per exercise of the assignment), lms.csv (a row per student,
-    one total column), manifest.json, summary.json and .md, plots."""
+    """gradebook.csv (a row per student, a column per exercise of the assignment), gradebook_checks.csv (a row per
+    student, a column per check of the assignment, named by the check's key), lms.csv (a row per student, one
+    total column), manifest.json, summary.json and .md, plots."""
     records = {}
     for student in entries:
         rec = read_json(out / "results" / f"{student}.json")
@@ -81,6 +78,7 @@ def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots
                               *when, "; ".join(rec["flags"]), notes]))
         lms_writer.writerow(_row([student, f"{rec['total']:g}"]))
     write_atomic(out / "gradebook.csv", gradebook.getvalue())
+    write_atomic(out / "gradebook_checks.csv", checks_gradebook(entries, records, assignment.checks))
     write_atomic(out / "lms.csv", lms.getvalue())
     write_json(out / "manifest.json", {
         "fingerprint": fingerprint, "assignment": assignment.name,
@@ -105,6 +103,24 @@ def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots
     return summary
 
 
+def checks_gradebook(entries, records, checks):
+    """gradebook_checks.csv: a row per student, a column per check (its key, `<exercise>.<id>`), each cell the
+    points it scored ("" where it was not graded, or skipped: worth nothing here); then total and max."""
+    keys = [c.key for c in checks]
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(_row(["student", *keys, "total", "max"]))
+    for student in entries:
+        rec = records.get(student)
+        if rec is None:
+            writer.writerow(_row([student, *[""] * len(keys), "", ""]))
+            continue
+        scored = {c["key"]: c for c in rec["checks"] if c["status"] != Status.SKIPPED}
+        writer.writerow(_row([student, *[f"{scored[k]['score']:g}" if k in scored else "" for k in keys],
+                              f"{rec['total']:g}", f"{rec['max']:g}"]))
+    return text.getvalue()
+
+
 def class_summary(records, errors, checks, order=()):
     totals = [r["total"] for r in records.values()]
     top = max((r["max"] for r in records.values()), default=0)
@@ -112,7 +128,7 @@ def class_summary(records, errors, checks, order=()):
                          "not implemented": 0, "skipped": 0, "mistakes": Counter()} for c in checks}
     for rec in records.values():
         for c in rec["checks"]:
-            row = per_check.get(c["id"])
+            row = per_check.get(c["key"])
             if row is None or c["status"] not in row:
                 continue
             row[c["status"]] += 1
@@ -121,7 +137,7 @@ def class_summary(records, errors, checks, order=()):
     rows = []
     for key, row in per_check.items():
         attempted = row["passed"] + row["failed"]
-        rows.append({"id": key, "exercise": row["exercise"], "name": row["name"], "public": row["public"],
+        rows.append({"key": key, "exercise": row["exercise"], "name": row["name"], "public": row["public"],
                      "attempted": attempted, "failed": row["failed"], "not_implemented": row["not implemented"],
                      "failure_rate": round(row["failed"] / attempted, 4) if attempted else None,
                      "common_mistakes": row["mistakes"].most_common(3)})

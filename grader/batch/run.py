@@ -13,6 +13,8 @@ from pathlib import Path
 from ..assignment import resolve
 from ..files import read_json, write_json
 from ..progress import Progress, say
+from ..sandbox.wire import GradeJob
+from ..settings import BATCH_TIMEOUT_SECONDS
 from .discovery import discover, parse_time, submission_hash
 from .reporting import write_outputs
 from .scheduling import Worker, schedule
@@ -48,7 +50,7 @@ def _interrupt(signum, frame):
     raise Interrupted()
 
 
-def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None, layout="auto", due=None,
+def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stream=None, layout="auto", due=None,
               nbgrader_gradebook=False):
     """Grade every submission in `folder` not yet graded into `out`; write the gradebook and summary.
     `due`: an aware datetime; later submissions are flagged late. `nbgrader_gradebook`: also write the
@@ -66,7 +68,7 @@ def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None, layout
         say(f"layout: nbgrader's submitted/<student>/<assignment>/ (every entry of {folder} fits it)",
             settings.progress, stream)
     fingerprint, run_id = grader_fingerprint(assignment), uuid.uuid4().hex[:12]
-    hashes = {student: submission_hash(entry.path) for student, entry in entries.items()}
+    hashes = {student: submission_hash(entry.path, settings.read) for student, entry in entries.items()}
     todo = [s for s in entries if not _current(read_json(out / "results" / f"{s}.json"), hashes[s], fingerprint)]
     settings = settings.replace(protect=(*settings.protect, str(folder), str(out)))
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -83,18 +85,18 @@ def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None, layout
             say(f"workers ready after {ready[-1]:.1f} s", settings.progress, stream)
 
     def on_reply(reply):
-        if not reply["ok"]:
-            write_json(out / "errors" / f"{reply['student']}.json", {**reply, "run_id": run_id})
+        if not reply.ok:
+            write_json(out / "errors" / f"{reply.student}.json",
+                       {"student": reply.student, "ok": False, "error": reply.error, "run_id": run_id})
         replies.append(reply)
-        bar.step(reply["ok"], reply["student"])
+        bar.step(reply.ok, reply.student)
 
     job_list = []
     for student in todo:
         (out / "errors" / f"{student}.json").unlink(missing_ok=True)
         entry = entries[student]
-        job_list.append({"student": student, "path": str(entry.path) if entry.path else None, "name": entry.name,
-                         "out": str(out), "sha256": hashes[student], "fingerprint": fingerprint, "run_id": run_id,
-                         "folder": str(folder), "assignment": assignment.name})
+        job_list.append(GradeJob(student, str(entry.path) if entry.path else None, entry.name, str(out),
+                                 hashes[student], fingerprint, run_id, str(folder), assignment.name))
     previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         stats = schedule(job_list, jobs, lambda: Worker(env, settings.to_json(), REPO), timeout, on_reply, on_ready)
@@ -116,8 +118,8 @@ def run_batch(folder, out, settings, jobs=1, timeout=1800.0, stream=None, layout
     write_json(out / "run.json", {
         "run_id": run_id, "folder": str(folder), "layout": used, "assignment": assignment.name, "jobs": jobs,
         "submissions": len(entries), "graded": len(todo),
-        "errors": sum(not r["ok"] for r in replies), "seconds": round(seconds, 2), "workers_ready_s": ready,
-        "grading_seconds": [round(r.get("seconds", 0), 3) for r in replies if r["ok"]], "workers": stats,
+        "errors": sum(not r.ok for r in replies), "seconds": round(seconds, 2), "workers_ready_s": ready,
+        "grading_seconds": [round(r.seconds or 0, 3) for r in replies if r.ok], "workers": stats,
         "fingerprint": fingerprint})
     return summary
 

@@ -1,15 +1,20 @@
 """Hand submissions to N worker processes, with a time limit per submission; replace a worker that dies
-or overruns (killing it and its sandbox); report each reply as it comes."""
+or overruns (killing it and its sandbox); report each reply as it comes.
+
+A worker speaks the grader's one framing (grader/sandbox/wire.py) over its stdin and stdout: it says
+WorkerReady once, answers each GradeJob with a GradeReply, and Quit with WorkerStats.
+"""
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import select
 import subprocess
 import sys
 import time
 
 from ..sandbox import procs
+from ..sandbox.wire import GradeReply, Quit, WorkerReady, WorkerStats, frame, unframe
 
 
 class Worker:
@@ -20,8 +25,9 @@ class Worker:
         self.job, self.deadline, self.ready = None, None, False
 
     def send(self, job, timeout):
+        """Hand it `job` (a wire.GradeJob), to be answered within `timeout` seconds."""
         self.job, self.deadline = job, time.monotonic() + timeout
-        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.write(frame(job))
         self.proc.stdin.flush()
 
     def kill(self):
@@ -30,22 +36,23 @@ class Worker:
         self.proc.wait()
 
     def finish(self):
-        """Ask it to stop; its peak memory, or None."""
+        """Ask it to stop; its peak memory (wire.WorkerStats' fields, a dict for run.json), or None."""
         try:
-            self.proc.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
+            self.proc.stdin.write(frame(Quit()))
             self.proc.stdin.flush()
             ready, _, _ = select.select([self.proc.stdout], [], [], 30)
             line = self.proc.stdout.readline() if ready else ""
             self.proc.wait(timeout=30)
-            return json.loads(line)["stats"] if line else None
-        except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+            stats = WorkerStats.from_wire(unframe(line)) if line else None
+            return dataclasses.asdict(stats) if stats else None
+        except (OSError, ValueError, TypeError, subprocess.TimeoutExpired):
             self.kill()
             return None
 
 
 def schedule(jobs, workers_wanted, start_worker, timeout, on_reply, on_ready=None):
-    """Run every job; `on_reply(reply)` for each ("ok" False when the worker failed, died or overran).
-    Returns the workers' statistics."""
+    """Run every job (wire.GradeJob); `on_reply(reply)` for each (a wire.GradeReply; `ok` False when the worker
+    failed, died or overran). Returns the workers' statistics."""
     queue = list(jobs)
     workers = [start_worker() for _ in range(max(1, min(workers_wanted, len(queue))))] if queue else []
     try:
@@ -60,24 +67,23 @@ def schedule(jobs, workers_wanted, start_worker, timeout, on_reply, on_ready=Non
             for w in list(workers):
                 if not w.ready and w.proc.stdout in ready:
                     line = w.proc.stdout.readline()
-                    if line and "ready" in json.loads(line):
-                        w.ready = True
-                        if on_ready:
-                            on_ready()
-                    else:  # it could not start: try another (a broken installation fails every time)
+                    if not (line and WorkerReady.from_wire(unframe(line))):
+                        # it could not start: stop the batch (a broken installation fails every worker alike)
                         raise RuntimeError("a grading worker could not start")
+                    w.ready = True
+                    if on_ready:
+                        on_ready()
                     continue
                 if not w.job:
                     continue
                 broken = True  # the worker died or overran: kill it (and its sandbox), start another
                 if w.proc.stdout in ready:
                     line = w.proc.stdout.readline()
-                    broken = not line
-                    reply = json.loads(line) if line else {"student": w.job["student"], "ok": False,
-                                                           "error": "the grading worker died"}
+                    reply = GradeReply.from_wire(unframe(line)) if line else None
+                    broken = reply is None
+                    reply = reply or GradeReply(w.job.student, False, error="the grading worker died")
                 elif time.monotonic() >= w.deadline:
-                    reply = {"student": w.job["student"], "ok": False,
-                             "error": f"grading did not finish within {timeout:g} s"}
+                    reply = GradeReply(w.job.student, False, error=f"grading did not finish within {timeout:g} s")
                 else:
                     continue
                 if broken:

@@ -1,14 +1,14 @@
 """A batch worker: `python -m grader.batch.worker SETTINGS_JSON`, one per --jobs.
 
-Reads jobs (JSON lines) on stdin, grades each submission through grader.grading (in a trusted process
-forked from the worker's zygote: grader/remote.py, so the worker itself never loads torch) with one
-zygote for its whole life (every submission in a fresh session forked from it: nothing of one student
-reaches another), writes the student's result and feedback atomically, answers on stdout.
+Reads jobs on stdin (wire.GradeJob, in the grader's one framing: grader/sandbox/wire.py), grades each
+submission through grader.grading (in a trusted process forked from the worker's zygote: grader/remote.py,
+so the worker itself never loads torch) with one zygote for its whole life (every submission in a fresh
+session forked from it: nothing of one student reaches another), writes the student's result and feedback
+atomically, answers on stdout (GradeReply; WorkerStats after Quit).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
@@ -21,7 +21,8 @@ from ..language import phrasebook
 from ..records import Grade, Status, Verdict
 from ..remote import RemoteGrader
 from ..sandbox import confine
-from ..settings import Settings
+from ..sandbox.wire import GradeJob, GradeReply, Quit, WorkerReady, WorkerStats, frame, unframe
+from ..settings import REPORT, Settings
 from ..submission import SubmissionError
 from .discovery import Entry
 from .reporting import record
@@ -47,10 +48,10 @@ def scrub(text, paths):
 
 
 def grade_one(grader, job, assignment, language="en"):
-    """Grade one submission and write its result and feedback; the reply for the parent."""
-    out = Path(job["out"])
-    entry = Entry(job["student"], Path(job["path"]) if job["path"] else None, job["name"])
-    private = {job.get("folder", ""): "", job["out"]: "", str(REPO): "", str(entry.path or ""): entry.name}
+    """Grade one submission (a wire.GradeJob) and write its result and feedback; the reply for the parent."""
+    out = Path(job.out)
+    entry = Entry(job.student, Path(job.path) if job.path else None, job.name)
+    private = {job.folder: "", job.out: "", str(REPO): "", str(entry.path or ""): entry.name}
     reason = ""
     if entry.path is None:
         reason = NOTHING_HANDED_IN
@@ -72,7 +73,7 @@ def grade_one(grader, job, assignment, language="en"):
     write_atomic(out / "feedback" / f"{entry.student}.txt",
                  say("Feedback for {name}", name=entry.name) + f"\n\n{text}\n")
     write_json(out / "results" / f"{entry.student}.json", rec)  # last: its presence means "graded"
-    return {"student": entry.student, "ok": True, "total": rec["total"], "max": rec["max"], "seconds": grade.seconds}
+    return GradeReply(entry.student, True, rec["total"], rec["max"], grade.seconds)
 
 
 def main(settings_json):
@@ -83,20 +84,19 @@ def main(settings_json):
     assignment = resolve(settings)
     # its zygote, and the grading process forked from it (one thread each)
     grader = RemoteGrader(settings, assignment.registry_checks() if settings.assignment else None)
-    channel.write(json.dumps({"ready": os.getpid()}) + "\n")
+    channel.write(frame(WorkerReady(os.getpid())))
     for line in sys.stdin:
-        job = json.loads(line)
-        if job.get("cmd") == "quit":
+        message = unframe(line)
+        if Quit.from_wire(message):
             break
+        job = GradeJob.from_wire(message)
         try:
             reply = grade_one(grader, job, assignment, settings.language)
         except Exception as exc:  # the grader failed: report it, keep serving
-            reply = {"student": job["student"], "ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
-        channel.write(json.dumps(reply) + "\n")
+            reply = GradeReply(job.student, False, error=f"{type(exc).__name__}: {exc}"[:REPORT.message_chars])
+        channel.write(frame(reply))
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    channel.write(json.dumps({"stats": {"pid": os.getpid(), "maxrss_mb": own,
-                                        "grading_maxrss_mb": _peak_mb(grader.pid),
-                                        "zygote_maxrss_mb": _peak_mb(grader.zygote_pid)}}) + "\n")
+    channel.write(frame(WorkerStats(os.getpid(), own, _peak_mb(grader.pid), _peak_mb(grader.zygote_pid))))
 
 
 def _peak_mb(pid):

@@ -64,7 +64,7 @@ class ResultPipe:
         self.send(f"{token}.json", json.dumps(plain, sort_keys=True).encode())
 
 
-def _execute(statements, stmt_timeout, channel):
+def _execute(statements, stmt_seconds, channel):
     """Execute top-level statements one by one; a failing one is logged and skipped (a statement cut by
     the alarm is logged with its index, so that the grader skips it in this submission's later children)."""
     ns = {"__name__": "submission", "__builtins__": __builtins__}
@@ -74,13 +74,13 @@ def _execute(statements, stmt_timeout, channel):
         channel.send("_progress", str(n).encode())
         try:
             code = compile(source, label, "exec")
-            signal.setitimer(signal.ITIMER_REAL, stmt_timeout)
+            signal.setitimer(signal.ITIMER_REAL, stmt_seconds)
             try:
                 exec(code, ns)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except StatementTimeout:
-            log.append({"where": label, "error": f"skipped: ran longer than {stmt_timeout:g} s at grading time",
+            log.append({"where": label, "error": f"skipped: ran longer than {stmt_seconds:g} s at grading time",
                         "timed_out": n})
         except SystemExit as exc:
             log.append({"where": label, "error": f"called sys.exit({exc.code!r}); skipped"})
@@ -153,9 +153,9 @@ def run(job, result_fd, request_fd, group, catalog):
     torch.set_num_threads(1)
     torch.manual_seed(0)
     channel = ResultPipe(result_fd)
-    statements, stmt_timeout = job.statements, job.stmt_timeout
+    statements, stmt_seconds = job.statements, job.stmt_seconds
     job = None  # the child keeps nothing of the job but its statements
-    ns, log = _execute(statements, stmt_timeout, channel)
+    ns, log = _execute(statements, stmt_seconds, channel)
     channel.send("_progress", b"probes")
     channel.send("_exec.json", json.dumps(log).encode())
     requests = _Requests(request_fd)

@@ -108,6 +108,6 @@ def apply(policy, cgroup=None):
     # forks, or a probe, reads its own /proc/self); the machine's /proc only the child's own folder
     landlock.restrict(list(policy.readable), list(policy.writable), policy.landlock, own_proc=not policy.pidns)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
-    limit(policy.cpu_seconds, policy.rlimit_as or 0, policy.file_bytes, nproc)
+    limit(policy.cpu_seconds, (policy.memory_mb or 0) << 20, policy.file_bytes, nproc)
     if policy.seccomp:
         seccomp.install()

@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MODES = ("root-jail", "root-nojail", "root-user", "user-jail", "user", "none")
-FORCED = ("auto", "nojail", "user", "nolandlock")  # POSENC_SANDBOX_MODE
-CGROUP_HEADROOM = 256 << 20  # over the memory allowance: copy-on-write copies of the server's pages,
+FORCED = ("auto", "nojail", "user", "nolandlock")  # POSENC_SANDBOX_MODE (grader.settings.MODES is this list)
+CGROUP_HEADROOM_MB = 256  # over the memory allowance: copy-on-write copies of the server's pages,
 # page tables, kernel memory, which RLIMIT_AS does not count; RLIMIT_AS (a MemoryError learner code
 # can report) is met first where it applies, the cgroup (the kernel's OOM kill) is the backstop
 
@@ -56,9 +56,10 @@ class Caps:
     forced: str = "auto"  # POSENC_SANDBOX_MODE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Request:
-    """What one child needs (the grader's job for one exercise)."""
+    """What one child needs (the grader's job for one exercise). The limits have no defaults here: they come
+    from grader.settings.Limits, under the same names."""
 
     workdir: str
     stub: str  # the posenc_selfcheck stub package's folder
@@ -69,11 +70,11 @@ class Request:
     gid: int | None = None
     cuda: bool = False  # the exercise has CUDA checks and the machine a GPU
     gpu_devices: tuple = ()  # /dev/nvidia*, /dev/dri: CUDA opens them read-write
-    memory_bytes: int = 6144 << 20
-    pids: int = 64
-    cpu_seconds: int = 60
-    file_bytes: int = 256 << 20
-    work_bytes: int = 256 << 20
+    memory_mb: int  # what the child may map beyond what the fork server has mapped
+    nproc: int  # processes of the sandbox's uid (RLIMIT_NPROC) and of its cgroup
+    cpu_seconds: int
+    file_bytes: int  # the largest file it may write
+    work_bytes: int  # its working folder, where that is a tmpfs of its own
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,9 @@ class Policy:
     writable: tuple
     landlock: int  # ABI to use, 0: none
     seccomp: bool
-    cgroup_bytes: int | None  # memory.max / memory.limit_in_bytes; None: no cgroup
+    cgroup_mb: int | None  # memory.max / memory.limit_in_bytes: memory_mb plus CGROUP_HEADROOM_MB; None: no cgroup
     cgroup_pids: int | None
-    rlimit_as: int | None  # address space over what is mapped at fork; None: not set
+    memory_mb: int | None  # RLIMIT_AS: address space over what is mapped at fork; None: not set
     nproc: int | None  # RLIMIT_NPROC; None: not set
     nproc_shared: bool  # the uid is the grader's own: add its current tasks to nproc at fork
     cpu_seconds: int
@@ -195,7 +196,7 @@ def decide(caps: Caps, req: Request) -> Policy:
                      "of files it can write to, open UDP and Unix sockets, and use System V IPC and memfd")
 
     # ---- memory and processes
-    rlimit_as = None if req.cuda else req.memory_bytes
+    memory_mb = None if req.cuda else req.memory_mb
     if not cgroup:
         why = f" ({caps.cgroup_reason})" if caps.cgroup_reason else ""
         if req.cuda:
@@ -206,7 +207,7 @@ def decide(caps: Caps, req: Request) -> Policy:
                          "(RLIMIT_AS), which memory files and shared memory do not use")
     if mode == "root-user" and not cgroup:
         notes.append("processes were not limited: root is exempt from RLIMIT_NPROC and no cgroup could be made")
-    nproc = None if mode == "root-user" else req.pids
+    nproc = None if mode == "root-user" else req.nproc
     nproc_shared = mode in ("user", "none")  # a user namespace counts its own processes only
 
     return Policy(
@@ -214,8 +215,8 @@ def decide(caps: Caps, req: Request) -> Policy:
         pidns=bool(jail) and caps.pidns,
         jail_dir=req.jail_dir, binds=tuple(req.system), stub=req.stub, workdir=req.workdir,
         readable=readable, writable=writable, landlock=landlock, seccomp=caps.seccomp,
-        cgroup_bytes=req.memory_bytes + CGROUP_HEADROOM if cgroup else None,
-        cgroup_pids=req.pids if cgroup else None, rlimit_as=rlimit_as, nproc=nproc, nproc_shared=nproc_shared,
+        cgroup_mb=req.memory_mb + CGROUP_HEADROOM_MB if cgroup else None,
+        cgroup_pids=req.nproc if cgroup else None, memory_mb=memory_mb, nproc=nproc, nproc_shared=nproc_shared,
         cpu_seconds=req.cpu_seconds, file_bytes=req.file_bytes, work_bytes=req.work_bytes,
         chmod_protect=chmod_protect,
         clean_files_of_uid=mode == "root-nojail",

@@ -141,14 +141,14 @@ def python_readable_by(uid):
     return not unreadable_by(uid, python_paths())
 
 
-def capabilities(forced, sandbox_uid):
-    """What this machine offers, as the fields of policy.Caps (the zygote's hello). `sandbox_uid`: any uid
-    of no account (the settings' uid_base; readability of Python does not depend on which)."""
+def capabilities(forced, uid_base):
+    """What this machine offers, as the fields of policy.Caps (the zygote's hello). `uid_base` (Settings.uid_base):
+    any uid of no account (readability of Python does not depend on which)."""
     root = os.geteuid() == 0
     kind, reason = cgroup.probe()
     jailed, userns_jailed = root and can_jail(), not root and can_userns_jail()
     return {"root": root, "jail": jailed, "userns_jail": userns_jailed,
             "pidns": (jailed or userns_jailed) and can_pid_namespace(userns=not root),
             "landlock": landlock.abi(), "seccomp": seccomp_works(), "cgroup": kind,
-            "cgroup_reason": "" if kind else reason, "python_readable": root and python_readable_by(sandbox_uid),
+            "cgroup_reason": "" if kind else reason, "python_readable": root and python_readable_by(uid_base),
             "forced": forced}

@@ -18,11 +18,12 @@ from posenc_selfcheck import store
 
 from ..escape import clean
 from ..files import read_regular
+from ..settings import ANSWER
 
-JSON_BYTES = 4 << 20
-MAX_KEYS = 500
-MAX_STRING = 20000
-MAX_LIST = 100000
+JSON_BYTES = ANSWER.json_bytes
+MAX_KEYS = ANSWER.keys
+MAX_STRING = ANSWER.string_chars
+MAX_LIST = ANSWER.list_items
 
 
 class BadResult(ValueError):
@@ -43,7 +44,7 @@ def validated(result):
     if not isinstance(result, dict) or len(result) > MAX_KEYS:
         raise BadResult("not a dict of results")
     for key, value in list(result.items()):
-        if not isinstance(key, str) or len(key) > 200:
+        if not isinstance(key, str) or len(key) > ANSWER.key_chars:
             raise BadResult("a key is not a short string")
         if type(value) is torch.Tensor or value is None or isinstance(value, (bool, int, float)):
             continue

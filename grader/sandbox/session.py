@@ -146,7 +146,7 @@ class Session:
         return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
                               system=tuple(paths.readable_paths(protected_paths(self.settings), self.caps["python"])),
                               protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
-                              gpu_devices=gpus, memory_bytes=lim.memory_bytes, pids=lim.nproc,
+                              gpu_devices=gpus, memory_mb=lim.memory_mb, nproc=lim.nproc,
                               cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes)
 
     # -- the session server ----------------------------------------------------------------------------
@@ -245,7 +245,7 @@ class Session:
         rule = dataclasses.asdict(policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid)))
         rule["chmod_protect"] = []  # done here, once (_configure): the child never hears of those folders
         return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
-                           stmt_timeout=lim.stmt_seconds, result_bytes=lim.result_bytes,
+                           stmt_seconds=lim.stmt_seconds, result_bytes=lim.result_bytes,
                            line_bytes=lim.result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
                            policy=rule)
 

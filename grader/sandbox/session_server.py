@@ -102,20 +102,20 @@ def _drain(fd, receiver):
         receiver.feed(chunk)
 
 
-def _overran(receiver, stmt_limit):
+def _overran(receiver, stmt_seconds):
     """True when the child has been executing one top-level statement for longer than its alarm allows (a
     statement that catches the alarm's exception, or blocks it)."""
-    return (receiver.progress or "").isdigit() and time.monotonic() - receiver.progress_at > stmt_limit + STMT_GRACE
+    return (receiver.progress or "").isdigit() and time.monotonic() - receiver.progress_at > stmt_seconds + STMT_GRACE
 
 
-def _reap(wake_fd, pid, read_fd, receiver, stmt_limit):
+def _reap(wake_fd, pid, read_fd, receiver, stmt_seconds):
     """Wait for the child `pid` while reading its results; reap adopted orphans on the way. A statement that
     outlives its alarm is ended here (the statement watchdog), so the exercise can run again without it within
     its time. (status, whether the watchdog ended it)."""
     status, open_, overran = None, True, False
     while status is None:
         ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 0.5)
-        if not overran and _overran(receiver, stmt_limit):
+        if not overran and _overran(receiver, stmt_seconds):
             overran = True
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -146,12 +146,12 @@ def _group(job, n):
     """(a fresh memory cgroup for one child as the policy asks, or None; a note for the report when it asked
     for one that could not be made)."""
     rule = job.policy
-    if not rule["cgroup_bytes"]:
+    if not rule["cgroup_mb"]:
         return None, None
     try:
-        return cgroup.Cgroup.create(f"x{n}", rule["cgroup_bytes"], rule["cgroup_pids"]), None
+        return cgroup.Cgroup.create(f"x{n}", rule["cgroup_mb"] << 20, rule["cgroup_pids"]), None
     except OSError:
-        if rule["rlimit_as"] is None:
+        if rule["memory_mb"] is None:
             return None, ("no cgroup could be made for this exercise, and it had no address-space limit: it ran "
                           "without a memory limit")
         return None, "no cgroup could be made for this exercise, so only its address space was limited (RLIMIT_AS)"
@@ -183,7 +183,7 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd):
     allowed = {f"{token}.{ext}" for token in job.tokens for ext in ("json", "safetensors")}
     receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
                         on_result=lambda token: out.send(wire.ResultReady(token)))
-    status, overran = _reap(wake_fd, pid, read_fd, receiver, job.stmt_timeout)
+    status, overran = _reap(wake_fd, pid, read_fd, receiver, job.stmt_seconds)
     os.close(read_fd)
     cleanup.kill_and_reap(job.uid)
     oom = group is not None and group.oom_killed()

@@ -1,8 +1,10 @@
-"""The one framing between the grader, the zygote and the session servers, and the session's messages.
+"""The one framing between the grader's processes, and their typed messages.
 
-Framing: one JSON object per line on a Unix stream socket; file descriptors travel beside a line
-(SCM_RIGHTS). Standard library only: the fork servers import this file flat (server.py, session_server.py), the grader
-as `grader.sandbox.wire`.
+Framing (`frame`, `unframe`): one JSON object per line. On a Unix stream socket (`Channel`: the grader,
+the zygote, the session servers, the trusted grading process) file descriptors travel beside a line
+(SCM_RIGHTS); between a batch and its workers (grader/batch/scheduling.py, worker.py) the lines go
+over the worker's stdin and stdout. Standard library only: the fork servers import this file flat
+(server.py, session_server.py), the grader as `grader.sandbox.wire`.
 
 A session (one submission) speaks these messages, in this order, for each run of a child:
 
@@ -28,6 +30,22 @@ LINE_BYTES = 1 << 16  # one read
 MAX_FDS = 4  # file descriptors accepted beside one line
 
 
+def frame(message):
+    """One message as its line (text, newline included): a typed message as {"kind": ..., **fields}."""
+    if hasattr(message, "to_wire"):
+        message = message.to_wire()
+    return json.dumps(message) + "\n"
+
+
+def unframe(line):
+    """The message (a dict) in one line, or None when the line is not a JSON object."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
 class Channel:
     """JSON lines on a socket. `receive` returns one message (a dict) or None, and says why in
     `closed` (the other side is gone) or not (the deadline passed, or a line was not JSON)."""
@@ -36,9 +54,7 @@ class Channel:
         self.sock, self.buffer, self.fds, self.closed = sock, b"", [], False
 
     def send(self, message, fds=()):
-        if hasattr(message, "to_wire"):
-            message = message.to_wire()
-        data = (json.dumps(message) + "\n").encode()
+        data = frame(message).encode()
         if fds:
             socket.send_fds(self.sock, [data], list(fds))
         else:
@@ -64,11 +80,7 @@ class Channel:
                 return None
             self.buffer += data
         line, _, self.buffer = self.buffer.partition(b"\n")
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return None
-        return message if isinstance(message, dict) else None
+        return unframe(line)
 
     def take_fds(self):
         fds, self.fds = self.fds, []
@@ -99,7 +111,7 @@ class RunJob(_Message):
     workdir: str  # the child's working folder
     statements: list
     tokens: list  # the opaque names its requests will carry (random for each run)
-    stmt_timeout: float
+    stmt_seconds: float
     result_bytes: int
     line_bytes: int
     uid: object  # the sandbox's user id, or None
@@ -126,3 +138,93 @@ class Ended(_Message):
     oom: bool = False
     note: object = None  # what the server could not do as asked (no cgroup, ...)
     overran: bool = False  # the server ended it: one top-level statement ran past its alarm
+
+
+# ---- the grader's process and its trusted grading process (grader/remote.py) ---------------------------------
+@dataclass
+class GraderSetup(_Message):
+    """The first line to a trusted grading process (bootstrap.py reads `repo` and `serve` from it before importing
+    the grader)."""
+
+    repo: str  # the grader's repository, to import it from
+    serve: str  # "module:function" that the zygote's bootstrap (bootstrap.py) hands the grading process to
+    tmp: str  # the grader's temporary folder (where the sandbox's uid slots are locked)
+    settings: str  # Settings.to_json()
+    anonymous: object  # the zygote's anonymous names for candidate functions (anonymize.py)
+    checks: object = None  # the keys of the checks to grade; None: all
+
+
+@dataclass
+class GradeSubmission(_Message):
+    path: str  # absolute: the grading process's working folder is not the grader's
+
+
+@dataclass
+class GradingProgress(_Message):
+    """Before each exercise that runs (exercise None: all done)."""
+
+    exercise: object
+    done: int
+    total: int
+
+
+@dataclass
+class Graded(_Message):
+    grade: dict  # records.Grade.to_json()
+
+
+@dataclass
+class GradeFailed(_Message):
+    """Grading could not finish: `error_type` SubmissionError or SandboxError (said to the user as they are), or
+    RuntimeError (the grader failed)."""
+
+    error_type: str
+    message: str
+
+
+# ---- a batch and its workers (grader/batch/scheduling.py, worker.py) ----------------------------------------
+@dataclass
+class GradeJob(_Message):
+    """Grade one student's submission and write their result and feedback under `out`."""
+
+    student: str  # the student's id in the batch (grader/batch/discovery.py)
+    path: object  # the submission, or None: nothing handed in
+    name: str  # what the student handed in, as they named it
+    out: str
+    sha256: str
+    fingerprint: str
+    run_id: str
+    folder: str
+    assignment: str
+
+
+@dataclass
+class WorkerReady(_Message):
+    pid: int
+
+
+@dataclass
+class GradeReply(_Message):
+    """A worker's answer to one GradeJob (`ok` False: the worker failed, died or overran, and `error` says so)."""
+
+    student: str
+    ok: bool
+    total: object = None
+    max: object = None
+    seconds: object = None
+    error: str = ""
+
+
+@dataclass
+class Quit(_Message):
+    """Stop after the job in hand; answer with WorkerStats."""
+
+
+@dataclass
+class WorkerStats(_Message):
+    """A worker's peak memory (MB), and that of its grading process and zygote (None: could not be read)."""
+
+    pid: int
+    maxrss_mb: float
+    grading_maxrss_mb: object = None
+    zygote_maxrss_mb: object = None

@@ -1,0 +1,184 @@
+"""Every default and limit is written once, in grader/settings.py (issue 19).
+
+Parses every module of grader/ with `ast` and fails where a numeric literal restates one of Settings'
+defaults outside settings.py:
+- a *distinctive* default value (at least 1000 and not an everyday power of two such as 4096, or a
+  megabyte count written in bytes: `6144 << 20`, 61000, 1800.0, ...) anywhere it names something: the
+  value of an assignment, of a keyword argument or of a parameter's default; exercise data (a check's
+  arguments, a positional 4096) is not a limit, nor is a hexadecimal kernel flag;
+- any default value (60, 64, 20, 6, ...) given to a name that shares a distinctive word with the
+  setting's name (`cpu_seconds: int = 60`, `PARSE_SECONDS = 20`, `MAX_DEPTH = 6`).
+0, 1, 2 and -1 are never limits by themselves. The defaults are read from grader.settings at test time,
+so a value changed there is followed here.
+"""
+
+import ast
+import dataclasses
+import re
+
+from grader import settings as S
+from tests.conftest import ROOT
+
+GRADER = ROOT / "grader"
+TRIVIAL = {0, 1, 2, -1}
+# words that say a unit or a kind of bound, not which quantity: they alone never make two names the same setting
+GENERIC = {"max", "min", "default", "bytes", "mb", "seconds", "s", "chars", "limit", "timeout"}
+
+
+def defaults():
+    """[(setting name, value)] for every numeric default: Settings' fields (nested dataclasses included) and
+    settings.py's module constants (the Gradescope and batch presets, the fixed caps REPORT and ANSWER)."""
+    out = []
+
+    def walk(cls, prefix=""):
+        for f in dataclasses.fields(cls):
+            value = f.default if f.default is not dataclasses.MISSING else None
+            if f.default_factory is not dataclasses.MISSING:
+                value = f.default_factory()
+            if dataclasses.is_dataclass(value):
+                walk(type(value), f"{prefix}{f.name}.")
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                out.append((f.name, value))
+
+    walk(S.Settings)
+    for name, value in vars(S).items():
+        if name.isupper() and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            walk(type(value))
+        elif name.isupper() and isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append((name.lower(), value))
+        elif name.isupper() and isinstance(value, dict):  # a table of presets, e.g. container sizes
+            out += [(name.lower(), v) for v in value.values() if isinstance(v, (int, float))]
+    return out
+
+
+def _forms(name, value):
+    """The value as it may be written elsewhere: itself, and in bytes where the name says megabytes."""
+    forms = {value}
+    if name.endswith("_mb") and isinstance(value, int):
+        forms.add(value << 20)
+    return forms
+
+
+def _common_size(value):
+    """1024, 4096, ...: powers of two below 2**20 are everyday sizes (a page, a context length), too common to
+    mark a limit by their value alone; a name must say which limit they are."""
+    return isinstance(value, int) and 0 < value < 1 << 20 and value & (value - 1) == 0
+
+
+def _words(name):
+    return {w for w in re.split(r"[_\W]+", name.lower()) if w and w not in GENERIC}
+
+
+def _number(node):
+    """The value of a numeric constant expression (`256 << 20`, `-1`, `30.0`), or None."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.LShift, ast.Mult)):
+            left, right = _number(node.left), _number(node.right)
+            if left is not None and right is not None:
+                return left << right if isinstance(node.op, ast.LShift) else left * right
+        return None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _named_literals(text):
+    """[(name, value, line)]: numeric literals that name something (assignment, keyword, parameter default).
+    A hexadecimal literal is a bit pattern (a kernel flag), not a quantity."""
+    out = []
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        pairs = []
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, (ast.Name, ast.Attribute)):
+            pairs.append((target.id if isinstance(target, ast.Name) else target.attr, node.value))
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+            pairs.append((node.target.id, node.value))
+        elif isinstance(node, ast.Call):
+            pairs += [(k.arg, k.value) for k in node.keywords if k.arg]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            pairs += list(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+            pairs += [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for name, value_node in pairs:
+            value = _number(value_node)
+            if value is not None and not (ast.get_source_segment(text, value_node) or "").lower().startswith("0x"):
+                out.append((name, value, value_node.lineno))
+    return out
+
+
+def restated(path, table, root=ROOT):
+    """['file:line name = value (restates setting)'] for one module."""
+    distinctive = {}
+    by_value = {}
+    for setting, value in table:
+        for form in _forms(setting, value):
+            if form in TRIVIAL:
+                continue
+            by_value.setdefault(form, set()).add(setting)
+            if abs(form) >= 1000 and not _common_size(form):
+                distinctive.setdefault(form, set()).add(setting)
+    found = []
+    for name, value, line in _named_literals(path.read_text()):
+        if value in distinctive:
+            why = distinctive[value]
+        else:
+            why = {s for s in by_value.get(value, ()) if _words(s) & _words(name)}
+        if why:
+            found.append(f"{path.relative_to(root)}:{line} {name} = {value!r} (restates {', '.join(sorted(why))})")
+    return found
+
+
+def test_no_default_is_restated_outside_settings():
+    table = defaults()
+    found = [hit for path in sorted(GRADER.rglob("*.py")) if path.name != "settings.py"
+             for hit in restated(path, table)]
+    assert not found, "defaults written outside grader/settings.py (read them from Settings):\n" + "\n".join(found)
+
+
+def test_the_scan_catches_each_kind_of_restatement(tmp_path):
+    """The detector itself: each form it must catch, and what it must leave alone."""
+    table = [("memory_mb", 6144), ("cpu_seconds", 60), ("uid_base", 61000), ("dir_depth", 6), ("judge_memory_mb", 4096),
+             ("result_bytes", 512 << 20)]
+    module = tmp_path / "grader" / "m.py"
+    module.parent.mkdir()
+    module.write_text("A = 6144 << 20\n"  # megabytes written as bytes
+                      "def f(x, uid_base=61000):\n    g(timeout=61000)\n"  # parameter default, keyword
+                      "class R:\n    cpu_seconds: int = 60\n"  # the setting's own name
+                      "MAX_DEPTH = 6\n"  # shares the word 'depth'
+                      "ramp(128, 10000.0, 6144)\n"  # positional exercise data: not a limit
+                      "WIDTH = 60\n"  # 60, but no word of any setting's name
+                      "CLONE_NEWPID = 0x20000000\n"  # a kernel flag
+                      "draw(seq_len=4096)\n")  # an everyday size under a name of no setting
+    found = restated(module, table, tmp_path)
+    assert sorted(int(h.split()[0].rsplit(":", 1)[1]) for h in found) == [1, 2, 3, 5, 6], found
+
+
+def test_mode_names_are_one_list():
+    """settings.MODES (what POSENC_SANDBOX_MODE may say) is the sandbox policy's list, not a copy."""
+    from grader.sandbox import policy
+
+    assert S.MODES is policy.FORCED
+
+
+def test_the_docs_state_the_defaults_of_settings():
+    """docs/instructor.md restates defaults for instructors: each statement, formatted from Settings, is there
+    (a default changed in settings.py without the docs fails here)."""
+    from grader.sandbox.policy import CGROUP_HEADROOM_MB
+
+    limits, read, settings = S.Limits(), S.ReadLimits(), S.Settings()
+    text = " ".join((ROOT / "docs" / "instructor.md").read_text().split())
+    stated = [
+        f"| `grade`, `batch` | {limits.memory_mb} MB (or `$POSENC_SANDBOX_MEMORY_MB`)",
+        f"| `gradescope` | {S.GRADESCOPE_MEMORY_MB} MB |",
+        f"`--wall-seconds` per exercise ({limits.wall_seconds:g}), `--timeout` per submission "
+        f"({S.BATCH_TIMEOUT_SECONDS:g} s), `--memory-mb` per exercise ({limits.memory_mb})",
+        f"Names ({read.name_chars} characters), depth ({read.dir_depth} folders), the number of files "
+        f"({read.source_files}) and sizes ({read.source_file_mb} MB a file, {read.source_total_mb} MB a submission)",
+        f"limited to {read.parse_memory_mb / 1024:g} GB and {read.parse_seconds} s CPU",
+        f"`POSENC_SANDBOX_UID_BASE` ({settings.uid_base})",
+        f"`RLIMIT_NPROC` {limits.nproc}",
+        f"memory limit = `--memory-mb` + {CGROUP_HEADROOM_MB} MB, no swap, {limits.nproc} processes",
+    ]
+    assert [s for s in stated if s not in text] == []
