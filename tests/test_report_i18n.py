@@ -182,7 +182,7 @@ def test_nbgrader_and_batch_feedback_in_chinese(swapped):
     from grader.nbgrader_cell import per_exercise
 
     assignment, graded = swapped
-    checks = [{"id": v.check.key, "exercise": v.check.exercise, "status": str(v.status), "score": v.score,
+    checks = [{"key": v.check.key, "exercise": v.check.exercise, "status": str(v.status), "score": v.score,
                "name": v.check.name, "feedback": v.feedback} for v in graded.verdicts]
     english, chinese = per_exercise(assignment, checks), per_exercise(assignment, checks, "zh_CN")
     for exercise in english:
