@@ -8,7 +8,8 @@
   that it runs where a learner pastes it);
 - an independent implementation in examples/complete/ (which the tests grade to full marks), and a
   practitioner-style one in tests/submissions/practitioner/ (graded to full marks too);
-- every known mistake registered for it (posenc_ref/mistakes/) named by at least one of its checks.
+- every known mistake registered for it (posenc_ref/mistakes/) named by at least one of its checks, with a hint
+  ladder of its own (`MISTAKE_HINTS[mistake]`: tests/test_hints.py proves its key line fixes that mistake).
 
 And nothing is declared for an exercise no chapter teaches: no checks, no conventions line, no hint ladder, no
 mistake hint (`MISTAKE_HINTS`) for a mistake that is not registered. All of it is read from the files, without
@@ -139,4 +140,7 @@ def problems(chapters=None):
             for name, mistake in MISTAKES.items():
                 if mistake.exercise == exercise and name not in named:
                     out.append((exercise, f"the known mistake {name} is named by none of its checks"))
+                if mistake.exercise == exercise and name not in MISTAKE_HINTS:
+                    out.append((exercise, f"the known mistake {name} has no ladder of its own: MISTAKE_HINTS[{name!r}]"
+                                          " in posenc_selfcheck/hints.py (the idea, where to look, its key line)"))
     return out

@@ -55,6 +55,13 @@ def test_a_ladder_too_short_or_without_its_solution_s_key_line_is_reported(decla
     assert len(found) == 1 and words in found[0], found
 
 
+def test_a_known_mistake_without_its_own_ladder_is_reported(declared):
+    del declared["MISTAKE_HINTS"]["table_swapped"]
+    assert [w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"] == [
+        "the known mistake table_swapped has no ladder of its own: MISTAKE_HINTS['table_swapped'] in "
+        "posenc_selfcheck/hints.py (the idea, where to look, its key line)"]
+
+
 def test_a_missing_conventions_line_is_reported(declared):
     del declared["CONVENTIONS"]["ch01"]["sinusoidal_table"]
     found = [w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"]
