@@ -20,7 +20,7 @@ from ..files import write_atomic, write_json
 from ..language import phrasebook
 from ..records import Grade, Status, Verdict
 from ..remote import RemoteGrader
-from ..sandbox import confine
+from ..sandbox import kernel
 from ..sandbox.wire import GradeJob, GradeReply, Quit, WorkerReady, WorkerStats, frame, unframe
 from ..settings import REPORT, Settings
 from ..submission import SubmissionError
@@ -77,7 +77,7 @@ def grade_one(grader, job, assignment, language="en"):
 
 
 def main(settings_json):
-    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # the batch died: so does this worker
+    kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)  # the batch died: so does this worker
     settings = Settings.from_json(settings_json)
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
