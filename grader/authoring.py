@@ -1,19 +1,24 @@
-"""What every exercise must have, checked by `python -m grader build --check` (docs/authoring.md):
+"""What every exercise must have, checked by `python -m grader build --check` (docs/authoring.md). Its
+declaration, grader/checks/chNN.py, holds:
 
-- checks declared in grader/checks/chNN.py (the chapter's registry entry), a main check among them;
-- its line in that module's `CONVENTIONS` (docs/conventions.md's table is generated from it);
-- a self-check cell in its chapter source (`check("<name>", ...)` in a cell tagged selfcheck);
-- a hint ladder, `HINTS[name]` in posenc_selfcheck/hints.py: three levels or more, the last a key line
-  (`"key line: `...`"`) that is a statement of its solution in the chapter (tests/test_hints.py checks more:
-  that it runs where a learner pastes it);
-- an independent implementation in examples/complete/ (which the tests grade to full marks), and a
-  practitioner-style one in tests/submissions/practitioner/ (graded to full marks too);
-- every known mistake registered for it (posenc_ref/mistakes/) named by at least one of its checks, with a hint
-  ladder of its own (`MISTAKE_HINTS[mistake]`: tests/test_hints.py proves its key line fixes that mistake).
+- its checks (`CHECKS`), a main check among them;
+- its line in `CONVENTIONS` (docs/conventions.md's table is generated from it);
+- its hint ladder, `HINTS[name]`: three levels or more, the last, and only the last, a key line
+  (`"key line: `...`"`) that is one run of statements of its solution in the chapter (tests/test_hints.py checks
+  more: that it runs where a learner pastes it);
+- its known mistakes, `MISTAKES[mistake]`, each named by at least one of its checks, each with a ladder of its
+  own: the idea (no code), where to look, its key line, a run of statements of the solution, as are the other
+  statements it rewrites (`also`), and the mistaken forms parse (tests/test_hints.py proves that the solution
+  with them rewritten is diagnosed as that very mistake).
+
+Beside it: a self-check cell in its chapter source (`check("<name>", ...)` in a cell tagged selfcheck); an
+independent implementation in examples/complete/ (which the tests grade to full marks), and a practitioner-style
+one (as libraries write it), in tests/submissions/practitioner/ or, where the example is itself written so, the
+example marked `# practitioner-style:` on the line above its definition (both graded to full marks).
 
 And nothing is declared for an exercise no chapter teaches: no checks, no conventions line, no hint ladder, no
-mistake hint (`MISTAKE_HINTS`) for a mistake that is not registered. All of it is read from the files, without
-running the reference or torch, so `python -m grader build --check` stays fast.
+mistake. All of it is read from the files, without running the reference or torch, so
+`python -m grader build --check` stays fast.
 
 An exercise is a function or class of a chapter source whose body holds a `### BEGIN SOLUTION` region.
 """
@@ -27,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SELFCHECK = re.compile(r"""^check\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""", re.M)
 KEY = re.compile(r"`([^`]+)`")
+PRACTITIONER = "# practitioner-style:"  # the comment that marks an example written as libraries write it
 
 
 def chapter_exercises(path):
@@ -51,53 +57,91 @@ def _selfchecks(path):
             for name in SELFCHECK.findall(c.source)}
 
 
-def _defined(folder):
+def _defined(folder, marked=None):
+    """Names defined at the top of the files of `folder` (with `marked`: only those whose definition has a
+    comment line starting with it right above)."""
     names = set()
     for path in sorted(Path(folder).glob("*.py")):
-        names |= {n.name for n in ast.parse(path.read_text()).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        text = path.read_text()
+        lines = text.splitlines()
+        for node in ast.parse(text).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                if marked is None or (first > 1 and lines[first - 2].strip().startswith(marked)):
+                    names.add(node.name)
     return names
 
 
-def _code(line):
-    """A line of code without its comment, whitespace collapsed (how a key line is found in a solution)."""
-    return " ".join(line.split("  #")[0].split()) if not line.strip().startswith("#") else ""
-
-
-def _solution_code(path, name):
-    """The whitespace-collapsed code of `name`'s definition in a chapter source."""
-    text = Path(path).read_text()
-    for node in ast.parse(text).body:
+def _solution_tree(path, name):
+    """The AST of `name`'s definition in a chapter source (None if it has none)."""
+    for node in ast.parse(Path(path).read_text()).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
-            return " ".join(_code(line) for line in text.splitlines()[node.lineno - 1:node.end_lineno])
-    return ""
+            return node
+    return None
 
 
-def _ladder_problems(exercise, levels, source):
-    """What is wrong with an exercise's hint ladder (HINTS[exercise]), if anything."""
-    where = f"HINTS[{exercise!r}] in posenc_selfcheck/hints.py"
+def _runs(tree, code):
+    """How many runs of consecutive statements of `tree` are `code` (one statement, or several: `a; b`)."""
+    want = [ast.unparse(s) for s in ast.parse(code).body]
+    count = 0
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                count += sum([ast.unparse(s) for s in block[i: i + len(want)]] == want
+                             for i in range(len(block) - len(want) + 1))
+    return count
+
+
+def _parses(code):
+    try:
+        ast.parse(code)
+        return True
+    except SyntaxError:
+        return False
+
+
+def _ladder_problems(exercise, levels, source, where, at_most=None):
+    """What is wrong with a ladder of hints (an exercise's, or a mistake's with `at_most=3` levels), if anything."""
     if levels is None:
         return [f"no hint ladder: {where}, three levels or more, from the idea to its key line"]
-    if len(levels) < 3:
-        return [f"only {len(levels)} hint levels in {where}: three or more"]
+    if len(levels) < 3 or (at_most and len(levels) > at_most):
+        return [f"{len(levels)} hint levels in {where}: " + (f"{at_most}" if at_most else "three or more")]
     if not levels[-1].startswith("key line: `") or any("key line" in level for level in levels[:-1]):
         return [f"{where} must end, and only end, with its key line (\"key line: `...`\")"]
-    key = _code(KEY.findall(levels[-1])[-1]) if KEY.findall(levels[-1]) else ""
-    if not key or key not in _solution_code(source, exercise):
-        return [f"the key line `{key}` of {where} is not a line of its solution in chapters/{source.name}"]
+    if "`" in levels[0]:
+        return [f"level 1 of {where} holds code: level 1 is the idea"]
+    key = KEY.findall(levels[-1])[-1] if KEY.findall(levels[-1]) else ""
+    tree = _solution_tree(source, exercise)
+    if not key or not _parses(key) or tree is None or _runs(tree, key) != 1:
+        return [f"the key line `{key}` of {where} is not one run of statements of its solution in "
+                f"chapters/{source.name}"]
     return []
+
+
+def _mistake_problems(name, mistake, source, registry):
+    """What is wrong with a known mistake's declaration (its ladder, its mistaken statements), if anything."""
+    where = f"MISTAKES[{name!r}] in grader/checks/{registry}.py"
+    out = _ladder_problems(mistake.exercise, mistake.hints, source, where, at_most=3)
+    if not _parses(mistake.wrong):
+        out.append(f"the `wrong` form of {where} is not Python")
+    tree = _solution_tree(source, mistake.exercise)
+    for statement, mistaken in mistake.also.items():
+        if not (_parses(statement) and _parses(mistaken)) or tree is None or _runs(tree, statement) != 1:
+            out.append(f"`{statement}` in `also` of {where} is not one statement of the solution (or a form is "
+                       "not Python)")
+    return out
 
 
 def problems(chapters=None):
     """[(exercise, what is missing)] over every chapter source."""
-    from posenc_ref.mistakes import MISTAKES
-    from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
-
-    from .checks import CHAPTERS, CONVENTIONS
+    from .checks import CHAPTERS, CONVENTIONS, HINTS, MISTAKES
     from .leaks import chapter_sources
 
     out = []
     example = _defined(ROOT / "examples" / "complete")
-    practitioner = _defined(ROOT / "tests" / "submissions" / "practitioner")
+    practitioner = (_defined(ROOT / "tests" / "submissions" / "practitioner")
+                    | _defined(ROOT / "examples" / "complete", marked=PRACTITIONER))
     sources = chapters or chapter_sources()
     taught = {name for source in sources for name in chapter_exercises(source)}
     if chapters is None:
@@ -105,11 +149,11 @@ def problems(chapters=None):
                 for chapter, checks in CHAPTERS.items() for c in checks if c.exercise not in taught]
         out += [(name, f"a conventions line in grader/checks/{chapter}.py but taught in no chapter source")
                 for chapter, lines in CONVENTIONS.items() for name in lines if name not in taught]
-        out += [(name, "a hint ladder in posenc_selfcheck/hints.py but taught in no chapter source")
-                for name in HINTS if name not in taught]
-        out += [(MISTAKES[name].exercise if name in MISTAKES else name,
-                 f"MISTAKE_HINTS[{name!r}] in posenc_selfcheck/hints.py names no registered mistake")
-                for name in MISTAKE_HINTS if name not in MISTAKES]
+        out += [(name, f"a hint ladder in grader/checks/{chapter}.py but taught in no chapter source")
+                for chapter, ladders in HINTS.items() for name in ladders if name not in taught]
+        out += [(m.exercise, f"the known mistake {name} in grader/checks/{chapter}.py but its exercise is taught in "
+                             "no chapter source")
+                for chapter, table in MISTAKES.items() for name, m in table.items() if m.exercise not in taught]
     for source in sources:
         registry = f"ch{source.name[:2]}"
         checks = CHAPTERS.get(registry, ())
@@ -135,12 +179,14 @@ def problems(chapters=None):
             if exercise not in conventions:
                 out.append((exercise, f"no conventions line: CONVENTIONS[{exercise!r}] in grader/checks/{registry}.py "
                                       "(what it computes, shapes: docs/conventions.md's table is generated from it)"))
-            out += [(exercise, what) for what in _ladder_problems(exercise, HINTS.get(exercise), source)]
+            out += [(exercise, what) for what in _ladder_problems(
+                exercise, HINTS.get(registry, {}).get(exercise), source, f"HINTS[{exercise!r}] in grader/checks/"
+                                                                           f"{registry}.py")]
             named = {m for c in mine for m in c.mistakes}
-            for name, mistake in MISTAKES.items():
-                if mistake.exercise == exercise and name not in named:
+            for name, mistake in MISTAKES.get(registry, {}).items():
+                if mistake.exercise != exercise:
+                    continue
+                if name not in named:
                     out.append((exercise, f"the known mistake {name} is named by none of its checks"))
-                if mistake.exercise == exercise and name not in MISTAKE_HINTS:
-                    out.append((exercise, f"the known mistake {name} has no ladder of its own: MISTAKE_HINTS[{name!r}]"
-                                          " in posenc_selfcheck/hints.py (the idea, where to look, its key line)"))
+                out += [(exercise, what) for what in _mistake_problems(name, mistake, source, registry)]
     return out

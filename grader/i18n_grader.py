@@ -67,9 +67,7 @@ def feedback_templates():
 def data_messages():
     """{message: where} of every check's name, hint and known mistakes (and the candidates a property test is
     asked about)."""
-    from posenc_ref.mistakes import MISTAKES
-
-    from .checks import all_checks
+    from .checks import all_checks, mistakes
 
     found = {}
     for check in all_checks():
@@ -77,7 +75,7 @@ def data_messages():
         if about.get("draw") == "pairs":  # a main check's: [(drawn name, description), ...]
             about = dict((str(k), v) for k, v in about["items"])
         about = [t for t in about.values() if isinstance(t, str)]
-        for text in [check.name, check.hint, *(MISTAKES[m].message for m in check.mistakes), *about]:
+        for text in [check.name, check.hint, *(mistakes()[m].message for m in check.mistakes), *about]:
             if text:
                 found.setdefault(text, f"grader/checks/{check.exercise}")
     return found

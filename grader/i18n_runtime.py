@@ -2,7 +2,7 @@
 
 Two kinds of message, both collected from what already exists (nothing is marked by hand):
 - whole messages, from the data the self-check shows: every public check's name, hint and known-mistake
-  messages (the build's self-check data) and every hint level (posenc_selfcheck/hints.py);
+  messages (the build's self-check data) and every hint level (posenc_selfcheck/data/hints.json);
 - templates, from the code that composes the report: every f-string (and string literal) that the modules in
   MODULES return, print or append, with each `{expression}` turned into a named placeholder, `{exercise}`,
   `{len_failed}`. posenc_selfcheck/i18n.py matches a shown line against the templates and translates the
@@ -136,10 +136,10 @@ def data_messages():
                         found.setdefault(text, f"posenc_selfcheck/data/{path.name}")
     for levels in hints.HINTS.values():
         for text in levels:
-            found.setdefault(text, "posenc_selfcheck/hints.py")
+            found.setdefault(text, "posenc_selfcheck/data/hints.json")
     for mistake in hints.MISTAKE_HINTS.values():
         for text in mistake["levels"]:
-            found.setdefault(text, "posenc_selfcheck/hints.py")
+            found.setdefault(text, "posenc_selfcheck/data/hints.json")
     return found
 
 

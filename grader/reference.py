@@ -65,7 +65,7 @@ def _mistakes(check: Check):
 
 
 def _run_mistakes(check):
-    from posenc_ref.mistakes import MISTAKES
+    from .mistakes import MISTAKES
 
     out = []
     for name in check.mistakes:

@@ -12,6 +12,20 @@ from dataclasses import asdict, dataclass, field
 ID = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
 
 
+@dataclass(frozen=True)
+class Mistake:
+    """A known mistake, declared beside its exercise's checks: what the learner reads when an answer is this
+    mistake's, and its own ladder of hints. `wrong` is the ladder's key line as the mistake writes it, `also`
+    the other statements of the solution it rewrites ({statement: its mistaken form}); the solution with those
+    rewritten is the mistake (grader/mistakes.py), unless posenc_ref/mistakes/ writes it by hand."""
+
+    exercise: str  # the contract name it gets wrong
+    message: str  # the mistake and the fix, in words a learner reads
+    hints: tuple  # (the idea it misses, where to look, "key line: `...`")
+    wrong: str  # the key line as the mistake writes it: one statement a line
+    also: dict = field(default_factory=dict)  # {statement of the solution: its mistaken form}
+
+
 @dataclass(frozen=True, eq=False)
 class Check:
     exercise: str  # the contract name, e.g. "sinusoidal_table"
@@ -29,7 +43,7 @@ class Check:
     property: str | None = None  # for expect="property": a name in posenc_selfcheck.properties
     property_params: dict = field(default_factory=dict)
     hint: str | None = None  # said when the check fails
-    mistakes: tuple = ()  # names in posenc_ref.mistakes recognised in a wrong answer
+    mistakes: tuple = ()  # names of known mistakes (its chapter's MISTAKES) recognised in a wrong answer
     cuda: bool = False  # runs only where a GPU is present
     # a main check: its inputs are drawn for each submission from the grader's secret (grader/unseen.py),
     # so no learner has seen them; the exercise's other checks count once one of these is answered with

@@ -8,7 +8,7 @@ import copy
 import pytest
 
 import grader.checks
-import posenc_selfcheck.hints
+import grader.spec
 from grader import authoring
 from tests.conftest import ROOT
 
@@ -19,12 +19,9 @@ CHAPTER1 = ROOT / "chapters" / "01_sinusoidal.py"
 def declared(monkeypatch):
     """Copies of the declarations authoring.py reads, to edit: the real ones (and their order, which the
     generated tables follow) stay untouched."""
-    tables = {"HINTS": copy.deepcopy(posenc_selfcheck.hints.HINTS),
-              "MISTAKE_HINTS": copy.deepcopy(posenc_selfcheck.hints.MISTAKE_HINTS),
-              "CONVENTIONS": copy.deepcopy(grader.checks.CONVENTIONS)}
-    monkeypatch.setattr(posenc_selfcheck.hints, "HINTS", tables["HINTS"])
-    monkeypatch.setattr(posenc_selfcheck.hints, "MISTAKE_HINTS", tables["MISTAKE_HINTS"])
-    monkeypatch.setattr(grader.checks, "CONVENTIONS", tables["CONVENTIONS"])
+    tables = {name: copy.deepcopy(getattr(grader.checks, name)) for name in ("HINTS", "MISTAKES", "CONVENTIONS")}
+    for name, table in tables.items():
+        monkeypatch.setattr(grader.checks, name, table)
     return tables
 
 
@@ -37,29 +34,49 @@ def test_the_course_is_complete():
 
 
 def test_a_missing_hint_ladder_is_reported(declared):
-    del declared["HINTS"]["shift_matrix"]
+    del declared["HINTS"]["ch01"]["shift_matrix"]
     assert [w for e, w in reported([CHAPTER1]) if e == "shift_matrix"] == [
-        "no hint ladder: HINTS['shift_matrix'] in posenc_selfcheck/hints.py, three levels or more, from the idea "
+        "no hint ladder: HINTS['shift_matrix'] in grader/checks/ch01.py, three levels or more, from the idea "
         "to its key line"]
 
 
 @pytest.mark.parametrize("levels, words", [
-    (lambda ls: ls[:2], "only 2 hint levels"),
+    (lambda ls: ls[:2], "2 hint levels"),
     (lambda ls: ls[:-1], "must end, and only end, with its key line"),
-    (lambda ls: ls[:-1] + ["key line: `w = base ** 2`"], "is not a line of its solution"),
+    (lambda ls: ls[:-1] + ["key line: `w = base ** 2`"], "is not one run of statements of its solution"),
+    (lambda ls: ["the idea, with `code`"] + ls[1:], "level 1 of HINTS['sinusoidal_table'] in grader/checks/ch01.py "
+                                                    "holds code"),
 ])
 def test_a_ladder_too_short_or_without_its_solution_s_key_line_is_reported(declared, levels, words):
-    hints = declared["HINTS"]
+    hints = declared["HINTS"]["ch01"]
     hints["sinusoidal_table"] = levels(list(hints["sinusoidal_table"]))
     found = [w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"]
     assert len(found) == 1 and words in found[0], found
 
 
-def test_a_known_mistake_without_its_own_ladder_is_reported(declared):
-    del declared["MISTAKE_HINTS"]["table_swapped"]
-    assert [w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"] == [
-        "the known mistake table_swapped has no ladder of its own: MISTAKE_HINTS['table_swapped'] in "
-        "posenc_selfcheck/hints.py (the idea, where to look, its key line)"]
+@pytest.mark.parametrize("change, words", [
+    ({"hints": ()}, "0 hint levels in MISTAKES['table_swapped'] in grader/checks/ch01.py: 3"),
+    ({"hints": ("idea", "where", "more", "key line: `x = 1`")}, "4 hint levels"),
+    ({"wrong": "pe[:, 0::2] = = 1"}, "the `wrong` form of MISTAKES['table_swapped'] in grader/checks/ch01.py is not "
+                                     "Python"),
+    ({"also": {"angles = 1": "angles = 2"}}, "`angles = 1` in `also` of MISTAKES['table_swapped']"),
+])
+def test_a_known_mistake_s_ladder_and_statements_are_proven(declared, change, words):
+    import dataclasses
+
+    table = declared["MISTAKES"]["ch01"]
+    table["table_swapped"] = dataclasses.replace(table["table_swapped"], **change)
+    found = [w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"]
+    assert len(found) == 1 and words in found[0], found
+
+
+def test_a_known_mistake_no_check_names_is_reported(declared):
+    import dataclasses
+
+    table = declared["MISTAKES"]["ch01"]
+    table["table_unnamed"] = dataclasses.replace(table["table_swapped"])
+    assert "the known mistake table_unnamed is named by none of its checks" in [
+        w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"]
 
 
 def test_a_missing_conventions_line_is_reported(declared):
@@ -70,12 +87,13 @@ def test_a_missing_conventions_line_is_reported(declared):
 
 def test_declarations_for_an_exercise_no_chapter_teaches_are_reported(declared):
     declared["CONVENTIONS"]["ch01"]["gone_exercise"] = "what it computed"
-    declared["HINTS"]["gone_exercise"] = ["idea", "where", "key line: `x = 1`"]
-    declared["MISTAKE_HINTS"]["gone_mistake"] = {"levels": [], "wrong": ""}
+    declared["HINTS"]["ch01"]["gone_exercise"] = ["idea", "where", "key line: `x = 1`"]
+    declared["MISTAKES"]["ch01"]["gone_mistake"] = grader.spec.Mistake("gone_exercise", "m", (), "")
     found = reported()
     assert ("gone_exercise", "a conventions line in grader/checks/ch01.py but taught in no chapter source") in found
-    assert ("gone_exercise", "a hint ladder in posenc_selfcheck/hints.py but taught in no chapter source") in found
-    assert any("MISTAKE_HINTS['gone_mistake']" in w for _, w in found)
+    assert ("gone_exercise", "a hint ladder in grader/checks/ch01.py but taught in no chapter source") in found
+    assert ("gone_exercise", "the known mistake gone_mistake in grader/checks/ch01.py but its exercise is taught in "
+                             "no chapter source") in found
 
 
 def test_a_missing_practitioner_implementation_is_reported(tmp_path, monkeypatch):
@@ -87,6 +105,17 @@ def test_a_missing_practitioner_implementation_is_reported(tmp_path, monkeypatch
     practitioner.mkdir()
     (practitioner / "ch01.py").write_text("def brand_new_exercise(x):\n    return x\n")
     real = authoring._defined
-    monkeypatch.setattr(authoring, "_defined",
-                        lambda folder: real(practitioner) if folder.name == "practitioner" else real(folder))
+    monkeypatch.setattr(authoring, "_defined", lambda folder, marked=None: real(
+        practitioner if folder.name == "practitioner" else folder, marked))
     assert not any("practitioner" in w for e, w in reported([chapter]) if e == "brand_new_exercise")
+
+
+def test_an_example_marked_practitioner_style_is_the_practitioner_implementation(tmp_path):
+    """An exercise whose independent example is written as libraries write it needs no second file."""
+    folder = tmp_path / "complete"
+    folder.mkdir()
+    (folder / "ch01.py").write_text("import torch\n\n\n# practitioner-style: as transformers writes it\n"
+                                    "def marked(x):\n    return x\n\n\n# a learner's\ndef plain(x):\n"
+                                    "    return x\n")
+    assert authoring._defined(folder) == {"marked", "plain"}
+    assert authoring._defined(folder, marked=authoring.PRACTITIONER) == {"marked"}

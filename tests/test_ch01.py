@@ -5,7 +5,7 @@ import torch
 
 import posenc_ref
 from grader.checks import chapter_checks
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES
 from tests.conftest import ROOT, grade_with
 
 CHECKS = chapter_checks("ch01")

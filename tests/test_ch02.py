@@ -8,7 +8,7 @@ from torch import nn
 
 import posenc_ref
 from grader.checks import chapter_checks
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from tests.conftest import ROOT, grade_with
 

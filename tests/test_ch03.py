@@ -10,7 +10,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import posenc_ref as ref
 from grader.checks import chapter_checks
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check, probes
 
 CHECKS = chapter_checks("ch03")

@@ -6,7 +6,7 @@ from functools import lru_cache
 import pytest
 
 from grader.checks import chapter_checks
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES
 from tests.conftest import ROOT
 from tests.conftest import grade as grade_submission
 

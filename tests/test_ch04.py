@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 import posenc_ref as ref
 from grader.checks.ch04 import ACCEPT, REJECT
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES
 
 transformers = pytest.importorskip("transformers")
 from transformers import GPTNeoXConfig, LlamaConfig  # noqa: E402

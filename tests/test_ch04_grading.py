@@ -9,8 +9,8 @@ import posenc_ref
 from grader.checks import chapter_checks
 from grader.checks.ch04 import ACCEPT, PUBLIC_ACCEPT, PUBLIC_REJECT, REJECT
 from grader.grading import judge
+from grader.mistakes import MISTAKES
 from grader.reference import mistakes as mistake_results
-from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check, probes, probes_ch04
 from tests.conftest import ROOT
 from tests.conftest import grade as grade_submission

@@ -7,9 +7,9 @@ import torch
 
 import posenc_ref
 from grader.checks import chapter_checks
+from grader.mistakes import MISTAKES
 from grader.reference import answer as reference_result
 from grader.reference import mistakes as mistake_results
-from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from posenc_selfcheck.evaluate import same_answer
 from tests.conftest import ROOT, grade_with

@@ -6,8 +6,8 @@ import pytest
 import posenc_ref
 from grader.checks import chapter_checks
 from grader.grading import judge
+from grader.mistakes import MISTAKES
 from grader.reference import mistakes as mistake_results
-from posenc_ref.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from tests.conftest import ROOT
 from tests.conftest import grade as grade_submission

@@ -9,7 +9,7 @@ import pytest
 
 import posenc_ref.ch07_train_short_test_long as ref
 from grader.checks import chapter_checks
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES
 from posenc_selfcheck import FAILED, MISSING, SelfCheckFailed, check, forget_attempts
 from posenc_selfcheck.evaluate import evaluate
 

@@ -8,7 +8,7 @@ import pytest
 import posenc_ref
 from grader.checks import chapter_checks
 from grader.checks.ch08 import ACCEPT, BAD, GOOD, PUBLIC_ACCEPT, PUBLIC_REJECT, REJECT
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check, probes_ch08
 from tests.conftest import ROOT
 from tests.conftest import grade as grade_submission

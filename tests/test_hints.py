@@ -12,7 +12,7 @@ import torch
 
 import posenc_ref
 from grader.checks import all_checks, exercises
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES, rewritten, statement
 from posenc_selfcheck import SelfCheckFailed, check, forget_attempts
 from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
 from tests.conftest import ROOT
@@ -217,42 +217,17 @@ def test_every_mistake_ladder_is_idea_then_where_then_its_key_line():
         assert not any("key line" in level for level in levels[:-1]), name
         assert set(entry) <= {"levels", "wrong", "also"}, name
         ast.parse(entry["wrong"])
-        for statement, mistaken in entry.get("also", {}).items():
-            ast.parse(statement), ast.parse(mistaken)
-
-
-def _statement(tree, key):
-    """The statement of `tree` whose code is `key`, with the chain of nodes around it (outermost first). A key
-    of several statements (`a; b`) is that many consecutive statements of one block, the lines that only make
-    sense together (two halves of one formula); the result then spans them all, first line to last."""
-    want = [ast.unparse(s) for s in ast.parse(key).body]
-    found = []
-
-    def walk(node, chain):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if not isinstance(block, list):
-                continue
-            for i in range(len(block) - len(want) + 1):
-                run = block[i: i + len(want)]
-                if all(isinstance(s, ast.stmt) for s in run) and [ast.unparse(s) for s in run] == want:
-                    found.append((ast.Module(body=run, type_ignores=[]), chain + [node]))
-                    found[-1][0].lineno, found[-1][0].end_lineno = run[0].lineno, run[-1].end_lineno
-        for child in ast.iter_child_nodes(node):
-            walk(child, chain + [node])
-
-    walk(tree, [])
-    assert len(found) == 1, f"`{key}` is {len(found)} runs of statements of the solution, not one"
-    return found[0]
+        for other, mistaken in entry.get("also", {}).items():
+            ast.parse(other), ast.parse(mistaken)
 
 
 def test_a_key_of_several_statements_is_one_run_of_consecutive_statements():
     tree = ast.parse("def f(x):\n    a = 1\n    b = 2\n    if x:\n        c = 3\n    return a + b\n")
-    run, chain = _statement(tree, "a = 1; b = 2")
+    run, chain = statement(tree, "a = 1; b = 2")
     assert (run.lineno, run.end_lineno) == (2, 3) and isinstance(chain[-1], ast.FunctionDef)
     for apart in ("a = 1; return a + b", "b = 2; c = 3", "b = 2; a = 1"):  # not adjacent, or not in order
-        with pytest.raises(AssertionError):
-            _statement(tree, apart)
+        with pytest.raises(ValueError):
+            statement(tree, apart)
 
 
 def _stub_hint(source):
@@ -272,7 +247,7 @@ def _in_context(name, exercise, levels):
     statement)."""
     key = CODE.findall(levels[-1])[-1]
     source = inspect.getsource(getattr(posenc_ref, exercise))
-    statement, chain = _statement(ast.parse(source), key)
+    run, chain = statement(ast.parse(source), key)
     said = " ".join(levels[:-1]) + " " + _stub_hint(source)
     spans = {ast.unparse(ast.parse(s)) for s in CODE.findall(said) if _parses(s)}
     for node in chain:
@@ -285,22 +260,12 @@ def _in_context(name, exercise, levels):
     used = {n.id for n in ast.walk(ast.parse(key)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     for word in sorted((used & local) - arguments):
         assert re.search(rf"\b{word}\b", said), f"{name}: `{word}` exists only in the solution"
-    return source, statement
+    return source, run
 
 
 @pytest.mark.parametrize("exercise", sorted(HINTS))
 def test_an_exercise_key_line_runs_where_a_learner_pastes_it(exercise):
     _in_context(exercise, exercise, HINTS[exercise])
-
-
-def _rewritten(source, edits):
-    """`source` with each (statement node, its mistaken form: one or more lines) put in place of the node."""
-    lines = source.splitlines()
-    for node, mistaken in sorted(edits, key=lambda edit: edit[0].lineno, reverse=True):
-        first = lines[node.lineno - 1]
-        indent = first[: len(first) - len(first.lstrip())]
-        lines[node.lineno - 1: node.end_lineno] = [indent + line for line in mistaken.splitlines()]
-    return "\n".join(lines)
 
 
 def _report(name, exercise, module, source):
@@ -329,21 +294,21 @@ def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
     needed), and the others alone, the key line as it stands, are not it either (the key line is still a fix)."""
     entry, mistake = MISTAKE_HINTS[name], MISTAKES[name]
     obj = getattr(posenc_ref, mistake.exercise)
-    source, statement = _in_context(name, mistake.exercise, entry["levels"])
-    edits = [(statement, entry["wrong"])]
+    source, key = _in_context(name, mistake.exercise, entry["levels"])
+    edits = [(key, entry["wrong"])]
     for other, mistaken in entry.get("also", {}).items():
-        node, _ = _statement(ast.parse(source), other)
-        assert node.lineno != statement.lineno, f"{name}: `{other}` is the key line itself"
+        node, _ = statement(ast.parse(source), other)
+        assert node.lineno != key.lineno, f"{name}: `{other}` is the key line itself"
         edits.append((node, mistaken))
     forget_attempts(mistake.exercise)
     check(mistake.exercise, obj)  # the solution passes (raises otherwise)
-    report = _report(name, mistake.exercise, obj.__module__, _rewritten(source, edits))
+    report = _report(name, mistake.exercise, obj.__module__, rewritten(source, edits))
     assert mistake.message in report, report
     assert f"Hint 1 of 3: {entry['levels'][0]}" in report
     if len(edits) > 1:
-        alone = _report(name, mistake.exercise, obj.__module__, _rewritten(source, edits[:1]))
+        alone = _report(name, mistake.exercise, obj.__module__, rewritten(source, edits[:1]))
         assert mistake.message not in alone, f"{name}: the key line's wrong form alone makes the mistake"
-        others = _report(name, mistake.exercise, obj.__module__, _rewritten(source, edits[1:]))
+        others = _report(name, mistake.exercise, obj.__module__, rewritten(source, edits[1:]))
         assert mistake.message not in others, f"{name}: the other statements alone make the mistake"
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from grader.checks import all_checks
 from grader.grading import judge
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES
 from posenc_selfcheck import FAILED, public_checks
 from posenc_selfcheck.evaluate import evaluate
 from tests.grading_support import drawn, mistake_answers

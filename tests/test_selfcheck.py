@@ -9,7 +9,7 @@ import pytest
 
 import posenc_ref
 import posenc_selfcheck
-from posenc_ref.mistakes import MISTAKES
+from grader.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from tests.conftest import ROOT
 

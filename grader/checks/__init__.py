@@ -1,6 +1,8 @@
-"""Checks for every chapter, declared as data in chNN.py files (a list named CHECKS in each).
+"""Every chapter's exercises, declared as data in its chNN.py file: the exercises' checks (`CHECKS`), their
+conventions rows (`CONVENTIONS`), their hint ladders (`HINTS`) and their known mistakes (`MISTAKES`: message,
+ladder, and the statements the mistake writes wrong). Nothing here imports torch or the reference.
 
-The registry below is explicit: a chapter's checks count once its module is listed here.
+The registry below is explicit: a chapter's declarations count once its module is listed here.
 Every check carries an `id` written in its chapter file (readable, unique within its exercise);
 `Check.key` ('<exercise>.<id>') is what gradebooks, feedback, self-check data and Gradescope use,
 and `ids.lock.json` beside this file records what each key asks, so that a key never disappears or
@@ -38,6 +40,33 @@ CONVENTIONS = {
     "ch06": ch06.CONVENTIONS,
     "ch07": ch07.CONVENTIONS,
     "ch08": ch08.CONVENTIONS,
+}
+
+
+# the exercises' ladders of hints: {exercise: levels} (the build writes them to posenc_selfcheck/data/hints.json)
+HINTS = {
+    "ch00": ch00.HINTS,
+    "ch01": ch01.HINTS,
+    "ch02": ch02.HINTS,
+    "ch03": ch03.HINTS,
+    "ch04": ch04.HINTS,
+    "ch05": ch05.HINTS,
+    "ch06": ch06.HINTS,
+    "ch07": ch07.HINTS,
+    "ch08": ch08.HINTS,
+}
+
+# the known mistakes: {name: spec.Mistake} (their implementations: grader/mistakes.py)
+MISTAKES = {
+    "ch00": ch00.MISTAKES,
+    "ch01": ch01.MISTAKES,
+    "ch02": ch02.MISTAKES,
+    "ch03": ch03.MISTAKES,
+    "ch04": ch04.MISTAKES,
+    "ch05": ch05.MISTAKES,
+    "ch06": ch06.MISTAKES,
+    "ch07": ch07.MISTAKES,
+    "ch08": ch08.MISTAKES,
 }
 
 
@@ -87,3 +116,25 @@ def exercises():
 def chapter_of():
     """{exercise: chapter}."""
     return {c.exercise: chapter for chapter in CHAPTERS for c in chapter_checks(chapter)}
+
+
+def _merged(tables, what):
+    out = {}
+    for chapter, table in tables.items():
+        clash = set(out) & set(table)
+        if clash:
+            raise CheckRegistryError(f"{what} declared twice ({chapter} and an earlier chapter): {sorted(clash)}")
+        out.update(table)
+    return out
+
+
+@lru_cache(maxsize=None)
+def hints():
+    """{exercise: its ladder}, every chapter's."""
+    return _merged(HINTS, "hint ladders")
+
+
+@lru_cache(maxsize=None)
+def mistakes():
+    """{name: spec.Mistake}, every chapter's known mistakes."""
+    return _merged(MISTAKES, "mistakes")

@@ -1,6 +1,6 @@
 """Chapter 0 checks: scaled_dot_product_attention from scratch, equal to torch's SDPA."""
 
-from grader.spec import SEED, Check, draw_choice, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_choice, draw_int, find, same, unseen_like
 
 EX = "scaled_dot_product_attention"
 CORE = ("sdpa_no_scale", "sdpa_scale_by_d", "sdpa_softmax_over_queries")
@@ -124,3 +124,97 @@ CHECKS += [
                 {"args": DRAWN_QKV + [{"t": "causal_mask", "q": same("l"), "k": same("l"), "kind": "bool"}]},
                 "a causal bool mask, on inputs drawn for this submission", id="main_causal_mask"),
 ]
+
+
+# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
+# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
+HINTS = {
+    "scaled_dot_product_attention": (
+        "each score compares one query with one key by their dot product, scaled by the square root of the key "
+        "dimension, so that the softmax does not saturate as d grows.",
+        "every query against every key is one matrix product: q with k transposed on its last two axes, "
+        "`k.transpose(-2, -1)`, divided by sqrt(d) where d is q's last dimension (not d_v).",
+        "the mask enters before the softmax. A bool mask is True where a query may attend: set the other scores "
+        "to -inf with `scores.masked_fill(~mask, float(\"-inf\"))`. A float mask is added to the scores.",
+        "the softmax runs over the keys, the last axis. A row whose keys are all masked is -inf everywhere and the "
+        "softmax returns NaN there; torch's SDPA returns zeros: find those rows with "
+        "`torch.isneginf(scores).all(dim=-1, keepdim=True)` and zero their weights.",
+        "precision: compute in float32, or float64 for float64 inputs "
+        "(`torch.promote_types(q.dtype, torch.float32)`), and cast the result back to q.dtype.",
+        "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
+    ),
+}
+
+# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
+# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
+# `also`: the other statements it rewrites). Its implementation is the solution with those statements
+# rewritten, unless posenc_ref/mistakes/ch00.py writes one by hand ----
+MISTAKES = {
+    # scaled_dot_product_attention
+    "sdpa_no_scale": Mistake(
+        "scaled_dot_product_attention",
+        "the scores are not scaled: divide q·k by sqrt(d), d = head_dim (q.shape[-1]); without it the scores grow "
+        "like sqrt(d) and the softmax saturates",
+        hints=(
+            "the dot product of two random d-dimensional vectors has variance d: unscaled, the scores grow with d "
+            "and the softmax saturates onto one key.",
+            "the line that computes the scores: divide them by the square root of q's last dimension, d.",
+            "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
+        ),
+        wrong="scores = q @ k.transpose(-2, -1)",
+    ),
+    "sdpa_scale_by_d": Mistake(
+        "scaled_dot_product_attention",
+        "the scores are divided by d; divide by sqrt(d) (math.sqrt(q.shape[-1])): q·k has variance d, so sqrt(d) "
+        "brings it back to 1",
+        hints=(
+            "dividing by d over-corrects: the scores' standard deviation is sqrt(d), so sqrt(d) brings it to one.",
+            "the line that computes the scores: the divisor is the square root of q's last dimension.",
+            "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
+        ),
+        wrong="scores = q @ k.transpose(-2, -1) / q.shape[-1]",
+    ),
+    "sdpa_softmax_over_queries": Mistake(
+        "scaled_dot_product_attention",
+        "the softmax runs over the queries (dim=-2); it must run over the keys, the last dimension, so that each "
+        "query's weights sum to 1",
+        hints=(
+            "each query spreads its attention over the keys: its weights must sum to one across the keys.",
+            "the softmax's dimension: the scores are (..., Lq, Lk), so the keys are the last axis.",
+            "key line: `weights = torch.softmax(scores, dim=-1)`",
+        ),
+        wrong="weights = torch.softmax(scores, dim=-2)",
+    ),
+    "sdpa_mask_inverted": Mistake(
+        "scaled_dot_product_attention",
+        "the bool mask is used the wrong way round: True means the query MAY attend (torch SDPA's convention); set "
+        "the scores to -inf where the mask is False (scores.masked_fill(~mask, -inf)). nn.MultiheadAttention uses "
+        "the opposite convention",
+        hints=(
+            "in torch's convention a boolean mask is True where a query may attend; the scores to remove are where "
+            "it is False.",
+            "the masked fill, where `mask is not None` and `mask.dtype == torch.bool`: fill with -inf under the "
+            "negated mask.",
+            "key line: `scores = scores.masked_fill(~mask, float(\"-inf\"))`",
+        ),
+        wrong="scores = scores.masked_fill(mask, float(\"-inf\"))",
+    ),
+    "sdpa_mask_after_softmax": Mistake(
+        "scaled_dot_product_attention",
+        "the mask is applied after the softmax; it belongs in the scores before it (-inf where a bool mask is False, "
+        "a float mask added), so masked keys get weight 0 and each row of weights still sums to 1",
+        hints=(
+            "masking removes keys before the weights are made: a masked key's score becomes minus infinity, so the "
+            "softmax gives it weight 0 and shares the whole row among the keys that remain. Weights zeroed after "
+            "the softmax no longer sum to 1.",
+            "move the masking above the softmax, onto the scores `scores`: where `mask is not None` and "
+            "`mask.dtype == torch.bool`, fill them with -inf where the mask is False (a float mask is added to them "
+            "there too); after the softmax nothing touches the weights.",
+            "key line: `scores = scores.masked_fill(~mask, float(\"-inf\"))`",
+        ),
+        wrong="pass",
+        also={"weights = torch.softmax(scores, dim=-1)": "weights = torch.softmax(scores, dim=-1)\n"
+                                                             "if mask is not None and mask.dtype == torch.bool:\n"
+                                                             "    weights = weights.masked_fill(~mask, 0.0)"},
+    ),
+}

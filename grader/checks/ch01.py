@@ -1,6 +1,6 @@
 """Chapter 1 checks: sinusoidal_table, shift_matrix, SinusoidalPositionalEncoding."""
 
-from grader.spec import SEED, Check, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0):
@@ -140,3 +140,142 @@ CHECKS += [
                         {"t": "randn", "shape": [2, draw_int(3, 40), same("d")], "seed": SEED}),
                 "x + PE for a batch drawn for this submission", id="main_forward"),
 ]
+
+
+# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
+# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
+HINTS = {
+    "sinusoidal_table": (
+        "each pair of columns (2i, 2i+1) holds one wave of frequency w_i = base^(-2i/d): the sine of p·w_i in the "
+        "even column, its cosine in the odd one.",
+        "the frequencies are w_i = base^(-2i/d) for i = 0 .. d/2 - 1. The exponent uses 2i, the index of the even "
+        "column: `torch.arange(0, d_model, 2) / d_model` gives the d/2 values 2i/d.",
+        "all angles at once: the outer product of the positions (L,) and the frequencies (d/2,), "
+        "`torch.outer(positions, inv_freq)`, in float32.",
+        "interleave, do not concatenate: into a (L, d) tensor from `torch.empty`, write the sines to the even "
+        "columns, the strided slice `pe[:, 0::2]`, and the cosines to `pe[:, 1::2]`.",
+        "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
+    ),
+    "shift_matrix": (
+        "only the d/2 angles k·w_i are needed: the table's frequencies times k (a negative k works as it is).",
+        "write the four entries of every block at once with an index tensor: with `idx = torch.arange(0, d_model, "
+        "2)`, `m[idx, idx]`, `m[idx, idx + 1]`, `m[idx + 1, idx]` and `m[idx + 1, idx + 1]` are the four "
+        "diagonals of the blocks.",
+        "the signs: with the sine first in each pair, R_i(k) = [[cos, sin], [-sin, cos]]; the textbook rotation "
+        "[[cos, -sin], [sin, cos]] moves positions backwards.",
+        "key line: `m[idx + 1, idx] = -sin`",
+    ),
+    "SinusoidalPositionalEncoding": (
+        "the table is computed once and belongs to the module: it must move with the module to a device, and it is "
+        "not a weight to train.",
+        "keep the table in a buffer: `self.register_buffer(name, table, persistent=False)` moves with .to(), is "
+        "never trained, and stays out of checkpoints (an nn.Parameter is trained; a plain attribute stays behind "
+        "on the CPU).",
+        "slicing past the end of a tensor returns fewer rows, without an error. When offset + seq_len is larger "
+        "than the buffer, compute the rows with sinusoidal_table(..., device=x.device) instead.",
+        "outputs keep the input's dtype: add the rows cast to x.dtype."
+        " Call the rows you add `pe`: a slice of the buffer, or freshly computed rows.",
+        "key line: `return self.dropout(x + pe.to(x.dtype))`",
+    ),
+}
+
+# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
+# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
+# `also`: the other statements it rewrites). Its implementation is the solution with those statements
+# rewritten, unless posenc_ref/mistakes/ch01.py writes one by hand ----
+MISTAKES = {
+    # sinusoidal_table
+    "table_swapped": Mistake(
+        "sinusoidal_table",
+        "sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 take cos(p·w_i)",
+        hints=(
+            "in each pair of columns the sine comes first: column 2i holds sin(p·w_i), column 2i+1 cos(p·w_i).",
+            "where you write the angles into the table, `pe` (L, d): the even columns (step 2 from 0) take the sines.",
+            "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
+        ),
+        wrong="pe[:, 0::2], pe[:, 1::2] = torch.cos(angles), torch.sin(angles)",
+    ),
+    "table_i_over_d": Mistake(
+        "sinusoidal_table",
+        "the exponent is i/d; it should be 2i/d (w_i = base^(-2i/d), with 2i the even dimension index)",
+        hints=(
+            "pair i uses the exponent 2i/d, with 2i the index of its even column, so the last pair's frequency is "
+            "close to 1/base, not 1/sqrt(base).",
+            "the frequencies: the exponents are the even column indices 0, 2, 4, ... divided by d_model.",
+            "key line: `inv_freq = 1.0 / (base ** (torch.arange(0, d_model, 2, dtype=torch.float32, device=device) "
+            "/ d_model))`",
+        ),
+        wrong="inv_freq = 1.0 / (base ** (torch.arange(0, d_model // 2, dtype=torch.float32, device=device) "
+                 "/ d_model))",
+    ),
+    "table_concatenated": Mistake(
+        "sinusoidal_table",
+        "sin and cos are concatenated (all sines, then all cosines); they should be interleaved: pe[:, 0::2] = sin, "
+        "pe[:, 1::2] = cos",
+        hints=(
+            "the sine and cosine of one frequency sit side by side, in columns 2i and 2i+1: interleaved, not all "
+            "sines followed by all cosines.",
+            "where you assemble the table: write into the even and the odd columns of one (L, d) tensor, `pe` "
+            "(strided slices), instead of concatenating.",
+            "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
+        ),
+        wrong="pe = torch.cat((torch.sin(angles), torch.cos(angles)), dim=-1)",
+    ),
+    # shift_matrix
+    "shift_backwards": Mistake(
+        "shift_matrix",
+        "your matrix shifts by -k: with (sin, cos) pairs the block is [[cos kw, sin kw], [-sin kw, cos kw]] (the "
+        "textbook rotation [[cos, -sin], [sin, cos]] turns the other way)",
+        hints=(
+            "with the sine first in each pair, the shift by +k takes (sin, cos) at p to (sin, cos) at p + k: the "
+            "block is [[cos, sin], [-sin, cos]], the transpose of the textbook rotation, which shifts by -k.",
+            "the two off-diagonal entries of every block of the matrix `m`, at `idx = torch.arange(0, d_model, 2)`: "
+            "the sine `sin` goes above the diagonal, `m[idx, idx + 1]`, and minus the sine below it.",
+            "key line: `m[idx + 1, idx] = -sin`",
+        ),
+        wrong="m[idx + 1, idx] = sin",
+        also={"m[idx, idx + 1] = sin": "m[idx, idx + 1] = -sin"},
+    ),
+    # SinusoidalPositionalEncoding
+    "module_swapped": Mistake(
+        "SinusoidalPositionalEncoding",
+        "the table inside the module: sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 "
+        "take cos(p·w_i)",
+        hints=(
+            "the module adds chapter 1's table: in each pair of columns the sine comes first, column 2i holds "
+            "sin(p·w_i) and column 2i+1 cos(p·w_i).",
+            "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. If "
+            "yours is the one called there, its own self-check names the same mistake: fix it there first.",
+            "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
+        ),
+        wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2).flip(-1)"
+                 ".flatten(1), persistent=False)",
+    ),
+    "module_i_over_d": Mistake(
+        "SinusoidalPositionalEncoding",
+        "the table inside the module: the exponent is i/d; it should be 2i/d (w_i = base^(-2i/d), with 2i the even "
+        "dimension index)",
+        hints=(
+            "pair i of the module's table uses the exponent 2i/d, with 2i the index of its even column, so the last "
+            "pair's frequency is close to 1/base, not 1/sqrt(base).",
+            "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. If "
+            "yours is the one called there, its own self-check names the same mistake: fix it there first.",
+            "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
+        ),
+        wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base ** 0.5), persistent=False)",
+    ),
+    "module_concatenated": Mistake(
+        "SinusoidalPositionalEncoding",
+        "the table inside the module: sin and cos are concatenated (all sines, then all cosines); they should be "
+        "interleaved: pe[:, 0::2] = sin, pe[:, 1::2] = cos",
+        hints=(
+            "in the module's table the sine and cosine of one frequency sit side by side, in columns 2i and 2i+1: "
+            "interleaved, not all sines followed by all cosines.",
+            "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. If "
+            "yours is the one called there, its own self-check names the same mistake: fix it there first.",
+            "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
+        ),
+        wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2)"
+                 ".transpose(1, 2).flatten(1), persistent=False)",
+    ),
+}

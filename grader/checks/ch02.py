@@ -1,6 +1,6 @@
 """Chapter 2 checks: LearnablePositionalEncoding and resize_position_table."""
 
-from grader.spec import SEED, Check, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_int, find, same, unseen_like
 
 MODULE = "LearnablePositionalEncoding"
 RESIZE = "resize_position_table"
@@ -168,3 +168,110 @@ CHECKS += [
                 resize(drawn(draw_int(3, 12, name="old"), draw_int(2, 6)), same("old", times=2, plus=1)),
                 "grow a table drawn for this submission to 2L + 1 rows", id="main_resize", tol=resize_tol(12)),
 ]
+
+
+# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
+# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
+HINTS = {
+    "LearnablePositionalEncoding": (
+        "a learned table is one trainable vector per position, looked up by the position index, started small.",
+        "the table is `nn.Embedding(max_len, d_model)`, stored as self.position_embeddings. Its default start is "
+        "N(0, 1): re-initialise its weight with `nn.init.trunc_normal_` and std=0.02.",
+        "default positions are 0 .. seq_len - 1, built where x lives (`device=x.device`). A tensor built without a "
+        "device sits on the CPU and fails as soon as the model is on a GPU.",
+        "check before the lookup: seq_len > max_len, or given position_ids outside [0, max_len), raise ValueError "
+        "naming max_len and the value; nn.Embedding alone raises an IndexError that names nothing.",
+        "key line: `pe = self.position_embeddings(position_ids)`",
+    ),
+    "resize_position_table": (
+        "F.interpolate does exactly this on a (batch, channels, length) tensor: put the positions last, (1, d, L), "
+        "interpolate with mode=\"linear\" and align_corners=False, and move them back. Or write the formula.",
+        "with the formula: i0 = floor(x_j), i1 = min(i0 + 1, L - 1), w = x_j - i0, and new row j is "
+        "(1 - w)·table[i0] + w·table[i1].",
+        "precision and place: compute x_j in float64 (in float32, near row 200 it is off by 1e-5 of a row), blend "
+        "in float32 or wider, return table.dtype, and build every index on table.device."
+        " With `old_len = table.shape[0]` and `j = torch.arange(new_len, dtype=torch.float64)`.",
+        "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
+    ),
+}
+
+# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
+# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
+# `also`: the other statements it rewrites). Its implementation is the solution with those statements
+# rewritten, unless posenc_ref/mistakes/ch02.py writes one by hand ----
+MISTAKES = {
+    # LearnablePositionalEncoding
+    "learned_ignores_position_ids": Mistake(
+        "LearnablePositionalEncoding",
+        "the given position_ids were ignored (the output used rows 0 .. seq-1): look up "
+        "self.position_embeddings(position_ids) when position_ids is given",
+        hints=(
+            "the caller chooses the positions: given position ids (a chunk that continues after a cache, a sequence "
+            "padded on the left), each token gets the row of its own position, not rows 0, 1, 2, ...",
+            "the lookup: only when `position_ids is None` do you build 0 .. seq_len - 1; otherwise look up exactly "
+            "the ids you were given, one row for each.",
+            "key line: `pe = self.position_embeddings(position_ids)`",
+        ),
+        wrong="pe = self.position_embeddings(torch.arange(seq_len, device=x.device))",
+    ),
+    # resize_position_table
+    "resize_align_corners": Mistake(
+        "resize_position_table",
+        "the first and last rows are pinned to the old first and last rows (align_corners=True, or torch.linspace(0, "
+        "L-1, new_len) as source positions); use align_corners=False: new row j comes from x_j = (j + 1/2) L / "
+        "new_len - 1/2",
+        hints=(
+            "each new row stands for the centre of its cell: new row j sits at (j + 1/2)·L/L' - 1/2 old rows, the "
+            "cell-centre convention of F.interpolate's default. Pinning the first and last rows to the old ones "
+            "changes the step to (L - 1)/(L' - 1) old rows and moves every row in between.",
+            "the source positions, in old rows: with `old_len = table.shape[0]` and `j = torch.arange(new_len, "
+            "dtype=torch.float64)`, shift by half a row before and after the scaling, then clamp to [0, old_len - 1]; "
+            "with F.interpolate, pass align_corners=False.",
+            "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
+        ),
+        wrong="x = torch.linspace(0, old_len - 1, new_len, dtype=torch.float64, device=table.device)",
+    ),
+    "resize_wrong_axis": Mistake(
+        "resize_position_table",
+        "you interpolated along the features, not the positions: F.interpolate resizes the last axis, so pass "
+        "table.T[None] (1, d, L) and transpose the result back",
+        hints=(
+            "the positions are the table's rows: resizing stretches the position axis and leaves the d features of "
+            "each row as they are. F.interpolate resizes the last axis, so the positions must come last.",
+            "the length you resize is the number of rows, axis 0 of the table. With F.interpolate, hand it "
+            "(1, d, L), `table.T[None]`, and transpose the result back.",
+            "key line: `old_len = table.shape[0]`",
+        ),
+        wrong="old_len = table.shape[1]",
+        also={"rows = table.to(work)": "rows = table.T.to(work)",
+                 "return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype)":
+                     "return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype).T"},
+    ),
+    "resize_not_transposed_back": Mistake(
+        "resize_position_table",
+        "the result is the (d, new_len) tensor: transpose it back to (new_len, d)",
+        hints=(
+            "the result is a table like the input, one row per position: (new_len, d). F.interpolate works on "
+            "(batch, channels, length), so its result has the positions last.",
+            "the shape of what you return. With F.interpolate on `table.T[None]`, take `[0].T`. With the formula, "
+            "the blend of `rows[i0]` and `rows[i1]` (`rows` the table in float32, `w` the weight of row i1) is "
+            "already (new_len, d).",
+            "key line: `return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype)`",
+        ),
+        wrong="return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype).T",
+    ),
+    "resize_nearest": Mistake(
+        "resize_position_table",
+        "rows are copied (nearest neighbour) instead of blended: use linear interpolation, T'[j] = (1 - w) T[i0] + w "
+        "T[i1]",
+        hints=(
+            "a resized table blends the two old rows around each new position, each weighted by how close it is; "
+            "copying the nearest row makes steps where the positions should move smoothly.",
+            "the source positions x_j = (j + 1/2)·old_len/new_len - 1/2, with `old_len = table.shape[0]` and "
+            "`j = torch.arange(new_len, dtype=torch.float64)`: not rounded, not floored, since their fraction is the "
+            "weight of the upper row. With F.interpolate, mode=\"linear\".",
+            "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
+        ),
+        wrong="x = (j * (old_len / new_len)).floor().clamp(0, old_len - 1)",
+    ),
+}

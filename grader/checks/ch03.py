@@ -1,7 +1,7 @@
 """Chapter 3 checks: relative_positions, shaw_attention_direct, shaw_attention, RelativePositionBias,
 t5_bucket, alibi_slopes, alibi_bias."""
 
-from grader.spec import SEED, Check, draw_choice, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_choice, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0, scale=1.0):
@@ -315,3 +315,363 @@ CHECKS += [
                 {"args": [draw_choice(2, 4, 8, 16), draw_int(1, 6), draw_int(6, 12)]},
                 "heads, q_len and k_len drawn for this submission", id="main_bias"),
 ]
+
+
+# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
+# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
+HINTS = {
+    "relative_positions": (
+        "the matrix holds, for each query row and key column, how far the key is from the query: key position minus "
+        "query position.",
+        "query i sits at position k_len - q_len + i, so the query positions are "
+        "`torch.arange(k_len - q_len, k_len)`; the key positions are 0 .. k_len - 1.",
+        "broadcasting builds the matrix: a row vector minus a column vector, indexed `[None, :]` and `[:, None]`. "
+        "Rows are queries and columns keys: R[i, j] = (position of key j) - (position of query i).",
+        "build both aranges with device=device, and check q_len and k_len first."
+        " Call them `query_pos` and `key_pos`.",
+        "key line: `return key_pos[None, :] - query_pos[:, None]`",
+    ),
+    "shaw_attention_direct": (
+        "each pair (i, j) reads one row of each table, the row of its clipped distance; the key table adds to the "
+        "logit, the value table to the output.",
+        "the row of pair (i, j) is c = clip(j - i, -K, K) + K: `relative_positions(Lq, Lk, device=q.device)`, "
+        "`.clamp(-K, K)`, plus K. Indexing the table with it, `rel_k[idx]`, gives (Lq, Lk, d).",
+        "relative logits by broadcasting: q (B, H, Lq, d) with a new axis before d, times a^K (Lq, Lk, d), summed "
+        "over d, is (B, H, Lq, Lk). Both logit terms are divided by sqrt(d).",
+        "causal: before the softmax, give -inf to the keys after the query, where relative_positions > 0. The value "
+        "term: attn (B, H, Lq, Lk) with a new last axis, times a^V, summed over the keys."
+        " The value vectors of the pairs are `a_v = rel_v[c]` (Lq, Lk, d), and `attn` the softmax weights.",
+        "key line: `return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)`",
+    ),
+    "shaw_attention": (
+        "never build the (Lq, Lk, d) table: compute the product of each query with the 2K + 1 table rows once, then "
+        "pick (for the keys) or pool (for the values) by distance.",
+        "keys: P = q @ rel_k.T holds q_i·w^K_r for every row r. The relative logit of pair (i, j) is P[..., i, c_ij]: "
+        "`torch.gather` along the last axis, with the (Lq, Lk) index expanded (a view, no copy) to "
+        "(B, H, Lq, Lk).",
+        "values: S[..., i, r] = the sum of attn[..., i, j] over the keys j with c_ij = r. `scatter_add_` computes it "
+        "into a zeros tensor of shape (B, H, Lq, 2K + 1); then S @ rel_v.",
+        "no `repeat`, no broadcast product with a (Lq, Lk, d) table, no `.contiguous()` of an expanded table: each "
+        "builds a (B, H, Lq, Lk, d)-sized tensor, 8.6 GB at L = 2048."
+        " The sizes are `batch, heads, q_len, head_dim = q.shape`; `idx` is the expanded index of the clipped "
+        "distances, and `attn` the softmax weights.",
+        "key line: `per_row = attn.new_zeros(batch, heads, q_len, 2 * max_distance + 1).scatter_add_(-1, idx, "
+        "attn)`",
+    ),
+    "RelativePositionBias": (
+        "a small learned table holds one number per head and clipped distance; the bias of pair (i, j) is the row of "
+        "its distance.",
+        "the table is `nn.Embedding(2 * max_distance + 1, num_heads)` named self.bias, initialised with "
+        "`nn.init.trunc_normal_(self.bias.weight, std=0.02)`.",
+        "the index is relative_positions(q_len, k_len) clipped to [-K, K], plus K, built on the table's device: "
+        "`device=self.bias.weight.device`.",
+        "nn.Embedding returns (Lq, Lk, H): `permute(2, 0, 1)` puts the heads first and `unsqueeze(0)` adds the "
+        "batch axis."
+        " Call the distances `rel` (relative_positions on the table's device) and the max_distance K.",
+        "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
+    ),
+    "t5_bucket": (
+        "the direction first. Bidirectional: halve num_buckets, add the halved count where r > 0, and use n = |r|. "
+        "Causal: n = max(-r, 0) and no offset.",
+        "max_exact = num_buckets // 2, after any halving. Below max_exact the bucket is n itself.",
+        "from max_exact on: max_exact + log(n / max_exact) / log(max_distance / max_exact) · (num_buckets - "
+        "max_exact), computed in float32, truncated with `.long()`, capped at num_buckets - 1. Clamp n to at "
+        "least max_exact before the log, to keep log(0) out."
+        " Call the bucket of a large distance `large`, the direction's offset `offset`, and the distance `n`.",
+        "key line: `return offset + torch.where(n < max_exact, n, large)`",
+    ),
+    "alibi_slopes": (
+        "for n a power of two: start = 2^(-8/n) and the slopes start^1, start^2, ..., start^n.",
+        "otherwise c = 2^floor(log2 n), the largest power of two not above n (an int's `bit_length()` gives its "
+        "exponent): the c slopes of c heads, then the n - c odd powers start'^1, start'^3, ... of "
+        "start' = 2^(-8/(2c)).",
+        "compute in float32, as BLOOM does, on `device`.",
+        "key line: `c = 1 << (num_heads.bit_length() - 1)`",
+    ),
+    "alibi_bias": (
+        "ALiBi penalises every key in proportion to its distance from the query, with one slope per head: the bias "
+        "is minus the slope times the distance.",
+        "reuse your alibi_slopes and relative_positions (queries aligned to the end), both on `device`.",
+        "broadcast the slopes as (H, 1, 1) against the (Lq, Lk) distances, then add the leading batch axis.",
+        "the sign: ALiBi subtracts m·|j - i|: zero on the query's own key, negative everywhere else.",
+        "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
+    ),
+}
+
+# Shaw attention's two forms mask the same way, in the same statement: one ladder for both
+SHAW_CAUSAL_FLIPPED = dict(
+    hints=(
+        "causal means a query sees its own key and the keys before it: the keys to hide are those after the "
+        "query, where the key's position minus the query's is positive.",
+        "the mask on the logits `scores` when `causal`: -inf where the distances `rel` (key minus query) are "
+        "greater than 0.",
+        "key line: `scores = scores.masked_fill(rel > 0, float(\"-inf\"))`",
+    ),
+    wrong="scores = scores.masked_fill(rel < 0, float(\"-inf\"))",
+)
+
+# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
+# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
+# `also`: the other statements it rewrites). Its implementation is the solution with those statements
+# rewritten, unless posenc_ref/mistakes/ch03.py writes one by hand ----
+MISTAKES = {
+    # relative_positions
+    "rel_sign_flipped": Mistake(
+        "relative_positions",
+        "the sign is flipped: you compute i − j; the convention (Shaw et al., T5) is j − i, key position minus query "
+        "position",
+        hints=(
+            "the relative position is the key's position minus the query's: positive for keys after the query.",
+            "the subtraction at the end: the key positions, `key_pos`, as a row vector, minus the query "
+            "positions, `query_pos`, as a column vector.",
+            "key line: `return key_pos[None, :] - query_pos[:, None]`",
+        ),
+        wrong="return query_pos[:, None] - key_pos[None, :]",
+    ),
+    "rel_start_aligned": Mistake(
+        "relative_positions",
+        "the queries are aligned to the start: with fewer queries than keys, query i sits at position k_len − q_len "
+        "+ i (after the cached keys), not at i",
+        hints=(
+            "with fewer queries than keys the queries are the newest tokens: they sit at the end of the keys, not at "
+            "their start.",
+            "the query positions, `query_pos`: the last q_len of the k_len positions.",
+            "key line: `query_pos = torch.arange(k_len - q_len, k_len, device=device)`",
+        ),
+        wrong="query_pos = torch.arange(q_len, device=device)",
+    ),
+    # shaw_attention_direct
+    "shaw_direct_sign_flipped": Mistake(
+        "shaw_attention_direct",
+        "the relative distance has the wrong sign: the tables are indexed with i − j. Shaw et al. use clip(j − i, "
+        "−K, K) + K (key position minus query position), so a key one step before the query reads row K − 1",
+        hints=(
+            "the tables are indexed by the key's position minus the query's, j - i: a key one step before the query "
+            "reads row K - 1, one step after it row K + 1.",
+            "the index of the table rows: the distances `rel`, relative_positions(Lq, Lk) (key minus query), clipped "
+            "to [-K, K] with K = max_distance, plus K; do not negate them.",
+            "key line: `idx = rel.clamp(-max_distance, max_distance) + max_distance`",
+        ),
+        wrong="idx = (-rel).clamp(-max_distance, max_distance) + max_distance",
+    ),
+    "shaw_direct_clip_off_by_one": Mistake(
+        "shaw_attention_direct",
+        "distances are clipped at ±(K − 1), so rows 0 and 2K of the tables are never read: clip j − i to [−K, K] (2K "
+        "+ 1 rows), then add K",
+        hints=(
+            "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 and "
+            "2K serve every key K or more steps away.",
+            "the clip of the distances `rel` before indexing: the bounds are -K and K (K = max_distance), then add "
+            "K.",
+            "key line: `idx = rel.clamp(-max_distance, max_distance) + max_distance`",
+        ),
+        wrong="idx = rel.clamp(-(max_distance - 1), max_distance - 1) + max_distance",
+    ),
+    "shaw_direct_unscaled": Mistake(
+        "shaw_attention_direct",
+        "the relative logit q·a^K is not divided by sqrt(d): in e_ij = q_i·(k_j + a^K_ij) / sqrt(d) both terms are "
+        "scaled",
+        hints=(
+            "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
+            "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
+            "the logits: add q·a^K (q against the key rows of the pairs, `a_k`) to q·k first, then divide the sum by "
+            "the square root of q's last dimension.",
+            "key line: `scores = q @ k.transpose(-2, -1) + (q.unsqueeze(-2) * a_k).sum(-1)`",
+        ),
+        wrong="scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + (q.unsqueeze(-2) * a_k).sum(-1)",
+        also={"scores = scores / math.sqrt(q.shape[-1])": "pass"},
+    ),
+    "shaw_direct_value_ignored": Mistake(
+        "shaw_attention_direct",
+        "the value table is ignored: the output is sum_j alpha_ij (v_j + a^V_ij), not just attn @ v",
+        hints=(
+            "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
+            "key's weight also takes the value row of its distance.",
+            "what you return: besides `attn @ v`, the weights `attn` times the value rows of the pairs, `a_v = "
+            "rel_v[idx]` (Lq, Lk, d), summed over the keys.",
+            "key line: `return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)`",
+        ),
+        wrong="return attn @ v",
+    ),
+    "shaw_direct_causal_flipped": Mistake(
+        "shaw_attention_direct",
+        "the causal mask points the wrong way: it hides the keys before the query and keeps those after it. Mask the "
+        "keys with j − i > 0 (relative_positions > 0)",
+        **SHAW_CAUSAL_FLIPPED,
+    ),
+    # shaw_attention
+    "shaw_sign_flipped": Mistake(
+        "shaw_attention",
+        "the relative distance has the wrong sign: the tables are indexed with i − j. Shaw et al. use clip(j − i, "
+        "−K, K) + K (key position minus query position), so a key one step before the query reads row K − 1",
+        hints=(
+            "the tables are indexed by the key's position minus the query's, j - i: a key one step before the query "
+            "reads row K - 1, one step after it row K + 1.",
+            "the index of the table rows: the distances `rel`, relative_positions(Lq, Lk) (key minus query), clipped "
+            "to [-K, K] with K = max_distance, plus K, the whole expanded (a view) to (batch, heads, q_len, k_len); "
+            "do not negate them.",
+            "key line: `idx = (rel.clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
+            "k_len)`",
+        ),
+        wrong="idx = ((-rel).clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
+                 "k_len)",
+    ),
+    "shaw_clip_off_by_one": Mistake(
+        "shaw_attention",
+        "distances are clipped at ±(K − 1), so rows 0 and 2K of the tables are never read: clip j − i to [−K, K] (2K "
+        "+ 1 rows), then add K",
+        hints=(
+            "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 and "
+            "2K serve every key K or more steps away.",
+            "the clip of the distances `rel` before indexing: the bounds are -K and K (K = max_distance), then add "
+            "K, the whole expanded (a view) to (batch, heads, q_len, k_len).",
+            "key line: `idx = (rel.clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
+            "k_len)`",
+        ),
+        wrong="idx = (rel.clamp(-(max_distance - 1), max_distance - 1) + max_distance).expand(batch, heads, "
+                 "q_len, k_len)",
+    ),
+    "shaw_unscaled": Mistake(
+        "shaw_attention",
+        "the relative logit q·a^K is not divided by sqrt(d): in e_ij = q_i·(k_j + a^K_ij) / sqrt(d) both terms are "
+        "scaled",
+        hints=(
+            "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
+            "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
+            "the logits: the relative logits `rel_logits` (q against the key table, gathered by distance) join q·k "
+            "first, and the sum is divided by sqrt(head_dim), with `head_dim = q.shape[-1]`.",
+            "key line: `scores = (q @ k.transpose(-2, -1) + rel_logits) / math.sqrt(head_dim)`",
+        ),
+        wrong="scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim) + rel_logits",
+    ),
+    "shaw_value_ignored": Mistake(
+        "shaw_attention",
+        "the value table is ignored: the output is sum_j alpha_ij (v_j + a^V_ij), not just attn @ v",
+        hints=(
+            "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
+            "key's weight also takes the value row of its distance.",
+            "what you return: besides `attn @ v`, the weights `attn` summed per table row with `scatter_add_` into "
+            "`per_row` (B, H, Lq, 2K + 1), times the value table rel_v.",
+            "key line: `return attn @ v + per_row @ rel_v`",
+        ),
+        wrong="return attn @ v",
+    ),
+    "shaw_causal_flipped": Mistake(
+        "shaw_attention",
+        "the causal mask points the wrong way: it hides the keys before the query and keeps those after it. Mask the "
+        "keys with j − i > 0 (relative_positions > 0)",
+        **SHAW_CAUSAL_FLIPPED,
+    ),
+    # RelativePositionBias
+    "bias_sign_flipped": Mistake(
+        "RelativePositionBias",
+        "the bias is indexed with i − j (Swin's query − key convention); here row clip(j − i, −K, K) + K holds "
+        "distance j − i",
+        hints=(
+            "the table's rows are ordered by the key's position minus the query's, j - i: row K + 1 is the key one "
+            "step after the query. Indexing with i - j reads every row's mirror image.",
+            "the index of the lookup: the distances `rel`, relative_positions(q_len, k_len) (key minus query), "
+            "clipped to [-K, K] with K = self.max_distance, plus K; do not negate them.",
+            "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
+        ),
+        wrong="values = self.bias((-rel).clamp(-K, K) + K)",
+    ),
+    "bias_clip_off_by_one": Mistake(
+        "RelativePositionBias",
+        "distances are clipped at ±(K − 1), so the first and last rows of the table are never used: clip j − i to "
+        "[−K, K], then add K",
+        hints=(
+            "the table has 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so the first "
+            "and last rows serve every key K or more steps away.",
+            "the clip of the distances `rel` before the lookup: the bounds are -K and K (K = self.max_distance), "
+            "then add K.",
+            "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
+        ),
+        wrong="values = self.bias(rel.clamp(-(K - 1), K - 1) + K)",
+    ),
+    # t5_bucket
+    "t5_causal_as_bidirectional": Mistake(
+        "t5_bucket",
+        "the causal buckets are computed with the bidirectional rule: with bidirectional=False use all num_buckets "
+        "for n = max(i − j, 0) = max(−r, 0), with no offset for r > 0",
+        hints=(
+            "a causal model only looks back: with bidirectional=False all num_buckets serve the keys before the "
+            "query, by their distance i - j, and every key after it falls into bucket 0. No upper half, no halving.",
+            "the branch where `bidirectional` is false: no offset (zeros), the full num_buckets, and the distance "
+            "n = max(-r, 0), which is 0 for every key after the query.",
+            "key line: `n = (-r).clamp(min=0)`",
+        ),
+        wrong="n = r.abs()",
+        also={"offset = torch.zeros_like(r, dtype=torch.long)": "num_buckets //= 2\n"
+                                                                   "offset = (r > 0).long() * num_buckets"},
+    ),
+    "t5_sign_flipped": Mistake(
+        "t5_bucket",
+        "the direction is flipped: the input is r = j − i, so keys after the query have r > 0 (bidirectional: upper "
+        "half of the buckets) and the causal distance is max(−r, 0)",
+        hints=(
+            "the input is r = j - i, key minus query: a key after the query has r > 0. Bidirectional, those keys take "
+            "the upper half of the buckets; causal, the keys before the query have r < 0 and the distance -r.",
+            "every place where the sign of r enters: the offset when `bidirectional`, for the keys with r > 0, and "
+            "the causal distance max(-r, 0).",
+            "key line: `offset = (r > 0).long() * num_buckets`",
+        ),
+        wrong="offset = (r < 0).long() * num_buckets",
+    ),
+    # alibi_slopes
+    "alibi_slopes_power_of_two_formula": Mistake(
+        "alibi_slopes",
+        "the power-of-two formula 2^(-8h/n) is used for a head count that is not a power of two. Take c = "
+        "2^floor(log2 n): the c slopes 2^(-8h/c), then every other slope of the 2c-head sequence for the remaining n "
+        "− c heads (slopes(2c)[0::2][:n − c])",
+        hints=(
+            "the geometric formula holds for a power-of-two head count only; other counts take the slopes of the "
+            "largest power of two below them, then every other slope of the next power of two.",
+            "where you choose the head count the formula is applied to: c is the largest power of two not above "
+            "num_heads (an int's `bit_length()` gives its exponent), and the n - c extra heads come after.",
+            "key line: `c = 1 << (num_heads.bit_length() - 1)`",
+        ),
+        wrong="c = num_heads",
+    ),
+    # alibi_bias
+    "alibi_bias_power_of_two_formula": Mistake(
+        "alibi_bias",
+        "the slopes: the power-of-two formula 2^(-8h/n) is used for a head count that is not a power of two. Take c "
+        "= 2^floor(log2 n): the c slopes 2^(-8h/c), then every other slope of the 2c-head sequence for the remaining "
+        "n − c heads (slopes(2c)[0::2][:n − c])",
+        hints=(
+            "the bias uses the slopes of alibi_slopes: the geometric formula holds for a power-of-two head count "
+            "only; other counts take the slopes of the largest power of two below them, then every other slope of "
+            "the next one.",
+            "where the bias gets its slopes: reuse your alibi_slopes, once it passes its own self-check, instead of "
+            "a formula written again here.",
+            "key line: `slopes = alibi_slopes(num_heads, device=device)`",
+        ),
+        wrong="slopes = 2.0 ** (-8.0 * torch.arange(1, num_heads + 1, dtype=torch.float32, device=device) "
+                 "/ num_heads)",
+    ),
+    "alibi_bias_key_position": Mistake(
+        "alibi_bias",
+        "this is m·j, BLOOM's shortcut: after a causal softmax it gives the same attention, but the bias asked for "
+        "is −m·|j − i| (zero at the query, equal for both directions)",
+        hints=(
+            "the bias depends on the distance between query and key, |j - i|, not on the key's position alone.",
+            "the distances: your relative_positions (queries aligned to the end), their absolute value, times "
+            "minus the slope.",
+            "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
+        ),
+        wrong="return (slopes[:, None, None] * torch.arange(k_len, device=device).expand(q_len, "
+        "k_len)).unsqueeze(0)",
+    ),
+    "alibi_bias_positive": Mistake(
+        "alibi_bias",
+        "the sign: ALiBi *subtracts* m·|j − i|, so distant keys get lower logits",
+        hints=(
+            "ALiBi lowers the logit of a key the further it is from the query: the bias is negative away from the "
+            "diagonal.",
+            "the sign of what you return: minus the slope times the distance.",
+            "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
+        ),
+        wrong="return (slopes[:, None, None] * distance).unsqueeze(0)",
+    ),
+}

@@ -3,7 +3,7 @@ interleaved_to_half_perm, check_relative_property, RoPEAttention."""
 
 
 from grader.checks.mutation import Catalogue
-from grader.spec import SEED, Check, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0, scale=1.0):
@@ -355,3 +355,468 @@ CHECKS += [
                 attention(drawn(2, draw_int(2, 10), 32), seed=SEED),
                 "causal forward of a batch and weights drawn for this submission", id="main_forward"),
 ]
+
+
+# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
+# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
+HINTS = {
+    "rope_inv_freq": (
+        "one frequency per plane (pair of coordinates), falling geometrically from 1 for the first plane to nearly "
+        "1/base for the last.",
+        "theta_i = 1 / base^(2i/d) for i = 0 .. d/2 - 1: the exponents 2i/d are `torch.arange(0, head_dim, 2)` "
+        "divided by head_dim, in float32.",
+        "check head_dim first: positive and even, or raise ValueError naming head_dim and its value.",
+        "key line: `exponents = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device) / head_dim`",
+    ),
+    "rope_cos_sin": (
+        "every position gets one angle per plane, position times frequency; the tables hold the cosine and sine of "
+        "each angle, laid out as rotate_half pairs the coordinates.",
+        "angles for any leading shape: position_ids as float32 with a new last axis, `position_ids[..., None]`, "
+        "times rope_inv_freq (d/2,), broadcast to position_ids.shape + (d/2,).",
+        "half layout: coordinates i and i + d/2 share plane i's angle, so the table holds the d/2 angles twice, end "
+        "to end, `torch.cat((freqs, freqs), dim=-1)`; repeat_interleave would build the interleaved layout.",
+        "build the frequencies on position_ids.device."
+        " The frequencies are `inv_freq = rope_inv_freq(head_dim, base, device=position_ids.device)`.",
+        "key line: `freqs = position_ids[..., None].float() * inv_freq`",
+    ),
+    "rotate_half": (
+        "x1 = x[..., :d/2] and x2 = x[..., d/2:]; the minus sign goes on x2, which moves to the front.",
+        "an odd last dimension cannot be split in halves: raise ValueError naming its size.",
+        "key line: `return torch.cat((-x2, x1), dim=-1)`",
+    ),
+    "apply_rope": (
+        "the formula on the rotated part x_r = x[..., :R]: x_r·cos + rotate_half(x_r)·sin; then concatenate "
+        "x[..., R:] back on the last axis.",
+        "broadcasting over the heads: (L, R) tables line up with x's last two axes as they are; (B, L, R) tables "
+        "need a head axis between B and L, (B, 1, L, R).",
+        "cos and sin arrive in float32: cast them to x.dtype first, or a bfloat16 x comes out as float32 (type "
+        "promotion).",
+        "key line: `cos, sin = (cos[:, None], sin[:, None]) if cos.dim() == 3 else (cos, sin)`",
+    ),
+    "apply_rope_interleaved": (
+        "each neighbouring pair of coordinates is one complex number; rotating it by an angle is multiplying it by a "
+        "complex number of modulus one.",
+        "the complex view: reshape the last axis to (D/2, 2) and call `torch.view_as_complex` on float32 values "
+        "(it needs a last axis of size 2, and float16 or bfloat16 must be upcast first).",
+        "the rotation: `torch.polar(torch.ones_like(angles), angles)` is e^(i·angle). (B, L) positions give "
+        "(B, L, D/2) angles, which need the head axis: (B, 1, L, D/2).",
+        "back to real numbers: `torch.view_as_real(...)` gives (..., D/2, 2); flatten the last two axes and cast to "
+        "x.dtype.",
+        "key line: `return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)`",
+    ),
+    "interleaved_to_half_perm": (
+        "position i of x[..., perm] reads x[perm[i]]: the first half reads the even indices 0, 2, 4, ..., the "
+        "second half the odd ones.",
+        "check head_dim: positive and even.",
+        "key line: `return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))`",
+    ),
+    "check_relative_property": (
+        "a real RoPE keeps norms, uses the position, and makes the score of a rotated query and key depend only on "
+        "their distance: test all three on many positions at once.",
+        "one call gives f(q, m) for every m: build q of shape (V, 1, 1, d), expand it to (V, 1, P, d) and pass "
+        "`torch.arange(P)`; the same for k. Compare in float64 from there.",
+        "norms: |f(q, m)| = |q| for every m, to a relative tolerance (1e-3 is far above float32 rounding and far "
+        "below any broken RoPE). Position: some f(q, m) must differ from f(q, 0) by more than that tolerance, or "
+        "the position is never used.",
+        "relative scores: S = f(q) @ f(k)^T is (V, P, P). Compare every S[m, n] with the score at the same distance "
+        "from position 0, S[m - n, 0] when m >= n and S[0, n - m] otherwise, relative to |q|·|k|."
+        " With `positions = torch.arange(P)`, the distance matrix is `delta = positions[None, :] - positions[:, "
+        "None]` and the scores are S, `scores`.",
+        "key line: `same_distance = torch.where(delta >= 0, scores[:, 0, delta.clamp(min=0)], "
+        "scores[:, (-delta).clamp(min=0), 0])`",
+    ),
+    "RoPEAttention": (
+        "the block is ordinary multi-head attention in which q and k (never v) are rotated by their positions before "
+        "the scores; the cache holds keys already rotated.",
+        "q_proj, k_proj, v_proj and o_proj are `nn.Linear(d_model, d_model, bias=False)`, and nothing else is "
+        "trainable. Heads: (B, L, d) viewed as (B, L, H, d_head), transposed to (B, H, L, d_head).",
+        "positions: without position_ids the new tokens follow the cache, past .. past + L - 1 with "
+        "past = kv_cache[0].shape[2] (0 without a cache), built on x.device. Rotate q and k (never v) with "
+        "rope_cos_sin and apply_rope, then append the new keys and values to the cache.",
+        "the mask: for L == K (no cache) `is_causal=True` is right. For a chunk after a cache the queries are the "
+        "last L of K positions: pass an explicit boolean mask (True = may attend) of shape (L, K). A float mask "
+        "would be added to the scores and mask nothing."
+        " The tables: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`.",
+        "key line: `q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)`",
+    ),
+}
+
+# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
+# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
+# `also`: the other statements it rewrites). Its implementation is the solution with those statements
+# rewritten, unless posenc_ref/mistakes/ch04.py writes one by hand ----
+MISTAKES = {
+    # rope_inv_freq
+    "inv_freq_i_over_d": Mistake(
+        "rope_inv_freq",
+        "the exponent is i/d; it should be 2i/d (theta_i = base^(-2i/d), from torch.arange(0, d, 2) / d)",
+        hints=(
+            "plane i uses the exponent 2i/d, with 2i the index of its first coordinate, so the slowest plane turns "
+            "at nearly 1/base, not 1/sqrt(base).",
+            "the exponents: the even indices 0, 2, 4, ... up to head_dim, divided by head_dim.",
+            "key line: `exponents = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device) / head_dim`",
+        ),
+        wrong="exponents = torch.arange(0, head_dim // 2, dtype=torch.float32, device=device) / head_dim",
+    ),
+    "inv_freq_not_inverted": Mistake(
+        "rope_inv_freq",
+        "these are base^(2i/d); the frequencies are their inverses, 1 / base^(2i/d)",
+        hints=(
+            "the frequencies fall from 1 to about 1/base: theta_i is the inverse of base^(2i/d).",
+            "what you return from the `exponents`: one over base to that power.",
+            "key line: `return 1.0 / (base ** exponents)`",
+        ),
+        wrong="return base ** exponents",
+    ),
+    # rope_cos_sin
+    "cos_sin_interleaved": Mistake(
+        "rope_cos_sin",
+        "rotate_half pairs coordinate i with i + d/2 (half layout), but the cos/sin tables repeat each angle side by "
+        "side (repeat_interleave, interleaved layout): the blocks are not rotations. Build them with "
+        "torch.cat((freqs, freqs), dim=-1)",
+        hints=(
+            "rotate_half pairs coordinate i with coordinate i + d/2, so both must carry the same angle: the table "
+            "holds the d/2 angles once for each half, end to end, not each angle twice side by side.",
+            "where the angles `freqs` (..., L, d/2) become the (..., L, d) table: join two copies of `freqs` on the "
+            "last axis; `repeat_interleave` builds the interleaved layout instead.",
+            "key line: `emb = torch.cat((freqs, freqs), dim=-1)`",
+        ),
+        wrong="emb = freqs.repeat_interleave(2, dim=-1)",
+    ),
+    "cos_sin_i_over_d": Mistake(
+        "rope_cos_sin",
+        "the exponent is i/d; it should be 2i/d (theta_i = base^(-2i/d), from torch.arange(0, d, 2) / d)",
+        hints=(
+            "plane i turns at base^(-2i/d): the exponent counts the index 2i of the plane's first coordinate, so the "
+            "slowest plane reaches nearly 1/base, not 1/sqrt(base).",
+            "where the frequencies `inv_freq` come from: your rope_inv_freq already builds them from the even "
+            "indices; call it with position_ids' device instead of writing the exponents again.",
+            "key line: `inv_freq = rope_inv_freq(head_dim, base, device=position_ids.device)`",
+        ),
+        wrong="inv_freq = 1.0 / base ** (torch.arange(head_dim // 2, dtype=torch.float32, "
+                 "device=position_ids.device) / head_dim)",
+    ),
+    # rotate_half
+    "rotate_half_sign": Mistake(
+        "rotate_half",
+        "rotate_half has its minus sign on the wrong half: it must be cat(-x2, x1). Yours turns every plane the "
+        "other way (-m·theta): still relative, but not the convention of the checkpoints",
+        hints=(
+            "rotate_half turns each plane (x1, x2) by +90 degrees: the pair becomes (-x2, x1), the minus on the half "
+            "that moves to the front.",
+            "the concatenation of the two halves x1 and x2: which half comes first, and which carries the minus.",
+            "key line: `return torch.cat((-x2, x1), dim=-1)`",
+        ),
+        wrong="return torch.cat((x2, -x1), dim=-1)",
+    ),
+    "rotate_half_no_minus": Mistake(
+        "rotate_half",
+        "the minus sign is missing: rotate_half(x) = cat(-x2, x1), without it the map is no rotation",
+        hints=(
+            "a quarter turn of the plane (x1, x2) is (-x2, x1): without the minus the map swaps the halves, which is "
+            "a reflection, not a rotation.",
+            "the concatenation of the two halves x1 and x2: the second half, moved to the front, is negated.",
+            "key line: `return torch.cat((-x2, x1), dim=-1)`",
+        ),
+        wrong="return torch.cat((x2, x1), dim=-1)",
+    ),
+    "rotate_half_neighbours": Mistake(
+        "rotate_half",
+        "that rotates neighbouring pairs (2i, 2i+1), GPT-J's rotate_every_two (interleaved layout); rotate_half "
+        "pairs the two halves: cat(-x2, x1)",
+        hints=(
+            "the half layout pairs coordinate i with coordinate i + d/2: rotate_half works on the two halves of the "
+            "last axis, not on neighbouring coordinates (that is GPT-J's interleaved layout).",
+            "the return: concatenate the halves x1 and x2 on the last axis, the second half negated and first; no "
+            "strided slices, no `torch.stack`.",
+            "key line: `return torch.cat((-x2, x1), dim=-1)`",
+        ),
+        wrong="return torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)",
+    ),
+    # apply_rope
+    "apply_sign": Mistake(
+        "apply_rope",
+        "the rotation turns the wrong way (-m·theta): out = x * cos + rotate_half(x) * sin, plus, not minus; if your "
+        "formula has the plus, your rotate_half has its minus sign on the wrong half (its own self-check says so)",
+        hints=(
+            "the rotation by +m·theta is x·cos + rotate_half(x)·sin, with a plus: with a minus every plane turns by "
+            "-m·theta, which is still relative but not the convention the checkpoints were trained with.",
+            "where rotate_half(x)·sin joins x·cos (with `rot = cos.shape[-1]`, `half = rot // 2`, `x1, x2 = "
+            "x[..., :half], x[..., half:rot]` and `out` holding x·cos): the first half of `out` gains -x2·sin, "
+            "the second half +x1·sin.",
+            "key line: `out[..., :half].addcmul_(x2, sin[..., :half], value=-1); out[..., half:rot].addcmul_(x1, "
+            "sin[..., half:])`",
+        ),
+        wrong="out[..., :half].addcmul_(x2, sin[..., :half])\n"
+                 "out[..., half:rot].addcmul_(x1, sin[..., half:], value=-1)",
+    ),
+    "apply_rotate_half_no_minus": Mistake(
+        "apply_rope",
+        "the rotation inside is not a rotation: rotate_half(x) must be cat(-x2, x1), and this one has no minus sign. "
+        "If you call your rotate_half, fix it first (its own self-check says so)",
+        hints=(
+            "rotate_half(x) is (-x2, x1): the half that moves to the front is negated. Without that minus the map "
+            "swaps the halves, a reflection, and the result is no rotation.",
+            "where rotate_half(x)·sin joins x·cos (with `rot = cos.shape[-1]`, `half = rot // 2`, `x1, x2 = "
+            "x[..., :half], x[..., half:rot]` and `out` holding x·cos): the first half of `out` gains minus "
+            "x2·sin. If you call your own rotate_half, its self-check shows the same fix.",
+            "key line: `out[..., :half].addcmul_(x2, sin[..., :half], value=-1)`",
+        ),
+        wrong="out[..., :half].addcmul_(x2, sin[..., :half])",
+    ),
+    "apply_rotate_half_neighbours": Mistake(
+        "apply_rope",
+        "the rotation pairs neighbouring coordinates (2i, 2i+1), the interleaved layout, while the tables are for "
+        "the half layout: rotate_half must be cat(-x2, x1) on the two halves. If you call your rotate_half, fix it "
+        "first",
+        hints=(
+            "the tables are in the half layout, so the rotation must pair coordinate i with i + d/2, the two halves, "
+            "not neighbouring coordinates 2i and 2i + 1.",
+            "where rotate_half(x)·sin joins x·cos (with `rot = cos.shape[-1]`, `half = rot // 2`, `x1, x2 = "
+            "x[..., :half], x[..., half:rot]` and `out` holding x·cos): the halves x1 and x2 feed the halves of "
+            "`out`, with no strided slices. If you call your own rotate_half, fix it first.",
+            "key line: `out[..., :half].addcmul_(x2, sin[..., :half], value=-1); out[..., half:rot].addcmul_(x1, "
+            "sin[..., half:])`",
+        ),
+        wrong="out[..., 0:rot:2].addcmul_(x[..., 1:rot:2], sin[..., 0::2], value=-1)\n"
+                 "out[..., 1:rot:2].addcmul_(x[..., 0:rot:2], sin[..., 1::2])",
+    ),
+    "apply_no_cast": Mistake(
+        "apply_rope",
+        "cos and sin are float32 and were not cast to x.dtype, so the output was promoted to float32: cast them with "
+        "cos.to(x.dtype) before multiplying",
+        hints=(
+            "outputs keep the input's dtype: float32 tables times a bfloat16 x promote the product to float32.",
+            "before the tables meet x: cast cos and sin to x's dtype.",
+            "key line: `cos, sin = cos.to(x.dtype), sin.to(x.dtype)`",
+        ),
+        wrong="cos, sin = cos, sin",
+    ),
+    # apply_rope_interleaved
+    "interleaved_half_layout": Mistake(
+        "apply_rope_interleaved",
+        "that is the half layout (planes i, i + d/2); the interleaved layout rotates neighbouring pairs (2i, 2i+1) "
+        "as complex numbers x_2i + i·x_2i+1",
+        hints=(
+            "the interleaved layout rotates neighbours: coordinates 2i and 2i + 1 form plane i, one complex number "
+            "x_2i + i·x_2i+1, and the output keeps them side by side.",
+            "how you read the pairs and write them back (with `head_dim = x.shape[-1]` and `rotation` = "
+            "e^(i·angles)): reshape the last axis to (head_dim // 2, 2), real and imaginary part adjacent, and "
+            "flatten the same way back; no halves, no rotate_half.",
+            "key line: `pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], head_dim // 2, 2)); return "
+            "torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)`",
+        ),
+        wrong="pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], 2, head_dim // 2).transpose(-1, -2)"
+                 ".contiguous())\n"
+                 "return torch.view_as_real(pairs * rotation).transpose(-1, -2).flatten(-2).to(x.dtype)",
+    ),
+    "interleaved_layout_mix": Mistake(
+        "apply_rope_interleaved",
+        "layout mismatch: the tables pair neighbours (repeat_interleave) but rotate_half pairs i with i + d/2, so "
+        "the blocks are not rotations. Rotate the neighbouring pairs (2i, 2i+1) themselves, as complex numbers x_2i "
+        "+ i·x_2i+1",
+        hints=(
+            "a layout is a pairing and its tables together: neighbour-paired tables with rotate_half's halves rotate "
+            "no plane. Here each neighbouring pair is one complex number, turned by one angle.",
+            "how you read the pairs and write them back (with `head_dim = x.shape[-1]` and `rotation` = "
+            "e^(i·angles)): the neighbours as complex numbers, `torch.view_as_complex` on a last axis of size 2, "
+            "instead of rotate_half with repeated tables.",
+            "key line: `pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], head_dim // 2, 2)); return "
+            "torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)`",
+        ),
+        wrong="emb = angles.repeat_interleave(2, dim=-1)\n"
+                 "return x * emb.cos().to(x.dtype) + rotate_half(x) * emb.sin().to(x.dtype)",
+    ),
+    "interleaved_conjugate": Mistake(
+        "apply_rope_interleaved",
+        "the rotation turns the wrong way: multiply by e^(+i·p·theta), torch.polar(ones, +angles)",
+        hints=(
+            "multiplying by e^(+i·p·theta) turns a pair forwards; its conjugate e^(-i·p·theta) turns it backwards, by "
+            "-p·theta.",
+            "the complex rotation built from the `angles`: modulus one, and the angles as they are, no minus.",
+            "key line: `rotation = torch.polar(torch.ones_like(angles), angles)`",
+        ),
+        wrong="rotation = torch.polar(torch.ones_like(angles), -angles)",
+    ),
+    "interleaved_i_over_d": Mistake(
+        "apply_rope_interleaved",
+        "the exponent is i/d; it should be 2i/d (theta_i = base^(-2i/d), from torch.arange(0, d, 2) / d)",
+        hints=(
+            "plane i turns at base^(-2i/d): the exponent counts the index 2i of the plane's first coordinate, so the "
+            "slowest plane reaches nearly 1/base, not 1/sqrt(base).",
+            "where the frequencies `inv_freq` come from, for `head_dim = x.shape[-1]`: your rope_inv_freq already "
+            "builds them right; call it on x's device instead of writing the exponents again.",
+            "key line: `inv_freq = rope_inv_freq(head_dim, base, device=x.device)`",
+        ),
+        wrong="inv_freq = 1.0 / base ** (torch.arange(head_dim // 2, dtype=torch.float32, device=x.device) "
+                 "/ head_dim)",
+    ),
+    # interleaved_to_half_perm
+    "perm_inverse": Mistake(
+        "interleaved_to_half_perm",
+        "that is the inverse permutation (half to interleaved); x[..., perm] must put x[2i] at position i and "
+        "x[2i+1] at i + d/2: perm = [0, 2, 4, ..., 1, 3, 5, ...]",
+        hints=(
+            "x[..., perm] reads: position i of the result takes x[perm[i]]. So perm lists where each new position "
+            "reads from: first every even index, then every odd one. The other direction is the inverse permutation.",
+            "the return: the even indices 0, 2, 4, ... followed by the odd ones 1, 3, 5, ..., each from "
+            "`torch.arange` with step 2.",
+            "key line: `return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))`",
+        ),
+        wrong="return torch.arange(head_dim).view(2, head_dim // 2).T.flatten()",
+    ),
+    # RoPEAttention
+    "attn_layout_mix": Mistake(
+        "RoPEAttention",
+        "layout mismatch: rotate_half pairs coordinate i with i + d/2 (half layout), but the cos/sin tables repeat "
+        "each angle side by side (repeat_interleave, interleaved layout): the blocks are not rotations. Build them "
+        "with torch.cat((freqs, freqs), dim=-1)",
+        hints=(
+            "apply_rope's rotate_half pairs coordinate i with i + d/2, so the tables it gets must be in the same "
+            "half layout: each angle once per half, end to end.",
+            "where the block builds `cos, sin` for its positions: take them from your rope_cos_sin (half layout), "
+            "not from repeated (interleaved) angles.",
+            "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
+        ),
+        wrong="cos, sin = (t[..., : self.head_dim // 2].repeat_interleave(2, dim=-1) "
+                 "for t in rope_cos_sin(position_ids, self.head_dim, self.base))",
+    ),
+    "attn_sign": Mistake(
+        "RoPEAttention",
+        "rotate_half has its minus sign on the wrong half: it must be cat(-x2, x1). Yours turns every plane the "
+        "other way (-m·theta): still relative, but not the convention of the checkpoints",
+        hints=(
+            "RoPE turns every plane forwards, by +m·theta: x·cos + rotate_half(x)·sin with rotate_half(x) = "
+            "(-x2, x1). A minus in the wrong place turns it backwards.",
+            "where q and k are rotated with the tables `cos, sin`: use your apply_rope (whose formula has the plus) "
+            "and the sine as the tables give it.",
+            "key line: `q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)`",
+        ),
+        wrong="q, k = apply_rope(q, cos, -sin), apply_rope(k, cos, -sin)",
+    ),
+    "attn_i_over_d": Mistake(
+        "RoPEAttention",
+        "in the RoPE frequencies, the exponent is i/d; it should be 2i/d (theta_i = base^(-2i/d), from "
+        "torch.arange(0, d, 2) / d)",
+        hints=(
+            "plane i turns at base^(-2i/d): the exponent counts the index 2i of the plane's first coordinate, so the "
+            "slowest plane reaches nearly 1/base, not 1/sqrt(base).",
+            "where the block builds `cos, sin` for its positions: your rope_cos_sin already uses the right "
+            "frequencies, with the block's own base and head_dim.",
+            "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
+        ),
+        wrong="cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base ** 0.5)",
+    ),
+    "attn_rotates_v": Mistake(
+        "RoPEAttention",
+        "the values are rotated too: RoPE rotates only q and k (after the projections); rotating v carries each "
+        "key's absolute position into the output",
+        hints=(
+            "the position belongs in the scores q·k: only queries and keys are rotated; the values carry content and "
+            "are averaged as they are.",
+            "the line that rotates with the tables `cos, sin`, right after the heads are split: q and k go through "
+            "apply_rope, v does not.",
+            "key line: `q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)`",
+        ),
+        wrong="q, k, v = apply_rope(q, cos, sin), apply_rope(k, cos, sin), apply_rope(v, cos, sin)",
+    ),
+    "attn_k_not_rotated": Mistake(
+        "RoPEAttention",
+        "the keys are not rotated: apply RoPE to k as well as q, or the score depends on the query's absolute "
+        "position instead of m - n",
+        hints=(
+            "a score depends only on the distance m - n when both sides turn: rotate the keys as well as the "
+            "queries, at their own positions.",
+            "the line that rotates q with the tables `cos, sin`: k goes through apply_rope too, before it joins "
+            "the cache.",
+            "key line: `q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)`",
+        ),
+        wrong="q = apply_rope(q, cos, sin)",
+    ),
+    "attn_no_decode_offset": Mistake(
+        "RoPEAttention",
+        "positions are not offset when decoding: with a cache of `past` tokens the new tokens sit at positions past, "
+        "past + 1, ...; yours restart at 0",
+        hints=(
+            "with a cache the new tokens come after the cached ones: their positions continue from there instead "
+            "of restarting at zero.",
+            "the default positions, when `position_ids is None`: they start at past, the cached length (`past = "
+            "kv_cache[0].shape[2]`), and run for the seq new tokens (`batch, seq, _ = x.shape`).",
+            "key line: `position_ids = torch.arange(past, past + seq, device=x.device)`",
+        ),
+        wrong="position_ids = torch.arange(seq, device=x.device)",
+    ),
+    "attn_top_left_causal": Mistake(
+        "RoPEAttention",
+        "with a cache, is_causal=True aligns the queries to the start of the keys; they sit at the end (query i at "
+        "k_len - q_len + i): pass attn_mask=torch.ones(L, K, dtype=torch.bool).tril(K - L)",
+        hints=(
+            "after a cache, the queries of a chunk are the last seq of the k_len positions: the causal rule is "
+            "aligned to the end of the keys, while is_causal=True aligns it to their start.",
+            "the explicit boolean mask, used when neither `not causal or seq == 1` nor `seq == k_len` holds: query i "
+            "may see keys j <= k_len - seq + i, a lower triangle shifted by k_len - seq.",
+            "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq)`",
+        ),
+        wrong="allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril()",
+    ),
+    "attn_causal_flipped": Mistake(
+        "RoPEAttention",
+        "the causal mask points the wrong way: each query sees the keys after it instead of those before it. True "
+        "(may attend) belongs where j <= K - L + i: torch.ones(L, K, dtype=torch.bool).tril(K - L)",
+        hints=(
+            "causal means a query sees its own key and the keys before it, never those after it: allowed pairs lie "
+            "on and below the diagonal, a lower triangle.",
+            "both causal paths of the block (the first branch, `not causal or seq == 1`, needs no mask): when "
+            "`seq == k_len`, SDPA's own `is_causal=True` draws the right triangle; after a cache, the boolean mask "
+            "is a lower triangle shifted by k_len - seq, never an upper one.",
+            "key line: `out = F.scaled_dot_product_attention(q, k, v, is_causal=True)`",
+        ),
+        wrong="out = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(seq, k_len, dtype=torch.bool, "
+                 "device=x.device).triu())",
+    ),
+    "attn_float_mask": Mistake(
+        "RoPEAttention",
+        "the mask is a float tensor of ones and zeros: SDPA adds a float mask to the scores, so nothing is masked "
+        "and each query also sees the keys after it. Build it with dtype=torch.bool (True = may attend)",
+        hints=(
+            "SDPA reads a boolean mask as may-attend (True) or not, and adds a float mask to the scores: ones and "
+            "zeros added to the scores hide nothing.",
+            "the mask built when neither `not causal or seq == 1` nor `seq == k_len` holds: give the ones "
+            "`dtype=torch.bool` before taking the triangle.",
+            "key line: `allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(k_len - seq)`",
+        ),
+        wrong="allowed = torch.ones(seq, k_len, dtype=q.dtype, device=x.device).tril(k_len - seq)",
+    ),
+    "attn_inv_freq_cast_by_to": Mistake(
+        "RoPEAttention",
+        "the frequencies come from a floating buffer, and module.to(torch.bfloat16) (or float16) rounded it to half "
+        "precision, as it does in transformers' rotary embeddings: at positions in the hundreds and thousands the "
+        "angles are off by hundredths to tenths of a radian, and upcasting does not bring the lost digits back. "
+        "Compute the frequencies in forward, in float32 on x.device, as rope_cos_sin does (it costs next to nothing)",
+        hints=(
+            "a floating buffer follows module.to(dtype): in bfloat16 each frequency is rounded by up to 0.4%, so by "
+            "position 1000 some angles are off by tenths of a radian, and casting back up does not restore them.",
+            "where the block gets `cos, sin`: compute them in forward from the positions, with your rope_cos_sin "
+            "(float32, on the positions' device), not from a stored frequency buffer.",
+            "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
+        ),
+        wrong="freqs = position_ids[..., None].float() * rope_inv_freq(self.head_dim, self.base, "
+                 "device=x.device).to(x.dtype).float()\n"
+                 "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+    ),
+    "attn_angles_in_input_dtype": Mistake(
+        "RoPEAttention",
+        "cos/sin were built in the input's dtype: positions and angles lose their precision in half precision "
+        "(bfloat16 cannot even count past 256). Compute angles in float32, then cast cos and sin to x.dtype",
+        hints=(
+            "angles p·theta need float32: bfloat16 counts integers exactly only up to 256, and its angles at large "
+            "positions are off by whole radians. Compute in float32, cast only the finished tables.",
+            "where the block gets `cos, sin`: from your rope_cos_sin, which works in float32; apply_rope casts them "
+            "to x's dtype afterwards.",
+            "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
+        ),
+        wrong="freqs = position_ids[..., None].to(x.dtype) * rope_inv_freq(self.head_dim, self.base, "
+                 "device=x.device).to(x.dtype)\n"
+                 "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+    ),
+}

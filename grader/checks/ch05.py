@@ -1,7 +1,7 @@
 """Chapter 5 checks: yarn_ramp, scaled_rope_inv_freq (the reference equals transformers 5.23.0's
 modeling_rope_utils.ROPE_INIT_FUNCTIONS; tests/test_ch05.py proves it)."""
 
-from grader.spec import Check, draw_choice, find, unseen_like
+from grader.spec import Check, Mistake, draw_choice, find, unseen_like
 
 RAMP = "yarn_ramp"
 SCALED = "scaled_rope_inv_freq"
@@ -159,3 +159,187 @@ CHECKS += [
     unseen_like(find(CHECKS, SCALED, "yarn_factor_4"), scaled(HEAD_DIM, 10000.0, "yarn", FACTOR, L0),
                 "yarn, for head_dim, factor and L0 drawn for this submission", id="main_yarn"),
 ]
+
+
+# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
+# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
+HINTS = {
+    "yarn_ramp": (
+        "the ramp says, per frequency pair, how much to interpolate: 0 for the fast pairs that turn many times "
+        "within L0, 1 for the slow ones, linear in between.",
+        "corr(r) = d·ln(L0 / (2·pi·r)) / (2·ln(base)), with Python floats (`math.log`); low = corr(beta_fast), "
+        "high = corr(beta_slow).",
+        "with truncate: low = floor(low), high = ceil(high). Then clamp both to [0, head_dim - 1] (head_dim - 1, as "
+        "YaRN's code does), and add 0.001 to high when the two are equal.",
+        "the ramp over pairs j = 0 .. d/2 - 1, in float32: (j - low) / (high - low), clamped to [0, 1].",
+        "key line: `return ((j - low) / (high - low)).clamp(0, 1)`",
+    ),
+    "scaled_rope_inv_freq": (
+        "validation first: rope_type among the five; head_dim positive and even; factor >= 1; "
+        "original_max_position_embeddings given for dynamic, yarn and llama3; no key in params that the rope_type "
+        "does not use.",
+        "linear divides every theta_i by the factor. dynamic recomputes the base, "
+        "base·(s·L/L0 - (s - 1))^(d/(d-2)) with L = max(seq_len, L0) (L = L0 without seq_len). Both return the "
+        "attention factor 1.0.",
+        "yarn blends theta/s and theta with yarn_ramp (1 = interpolate); its attention factor is 0.1·ln(s) + 1 "
+        "unless params give one. llama3 compares each wavelength 2·pi/theta_i with L0/low_freq_factor and "
+        "L0/high_freq_factor."
+        " For `rope_type == \"yarn\"`: `ramp = yarn_ramp(...)` and the default `inv_freq`.",
+        "key line: `inv_freq = inv_freq / factor * ramp + inv_freq * (1 - ramp)`",
+    ),
+}
+
+# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
+# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
+# `also`: the other statements it rewrites). Its implementation is the solution with those statements
+# rewritten, unless posenc_ref/mistakes/ch05.py writes one by hand ----
+MISTAKES = {
+    # yarn_ramp
+    "ramp_reversed": Mistake(
+        "yarn_ramp",
+        "the ramp is reversed: it should be 0 for the fast pairs (j <= low, many turns in L0: keep w) and rise to 1 "
+        "for the slow ones (j >= high: w / factor); use clamp((j - low) / (high - low), 0, 1)",
+        hints=(
+            "the fast pairs, many turns within L0, keep their frequency (ramp 0); the slow pairs are interpolated "
+            "(ramp 1).",
+            "the ramp over the pairs j: it rises from low to high, 0 below low and 1 above high.",
+            "key line: `return ((j - low) / (high - low)).clamp(0, 1)`",
+        ),
+        wrong="return 1 - ((j - low) / (high - low)).clamp(0, 1)",
+    ),
+    "ramp_not_truncated": Mistake(
+        "yarn_ramp",
+        "low and high are not rounded: with truncate=True (the default) low = floor(corr(beta_fast)) and high = "
+        "ceil(corr(beta_slow))",
+        hints=(
+            "YaRN's code rounds the ramp's ends outwards to whole pair indices by default: the ramp then starts and "
+            "ends on a pair.",
+            "right after `low, high = corr(beta_fast), corr(beta_slow)`, when `truncate` is set: round low down "
+            "and high up with the math module.",
+            "key line: `low, high = math.floor(low), math.ceil(high)`",
+        ),
+        wrong="low, high = low, high",
+    ),
+    "ramp_clamp_half": Mistake(
+        "yarn_ramp",
+        "high is clamped to d/2 - 1 (the last pair); YaRN's code and transformers clamp it to head_dim - 1, which "
+        "changes the ramp's slope when ceil(corr(beta_slow)) > d/2 - 1",
+        hints=(
+            "the ramp's ends are clamped as YaRN's code and transformers clamp them, to [0, head_dim - 1]; the upper "
+            "end may lie past the last pair, which flattens the slope of the ramp.",
+            "where `low` and `high` are clamped (`d = head_dim`): the upper bound is d - 1, not d // 2 - 1.",
+            "key line: `low, high = max(low, 0), min(high, d - 1)`",
+        ),
+        wrong="low, high = max(low, 0), min(high, d // 2 - 1)",
+    ),
+    # scaled_rope_inv_freq
+    "linear_multiplies": Mistake(
+        "scaled_rope_inv_freq",
+        "linear scaling multiplies the frequencies by the factor; it divides them (inv_freq / factor): position "
+        "interpolation squeezes positions m -> m / s, so every pair turns s times slower",
+        hints=(
+            "position interpolation squeezes positions m into m / s, so that a longer text fits the trained range: "
+            "every pair turns s times slower, never faster.",
+            "what you return when `rope_type == \"linear\"`: the default frequencies `inv_freq` divided by the "
+            "factor, and the attention factor 1.0.",
+            "key line: `return inv_freq / factor, 1.0`",
+        ),
+        wrong="return inv_freq * factor, 1.0",
+    ),
+    "dynamic_no_exponent": Mistake(
+        "scaled_rope_inv_freq",
+        "dynamic NTK: the base is multiplied by alpha = factor*L/L0 - (factor-1) without the exponent d/(d-2); base' "
+        "= base * alpha^(d/(d-2)) is what divides the slowest pair by exactly alpha",
+        hints=(
+            "dynamic NTK stretches the base so that the slowest pair turns exactly alpha times slower; that pair's "
+            "frequency is base^(-(d-2)/d), so the base itself must grow by alpha^(d/(d-2)).",
+            "where the new base is computed when `rope_type == \"dynamic\"`: alpha = factor·length/train_len - "
+            "(factor - 1) with `length` = max(seq_len, L0), raised to d / (d - 2) before it multiplies the base "
+            "(`d = head_dim`).",
+            "key line: `base = base * ((factor * length / train_len) - (factor - 1)) ** (d / (d - 2))`",
+        ),
+        wrong="base = base * ((factor * length / train_len) - (factor - 1))",
+    ),
+    "dynamic_static": Mistake(
+        "scaled_rope_inv_freq",
+        "dynamic NTK ignores seq_len here (base * factor^(d/(d-2)), the static NTK-aware base); dynamic uses alpha = "
+        "factor*L/L0 - (factor-1) with L = max(seq_len, L0), so alpha = 1 (no change) up to L0",
+        hints=(
+            "dynamic scaling follows the input: up to L0 tokens the model runs as trained (alpha = 1), and alpha "
+            "grows with the length beyond that. A fixed factor is the static NTK-aware base.",
+            "where the new base is computed when `rope_type == \"dynamic\"`: alpha uses the current `length` "
+            "(max(seq_len, L0)) and the training length `train_len`, not the factor alone (`d = head_dim`).",
+            "key line: `base = base * ((factor * length / train_len) - (factor - 1)) ** (d / (d - 2))`",
+        ),
+        wrong="base = base * factor ** (d / (d - 2))",
+    ),
+    "dynamic_no_clamp": Mistake(
+        "scaled_rope_inv_freq",
+        "dynamic NTK with seq_len below L0: use L = max(seq_len, L0); without the clamp alpha < 1 speeds the slow "
+        "pairs up (and turns negative for short inputs), while the model should run as trained",
+        hints=(
+            "below the training length nothing needs stretching: a short input runs with the trained frequencies, "
+            "so the length that sets alpha is never below L0.",
+            "where `length` is chosen when `rope_type == \"dynamic\"`: L0 (`train_len`) without seq_len, and the "
+            "larger of seq_len and L0 otherwise.",
+            "key line: `length = train_len if seq_len is None else max(int(seq_len), train_len)`",
+        ),
+        wrong="length = train_len if seq_len is None else int(seq_len)",
+    ),
+    "yarn_reversed": Mistake(
+        "scaled_rope_inv_freq",
+        "YaRN's ramp is reversed: you interpolate the fast pairs (small index, many turns in L0) and keep the slow "
+        "ones; the ramp is 0 (keep w) for the fast pairs and 1 (w / factor) for the slow ones",
+        hints=(
+            "the fast pairs turn many times within L0 and met every angle in training: they keep their frequency. "
+            "The slow pairs, which turn less than once in L0, are interpolated, and the pairs between are blended.",
+            "the blend when `rope_type == \"yarn\"`: `ramp` is 1 where a pair is interpolated, so it weights the "
+            "divided frequencies `inv_freq / factor`, and 1 - ramp the kept ones.",
+            "key line: `inv_freq = inv_freq / factor * ramp + inv_freq * (1 - ramp)`",
+        ),
+        wrong="inv_freq = inv_freq / factor * (1 - ramp) + inv_freq * ramp",
+    ),
+    "yarn_no_attention_factor": Mistake(
+        "scaled_rope_inv_freq",
+        "YaRN's attention factor is missing (you return 1.0): it is 0.1*ln(factor) + 1 unless params give "
+        "attention_factor (or mscale and mscale_all_dim); cos and sin are multiplied by it",
+        hints=(
+            "YaRN also scales the logits by a temperature, 1/t > 1 for a factor above 1; it does so by multiplying "
+            "cos and sin, and so q and k, by its attention factor. Returning 1.0 drops that correction.",
+            "what you return when `rope_type == \"yarn\"`: the blended frequencies and the computed "
+            "`attention_factor` (0.1·ln(factor) + 1 unless params give one), as a float.",
+            "key line: `return inv_freq, float(attention_factor)`",
+        ),
+        wrong="return inv_freq, 1.0",
+    ),
+    "yarn_attention_squared": Mistake(
+        "scaled_rope_inv_freq",
+        "YaRN's attention factor is squared: (0.1*ln(factor) + 1)^2 is the scale of the logits (1/t), but the "
+        "returned factor multiplies cos and sin, i.e. both q and k, so it is sqrt(1/t) = 0.1*ln(factor) + 1",
+        hints=(
+            "the factor multiplies cos and sin, so it reaches both q and k: their product, the logit, is scaled by "
+            "its square. The logit's scale 1/t is therefore the square of what you return.",
+            "what you return when `rope_type == \"yarn\"`: `attention_factor` as computed, 0.1·ln(factor) + 1 (or "
+            "what params give), not squared.",
+            "key line: `return inv_freq, float(attention_factor)`",
+        ),
+        wrong="return inv_freq, float(attention_factor) ** 2",
+    ),
+    "llama3_swapped": Mistake(
+        "scaled_rope_inv_freq",
+        "llama3: low_freq_factor and high_freq_factor are swapped: wavelengths above L0 / low_freq_factor are "
+        "divided by the factor, those below L0 / high_freq_factor kept, and sigma = (L0/wavelength - "
+        "low_freq_factor) / (high_freq_factor - low_freq_factor) blends between",
+        hints=(
+            "Llama 3 keeps the short wavelengths (below L0 / high_freq_factor), divides the long ones (above L0 / "
+            "low_freq_factor) by the factor, and blends in between: the low factor bounds the long wavelengths.",
+            "the final choice between the three cases, from `wavelength`, `train_len` and `low`, `high` (the "
+            "low_freq_factor and high_freq_factor): divided when wavelength > train_len / low, kept when wavelength "
+            "< train_len / high, `blended` between.",
+            "key line: `inv_freq = torch.where(wavelength > train_len / low, inv_freq / factor, torch.where(wavelength "
+            "< train_len / high, inv_freq, blended))`",
+        ),
+        wrong="inv_freq = torch.where(wavelength > train_len / high, inv_freq / factor, torch.where(wavelength "
+                 "< train_len / low, inv_freq, blended))",
+    ),
+}

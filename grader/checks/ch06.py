@@ -1,6 +1,6 @@
 """Chapter 6 checks: RotaryCache."""
 
-from grader.spec import Check, draw_int, find, unseen_like
+from grader.spec import Check, Mistake, draw_int, find, unseen_like
 
 EX = "RotaryCache"
 ALL = ("cache_interleaved", "cache_not_grown", "cache_low_precision_angles")
@@ -97,3 +97,76 @@ CHECKS += [
                 "positions past max_len, drawn for this submission", id="main_grow",
                 tol={**POS_TOL, "max_position": 60}),
 ]
+
+
+# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
+# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
+HINTS = {
+    "RotaryCache": (
+        "the tables are computed once, kept as buffers, looked up by position, and grown (on their own device) when "
+        "a position falls past their end.",
+        "buffers: `self.register_buffer(name, table, persistent=False)` keeps the tables out of the state_dict "
+        "and moves them with .to(); registering again under the same name replaces them.",
+        "growth: when max(position_ids) + 1 > max_len, rebuild longer tables on the device of the existing buffers, "
+        "`self.cos_cached.device`, never on the default CPU; grow geometrically so that repeated growth stays "
+        "cheap.",
+        "lookup and dtype: `self.cos_cached[position_ids]` works for any shape of position_ids. Cast the rows you "
+        "looked up (not the angles) to the requested dtype, float32 by default. Negative positions would read "
+        "the table from its end: refuse them."
+        " Grow only when `position_ids.numel() > 0` and `needed > self.max_len`, with `needed = "
+        "int(position_ids.max()) + 1`.",
+        "key line: `self._build(max(needed, 2 * self.max_len), device=self.cos_cached.device)`",
+    ),
+}
+
+# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
+# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
+# `also`: the other statements it rewrites). Its implementation is the solution with those statements
+# rewritten, unless posenc_ref/mistakes/ch06.py writes one by hand ----
+MISTAKES = {
+    # RotaryCache
+    "cache_interleaved": Mistake(
+        "RotaryCache",
+        "the tables are interleaved (repeat_interleave: t0, t0, t1, t1, ...); RoPE's half layout repeats the angles "
+        "end to end: torch.cat((freqs, freqs), dim=-1)",
+        hints=(
+            "apply_rope pairs coordinate i with coordinate i + d/2, so both must carry the same angle: the tables "
+            "hold the d/2 angles once for each half, end to end, not each angle twice side by side.",
+            "in _build, where the angles `freqs` (length, d/2) become the (length, d) tables: join two copies of "
+            "`freqs` on the last axis; `repeat_interleave` builds the interleaved layout instead.",
+            "key line: `emb = torch.cat((freqs, freqs), dim=-1)`",
+        ),
+        wrong="emb = freqs.repeat_interleave(2, dim=-1)",
+    ),
+    "cache_not_grown": Mistake(
+        "RotaryCache",
+        "the cache is not grown: positions at or past max_len read the wrong rows; when max(position_ids) >= "
+        "max_len, recompute longer tables (on the buffers' device) before indexing",
+        hints=(
+            "a position past the table has no row: clamped to the last row, it gets that row's angles, wrong and "
+            "without an error. The table must grow to cover it first.",
+            "in forward, when `position_ids.numel() > 0` and the largest position needs `needed = "
+            "int(position_ids.max()) + 1` rows: if `needed > self.max_len`, rebuild with _build on the buffers' "
+            "device, at least doubling.",
+            "key line: `self._build(max(needed, 2 * self.max_len), device=self.cos_cached.device)`",
+        ),
+        wrong="position_ids = position_ids.clamp(max=self.max_len - 1)",
+    ),
+    "cache_low_precision_angles": Mistake(
+        "RotaryCache",
+        "the angles p * theta_i are computed in the requested low-precision dtype; compute them in float32 and cast "
+        "cos/sin (the rows) to the requested dtype",
+        hints=(
+            "angles p·theta need float32: bfloat16 cannot hold every position above 256, and by position 1000 its "
+            "angles are off by radians (float16's by tenths of a radian). Compute the angles in float32, cast only "
+            "the finished rows.",
+            "in forward, after any growth: look the rows up in the float32 tables `self.cos_cached` and "
+            "`self.sin_cached` by position, then cast them to `dtype` (float32 by default), instead of computing "
+            "angles in that dtype.",
+            "key line: `cos = self.cos_cached[position_ids].to(dtype); sin = self.sin_cached[position_ids].to(dtype)`",
+        ),
+        wrong="freqs = position_ids[..., None].to(dtype) * (1.0 / (self.base ** (torch.arange(0, self.head_dim, 2, "
+                 "dtype=torch.float32, device=position_ids.device) / self.head_dim))).to(dtype)\n"
+                 "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+    ),
+}

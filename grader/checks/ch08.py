@@ -3,7 +3,7 @@ mrope_position_ids, mrope_cos_sin."""
 
 
 from grader.checks.mutation import Catalogue
-from grader.spec import SEED, Check, draw_choice, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_choice, draw_int, find, same, unseen_like
 
 RESIZE, SINCOS, AXIAL, PROPERTY, IDS, MROPE = ("resize_position_table_2d", "sincos_2d_table", "axial_rope_cos_sin",
                                                "check_axial_property", "mrope_position_ids", "mrope_cos_sin")
@@ -341,3 +341,331 @@ CHECKS += [
                               for head_dim, section in HEADS]),
                 "ids, head_dim and mrope_section drawn for this submission", id="main_tables", tol=angle_tol(50)),
 ]
+
+
+# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
+# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
+HINTS = {
+    "resize_position_table_2d": (
+        "the patch rows are an image: set the num_prefix_tokens first rows aside, then reshape the rest to "
+        "(old_h, old_w, d) (row r·W + c is pixel (r, c)) and move the channels first, (1, d, H, W).",
+        "resize that image with `F.interpolate`, giving `size=(new_h, new_w)` (height first), `mode=mode`, "
+        "`align_corners=False` and `antialias=antialias`, in float32; then go back to (H'·W', d), row-major.",
+        "put the prefix rows back in front with `torch.cat` and return the table's dtype.",
+        "key line: `image = grid.float().reshape(old_h, old_w, d).permute(2, 0, 1)[None]`",
+    ),
+    "sincos_2d_table": (
+        "chapter 1's sinusoids twice, each over d/4 frequencies ω_i = base^(-i/(d/4)): one (sin, cos) pair of blocks "
+        "for the patch's row, one for its column.",
+        "patch k of a row-major grid sits at row k // grid_w and column k % grid_w; with `row_angles` = r·ω and "
+        "`col_angles` = c·ω, each (H·W, d/4), the table is [sin(rω) | cos(rω) | sin(cω) | cos(cω)], each block d/4 "
+        "wide (sines then cosines, not interleaved).",
+        "compute the angles in float64 (as transformers does) and return float32; build every tensor on `device`.",
+        "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), col_angles.cos()], "
+        "dim=-1)`",
+    ),
+    "axial_rope_cos_sin": (
+        "one frequency ladder over half the head: θ_j = base^(-2j/(d/2)) for j = 0 .. d/4 - 1, shared by the rows "
+        "and the columns.",
+        "each patch has d/2 angles: its row times θ, then its column times θ, [rθ | cθ]; "
+        "`position_ids.float()[..., None] * theta` gives (N, 2, d/4), and `angles.flatten(-2)` puts them side by side.",
+        "half layout: the tables are the cos and sin of `torch.cat((angles, angles), dim=-1)`, so coordinate j and "
+        "coordinate j + d/2 share one angle.",
+        "key line: `angles = angles.flatten(-2)`",
+    ),
+    "check_axial_property": (
+        "chapter 4's test on a grid: put the same random q (and k) on every cell of a grid x grid grid (row-major "
+        "(row, column) ids, shape (P, 2)) and call rope_fn once on (V, 1, P, d).",
+        "norms: |f(q, a)| = |q| for every cell, to a relative tolerance. Movement: f(q, (r, 0)) must differ from "
+        "f(q, (0, 0)) for some r, and f(q, (0, c)) for some c, or one axis is never used.",
+        "relative scores: compare every S[a, b] with the score of the same displacement `delta` = b - a from the "
+        "cell `start` = (max(0, -Δr), max(0, -Δc)) to `start` + `delta`, relative to |q|·|k|.",
+        "key line: `start = (-delta).clamp(min=0)`",
+    ),
+    "mrope_position_ids": (
+        "walk each row's real tokens group by group (a run of one kind) with a counter s, the next position.",
+        "the counter is `start`, and `kinds[i] == 0` marks a text run: a text run of n tokens takes s .. s + n - 1 "
+        "in all three ids; a vision run takes the next row of its "
+        "grid_thw, (T, H/m, W/m) merged tokens, and token (t, i, j) gets (s + t, s + i, s + j) "
+        "(`torch.meshgrid(..., indexing=\"ij\")`).",
+        "after a vision run of `h` x `w` merged tokens (h = H/m, w = W/m), `start` moves on by max(h, w); padded "
+        "positions (attention_mask 0) are left out and keep 0.",
+        "key line: `start += max(h, w)`",
+    ),
+    "mrope_cos_sin": (
+        "chapter 4's ladder over the whole head, θ_i = base^(-2i/d), multiplied by each of the three ids: angles "
+        "(3, B, L, d/2).",
+        "cut the d/2 frequencies into mrope_section's three blocks with `angles.split(list(mrope_section), dim=-1)`; "
+        "block k takes its angles from id k (time, height, width).",
+        "join the chosen blocks back to (B, L, d/2), then the half layout: cos and sin of "
+        "`torch.cat((chosen, chosen), dim=-1)`.",
+        "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
+    ),
+}
+
+# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
+# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
+# `also`: the other statements it rewrites). Its implementation is the solution with those statements
+# rewritten, unless posenc_ref/mistakes/ch08.py writes one by hand ----
+MISTAKES = {
+    # resize_position_table_2d
+    "resize2d_class_token_with_grid": Mistake(
+        "resize_position_table_2d",
+        "the class token was resized with the grid (a 1-D interpolation of every row): set the num_prefix_tokens "
+        "first rows aside, resize the rest as an H x W image, put them back in front",
+        hints=(
+            "the class token is not a place on the image: it has no neighbours to blend with. Only the patch rows "
+            "form a grid to resize; the prefix rows come back unchanged.",
+            "the end of the function: the prefix rows, `prefix`, set aside at the start, go back in front of the "
+            "resized patch rows, `resized`, as they were.",
+            "key line: `return torch.cat([prefix, resized.to(table.dtype)], dim=0)`",
+        ),
+        wrong="return F.interpolate(table.T[None].float(), size=num_prefix_tokens + new_h * new_w, mode=\"linear\", "
+                 "align_corners=False)[0].T.to(table.dtype)",
+    ),
+    "resize2d_column_major": Mistake(
+        "resize_position_table_2d",
+        "the resized grid was flattened column by column: patch (r, c) is row r·W' + c, so go back from (1, d, H', "
+        "W') with .permute(0, 2, 3, 1) (or [0].permute(1, 2, 0)) before the reshape",
+        hints=(
+            "the table is row-major: patch (r, c) is row r·W + c, so after resizing, the grid is read back row by "
+            "row, the channels last.",
+            "where the resized `image` (1, d, H', W') becomes rows again: move the channels last, keeping the "
+            "height before the width, (H', W', d), then reshape to (H'·W', d), with `new_h, new_w` the new grid.",
+            "key line: `resized = image[0].permute(1, 2, 0).reshape(new_h * new_w, d)`",
+        ),
+        wrong="resized = image[0].permute(2, 1, 0).reshape(new_h * new_w, d)",
+    ),
+    "resize2d_align_corners": Mistake(
+        "resize_position_table_2d",
+        "align_corners=True pins the corner patches; timm and Hugging Face use align_corners=False (None means False "
+        "for bicubic): new row j samples (j + 1/2)·H/H' - 1/2",
+        hints=(
+            "timm and Hugging Face treat each patch as a cell whose centre is sampled: the corners of the old and "
+            "new grids are not pinned to each other.",
+            "the `F.interpolate` call on the (1, d, H, W) `image`, resized to the new grid `new_h, new_w`: its "
+            "align_corners argument.",
+            "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
+            "antialias=antialias)`",
+        ),
+        wrong="image = F.interpolate(image, size=(new_h, new_w), mode=mode,"
+                 " align_corners=True, antialias=antialias)",
+    ),
+    "resize2d_size_w_h": Mistake(
+        "resize_position_table_2d",
+        "the grid was resized to (W', H'): F.interpolate takes size=(H', W') for a (1, d, H, W) image",
+        hints=(
+            "an image tensor is (batch, channels, height, width): every size given to it is height first, then "
+            "width.",
+            "the `F.interpolate` call on the (1, d, H, W) `image`: the order of the two numbers of the new grid, "
+            "`new_h, new_w`, in its size.",
+            "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
+            "antialias=antialias)`",
+        ),
+        wrong="image = F.interpolate(image, size=(new_w, new_h), mode=mode,"
+                 " align_corners=False, antialias=antialias)",
+    ),
+    "resize2d_no_antialias": Mistake(
+        "resize_position_table_2d",
+        "without antialias=True (Hugging Face's settings): timm resizes with antialias=True, where PyTorch's bicubic "
+        "kernel uses a = -0.5 instead of -0.75, and is widened when the grid shrinks",
+        hints=(
+            "the caller chooses the filter: with antialias on, as timm resizes, the bicubic kernel changes and widens "
+            "when the grid shrinks; the function passes the caller's choice on.",
+            "the `F.interpolate` call that resizes the (1, d, H, W) `image` to the new grid, `new_h, new_w`: it "
+            "receives the `antialias` argument as given.",
+            "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
+            "antialias=antialias)`",
+        ),
+        wrong="image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, antialias=False)",
+    ),
+    # sincos_2d_table
+    "sincos2d_columns_first": Mistake(
+        "sincos_2d_table",
+        "the column blocks come first: that is the layout of MAE's original code and checkpoints; this exercise "
+        "follows transformers' build_2d_sinusoidal_position_embedding, rows first: [sin(rω) | cos(rω) | sin(cω) | "
+        "cos(cω)]",
+        hints=(
+            "two layouts exist: MAE's code puts the column blocks first, transformers' builder the row blocks; this "
+            "exercise follows transformers, rows first.",
+            "where the four blocks are concatenated: the sine and cosine of `row_angles` come before those of "
+            "`col_angles`.",
+            "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), col_angles.cos()], "
+            "dim=-1)`",
+        ),
+        wrong="table = torch.cat([col_angles.sin(), col_angles.cos(), row_angles.sin(), row_angles.cos()], dim=-1)",
+    ),
+    "sincos2d_interleaved": Mistake(
+        "sincos_2d_table",
+        "sin and cos are interleaved inside each half (chapter 1's layout): here each quarter is one block, the d/4 "
+        "sines then the d/4 cosines",
+        hints=(
+            "this table is not chapter 1's interleaved layout: each quarter of the vector is one block, all its "
+            "sines, or all its cosines.",
+            "where the blocks are concatenated: four whole blocks, the sines of `row_angles`, their cosines, then "
+            "the same for `col_angles`, with no stacking of sine and cosine pairs.",
+            "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), col_angles.cos()], "
+            "dim=-1)`",
+        ),
+        wrong="table = torch.cat([torch.stack((a.sin(), a.cos()), dim=-1).flatten(-2) for a in (row_angles, "
+                 "col_angles)], dim=-1)",
+    ),
+    "sincos2d_column_major": Mistake(
+        "sincos_2d_table",
+        "the patches are numbered column by column: patch k of a row-major grid is (k // W, k % W)",
+        hints=(
+            "the patches are numbered row by row: a whole row of W patches, then the next row, so the row of a "
+            "patch changes every W patches.",
+            "the row and column of each patch number, `patch`: the row is the quotient by grid_w, the column the "
+            "remainder.",
+            "key line: `rows, cols = (patch // grid_w).double(), (patch % grid_w).double()`",
+        ),
+        wrong="rows, cols = (patch % grid_h).double(), (patch // grid_h).double()",
+    ),
+    # axial_rope_cos_sin
+    "axial_ladder_over_full_head": Mistake(
+        "axial_rope_cos_sin",
+        "the frequencies were taken over the whole head, base^(-2j/d): Qwen2-VL builds its ladder over half the "
+        "head, θ_j = base^(-2j/(d/2)) for j < d/4, shared by rows and columns",
+        hints=(
+            "each axis gets half the head, so the ladder of frequencies is built over d/2 dimensions: d/4 "
+            "frequencies that fall from 1 to about 1/base, shared by rows and columns.",
+            "the frequencies `theta`: exponents 0, 2, 4, ... below `half = head_dim // 2`, divided by half, not by "
+            "head_dim.",
+            "key line: `theta = 1.0 / base ** (torch.arange(0, half, 2, dtype=torch.float32, "
+            "device=position_ids.device) / half)`",
+        ),
+        wrong="theta = (1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32, "
+                 "device=position_ids.device) / head_dim))[: head_dim // 4]",
+    ),
+    "axial_rows_then_columns": Mistake(
+        "axial_rope_cos_sin",
+        "the tables are cat(rθ, rθ, cθ, cθ): in the half layout coordinate j pairs with j + d/2, so both must carry "
+        "the same angle; build angles = cat(rθ, cθ) (d/2) and then cat(angles, angles)",
+        hints=(
+            "in the half layout coordinate j turns together with coordinate j + d/2: both halves of the table must "
+            "hold the same d/2 angles, rows then columns in each.",
+            "the tables: the d/2 `angles` ([rθ | cθ]) repeated end to end, once per half.",
+            "key line: `emb = torch.cat((angles, angles), dim=-1)`",
+        ),
+        wrong="emb = torch.cat((angles[:, : head_dim // 4], angles[:, : head_dim // 4], angles[:, head_dim // 4:], "
+                 "angles[:, head_dim // 4:]), dim=-1)",
+    ),
+    "axial_columns_first": Mistake(
+        "axial_rope_cos_sin",
+        "the columns come first: Qwen2-VL's angles are [rθ | cθ], rows first (a valid 2-D RoPE, but not the layout "
+        "its weights use)",
+        hints=(
+            "either order would be a valid 2-D rotation, but Qwen2-VL's weights were trained with the row angles "
+            "first, then the column angles.",
+            "where the (N, 2, d/4) `angles` (rows, then columns, as position_ids holds them) become (N, d/2): keep "
+            "that order when you flatten.",
+            "key line: `angles = angles.flatten(-2)`",
+        ),
+        wrong="angles = angles.flip(-2).flatten(-2)",
+    ),
+    "axial_interleaved_tables": Mistake(
+        "axial_rope_cos_sin",
+        "the tables repeat each angle twice in a row (the interleaved layout); Qwen2-VL uses the half layout, "
+        "cat(angles, angles)",
+        hints=(
+            "Qwen2-VL rotates in the half layout, as chapter 4's rotate_half: coordinate j pairs with j + d/2, not "
+            "with its neighbour.",
+            "the tables: the d/2 `angles` repeated end to end, not each angle twice in a row.",
+            "key line: `emb = torch.cat((angles, angles), dim=-1)`",
+        ),
+        wrong="emb = angles.repeat_interleave(2, dim=-1)",
+    ),
+    # mrope_position_ids
+    "mrope_text_counts_tokens": Mistake(
+        "mrope_position_ids",
+        "after an image the text went on by the number of image tokens, as in 1-D positions: M-RoPE moves on by "
+        "max(H, W)/m, the extent of the image in its own ids",
+        hints=(
+            "an image occupies as much of the position axis as its widest side, not as many places as it has "
+            "tokens: the text after it moves on by the extent of the image in its own ids.",
+            "in the vision branch (not when `kinds[i] == 0`, a text run): after a run of `h` x `w` merged tokens, "
+            "where the counter `start` moves on.",
+            "key line: `start += max(h, w)`",
+        ),
+        wrong="start += j - i",
+    ),
+    "mrope_text_after_largest_id": Mistake(
+        "mrope_position_ids",
+        "after a video the text started one past the largest id (the temporal one): transformers 5.23 starts it at s "
+        "+ max(H, W)/m for videos too, whatever T is",
+        hints=(
+            "transformers moves the text on by the image's spatial extent, for videos too: the number of frames "
+            "does not count.",
+            "in the vision branch (not when `kinds[i] == 0`, a text run): after a run of `h` x `w` merged tokens "
+            "over `t` frames, where the counter `start` moves on: only h and w decide.",
+            "key line: `start += max(h, w)`",
+        ),
+        wrong="start += max(t, h, w)",
+    ),
+    "mrope_padding_counted": Mistake(
+        "mrope_position_ids",
+        "the padded positions were counted (as text): compute the ids over the tokens where attention_mask is 1 "
+        "only, and leave 0 at the padded ones",
+        hints=(
+            "padding is not part of the sequence: the ids count the real tokens only, and the padded places keep 0.",
+            "for each row `b`, when `attention_mask is not None`: the tokens to walk, `keep`, are those where that "
+            "row's mask is 1.",
+            "key line: `keep = attention_mask[b].bool()`",
+        ),
+        wrong="keep = torch.ones(length, dtype=torch.bool, device=token_types.device)",
+    ),
+    "mrope_height_width_swapped": Mistake(
+        "mrope_position_ids",
+        "the height and width ids are swapped: in a row-major grid of merged tokens the height id is s + row, the "
+        "width id s + column",
+        hints=(
+            "the three ids are time, height, width, in that order: a token's height id follows its row in the grid, "
+            "its width id its column.",
+            "in the vision branch (not when `kinds[i] == 0`, a text run), where the run's ids are stacked from the "
+            "meshgrid `tt`, `hh`, `ww`, offset by `start` and appended to the row's `pieces`: keep the order time, "
+            "height, width.",
+            "key line: `pieces.append(torch.stack([tt, hh, ww]).reshape(3, -1) + start)`",
+        ),
+        wrong="pieces.append(torch.stack([tt, ww, hh]).reshape(3, -1) + start)",
+    ),
+    # mrope_cos_sin
+    "mrope_sections_reversed": Mistake(
+        "mrope_cos_sin",
+        "the ids are taken in the order width, height, time: the first mrope_section[0] frequencies turn by the time "
+        "id, the next mrope_section[1] by the height id, the last by the width id",
+        hints=(
+            "the first block of frequencies turns by the time id, the second by the height id, the third by the "
+            "width id: block k takes id k.",
+            "where the chosen angles are gathered from the `blocks` of the split: block k reads the angles of id k.",
+            "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
+        ),
+        wrong="chosen = torch.cat([block[2 - k] for k, block in enumerate(blocks)], dim=-1)",
+    ),
+    "mrope_sections_over_full_head": Mistake(
+        "mrope_cos_sin",
+        "the sections were cut out of the full tables cat(angles, angles): cut the d/2 angles by mrope_section "
+        "first, then repeat the result, cat(chosen, chosen)",
+        hints=(
+            "mrope_section cuts the d/2 frequencies, not the d coordinates: choose the ids first, on the d/2 "
+            "angles, and only then repeat them for the half layout.",
+            "the tables: the d/2 `chosen` angles, already cut by section, repeated end to end.",
+            "key line: `emb = torch.cat((chosen, chosen), dim=-1)`",
+        ),
+        wrong="emb = torch.cat([blk[k] for k, blk in enumerate(torch.cat((angles, angles), dim=-1).split([2 * s "
+                 "for s in mrope_section], dim=-1))], dim=-1)",
+    ),
+    "mrope_time_id_only": Mistake(
+        "mrope_cos_sin",
+        "every frequency turned by the time id: that is 1-D RoPE; each block of mrope_section takes its own id "
+        "(time, height, width)",
+        hints=(
+            "M-RoPE gives each block of frequencies its own id: with the time id everywhere it is 1-D RoPE, and "
+            "the image loses its rows and columns.",
+            "where the chosen angles are gathered from the `blocks` of the split: block k reads the angles of id k "
+            "(time, height, width).",
+            "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
+        ),
+        wrong="chosen = angles[0]",
+    ),
+}

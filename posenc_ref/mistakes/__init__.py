@@ -1,25 +1,26 @@
-"""Known mistakes, written as wrong implementations (instructor-only).
+"""Known mistakes written by hand as wrong implementations (instructor-only): {name: function or class}.
 
-The grader recognises a mistake when a learner's wrong answer equals the answer of one of these on
-the same probe, and then names it. Self-check data stores their answers on the public inputs, so a
-learner's kernel can name them too without this code. Each chapter's list lives in chNN.py.
+A mistake is declared beside its exercise's checks (grader/checks/chNN.py: its message, its hints, the
+statements it writes wrong), and by default it *is* the solution with those statements rewritten
+(grader/mistakes.py). A chapter's file here writes one by hand where the mistake reaches further than those
+statements. Each chapter's table lives in chNN.py, listed below.
 """
 
 from __future__ import annotations
 
 from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08
-from .mistake import Mistake  # noqa: F401  (the record each chapter's file fills in)
 
 
 def _registry():
-    """Every chapter's mistakes, listed explicitly (a chapter's file counts once it is named here)."""
+    """Every chapter's implementations, listed explicitly (a chapter's file counts once it is named here)."""
     out = {}
     for chapter in (ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08):
-        clash = set(out) & set(chapter.MISTAKES)
+        table = chapter.IMPLEMENTATIONS
+        clash = set(out) & set(table)
         if clash:
             raise ValueError(f"mistake names used twice: {sorted(clash)}")
-        out.update(chapter.MISTAKES)
+        out.update(table)
     return out
 
 
-MISTAKES = _registry()
+IMPLEMENTATIONS = _registry()

@@ -1,12 +1,13 @@
-"""Chapter 0 mistakes: scaled dot-product attention written the ways learners get it wrong."""
+"""Chapter 0 mistakes: scaled dot-product attention written the ways learners get it wrong.
+
+Only the implementations; each mistake's message is declared in grader/checks/ch00.py.
+"""
 
 from __future__ import annotations
 
 import math
 
 import torch
-
-from .mistake import Mistake
 
 
 def _attention(kind):
@@ -38,20 +39,11 @@ def _attention(kind):
     return attention
 
 
-_TEXT = {
-    "no_scale": "the scores are not scaled: divide q·k by sqrt(d), d = head_dim (q.shape[-1]); without it the "
-                "scores grow like sqrt(d) and the softmax saturates",
-    "scale_by_d": "the scores are divided by d; divide by sqrt(d) (math.sqrt(q.shape[-1])): q·k has variance d, "
-                  "so sqrt(d) brings it back to 1",
-    "softmax_over_queries": "the softmax runs over the queries (dim=-2); it must run over the keys, the last "
-                            "dimension, so that each query's weights sum to 1",
-    "mask_inverted": "the bool mask is used the wrong way round: True means the query MAY attend (torch SDPA's "
-                     "convention); set the scores to -inf where the mask is False (scores.masked_fill(~mask, "
-                     "-inf)). nn.MultiheadAttention uses the opposite convention",
-    "mask_after_softmax": "the mask is applied after the softmax; it belongs in the scores before it (-inf where a "
-                          "bool mask is False, a float mask added), so masked keys get weight 0 and each row of "
-                          "weights still sums to 1",
+IMPLEMENTATIONS = {
+    "sdpa_no_scale": _attention("no_scale"),  # q·k not divided by sqrt(d)
+    "sdpa_scale_by_d": _attention("scale_by_d"),  # divided by d instead of sqrt(d)
+    "sdpa_softmax_over_queries": _attention("softmax_over_queries"),  # softmax over dim=-2
+    "sdpa_mask_inverted": _attention("mask_inverted"),  # bool mask True taken as "masked out"
+    "sdpa_mask_after_softmax": _attention("mask_after_softmax"),  # weights masked after the softmax
 }
 
-MISTAKES = {f"sdpa_{kind}": Mistake("scaled_dot_product_attention", text, _attention(kind))
-            for kind, text in _TEXT.items()}

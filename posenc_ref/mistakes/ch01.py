@@ -1,11 +1,13 @@
-"""Chapter 1 mistakes: the sinusoidal table built the ways learners (and tutorials) get it wrong."""
+"""Chapter 1 mistakes: the sinusoidal table built the ways learners (and tutorials) get it wrong.
+
+Only the implementations; each mistake's message is declared in grader/checks/ch01.py.
+"""
 
 from __future__ import annotations
 
 import torch
 
 from .. import ch01_sinusoidal as ref
-from .mistake import Mistake
 
 
 def _table(kind):
@@ -39,21 +41,17 @@ def _shift_backwards(k, d_model, base=10000.0):
     return ref.shift_matrix(k, d_model, base).T
 
 
-_TEXT = {
-    "swapped": "sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 take cos(p·w_i)",
-    "i_over_d": "the exponent is i/d; it should be 2i/d (w_i = base^(-2i/d), with 2i the even dimension index)",
-    "concatenated": "sin and cos are concatenated (all sines, then all cosines); they should be interleaved: "
-                    "pe[:, 0::2] = sin, pe[:, 1::2] = cos",
+IMPLEMENTATIONS = {
+    # sin and cos swapped: cos in the even columns, sin in the odd ones
+    "table_swapped": _table("swapped"),
+    "module_swapped": _module("swapped"),
+    # the exponent i/d instead of 2i/d
+    "table_i_over_d": _table("i_over_d"),
+    "module_i_over_d": _module("i_over_d"),
+    # all sines, then all cosines, instead of interleaved
+    "table_concatenated": _table("concatenated"),
+    "module_concatenated": _module("concatenated"),
+    # the matrix that shifts by -k: the transpose of the one for +k
+    "shift_backwards": _shift_backwards,
 }
 
-MISTAKES = {}
-for _kind, _text in _TEXT.items():
-    MISTAKES[f"table_{_kind}"] = Mistake("sinusoidal_table", _text, _table(_kind))
-    MISTAKES[f"module_{_kind}"] = Mistake("SinusoidalPositionalEncoding", "the table inside the module: " + _text,
-                                          _module(_kind))
-MISTAKES["shift_backwards"] = Mistake(
-    "shift_matrix",
-    "your matrix shifts by -k: with (sin, cos) pairs the block is [[cos kw, sin kw], [-sin kw, cos kw]] "
-    "(the textbook rotation [[cos, -sin], [sin, cos]] turns the other way)",
-    _shift_backwards,
-)

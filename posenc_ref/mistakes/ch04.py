@@ -1,4 +1,7 @@
-"""Chapter 4 mistakes: RoPE built the ways learners, tutorials and bug reports get it wrong."""
+"""Chapter 4 mistakes: RoPE built the ways learners, tutorials and bug reports get it wrong.
+
+Only the implementations; each mistake's message is declared in grader/checks/ch04.py.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ import torch
 import torch.nn.functional as F
 
 from .. import ch04_rope as ref
-from .mistake import Mistake
 
 
 # ---- frequencies and tables -------------------------------------------------------------------
@@ -159,88 +161,33 @@ def _attention(kind):
     return Wrong
 
 
-LAYOUT_MIX = ("rotate_half pairs coordinate i with i + d/2 (half layout), but the cos/sin tables repeat each angle "
-              "side by side (repeat_interleave, interleaved layout): the blocks are not rotations. Build them with "
-              "torch.cat((freqs, freqs), dim=-1)")
-I_OVER_D = "the exponent is i/d; it should be 2i/d (theta_i = base^(-2i/d), from torch.arange(0, d, 2) / d)"
-SIGN = ("rotate_half has its minus sign on the wrong half: it must be cat(-x2, x1). Yours turns every plane the other "
-        "way (-m·theta): still relative, but not the convention of the checkpoints")
-
-MISTAKES = {
-    "inv_freq_i_over_d": Mistake("rope_inv_freq", I_OVER_D, _inv_freq("i_over_d")),
-    "inv_freq_not_inverted": Mistake(
-        "rope_inv_freq", "these are base^(2i/d); the frequencies are their inverses, 1 / base^(2i/d)",
-        _inv_freq("not_inverted")),
-    "cos_sin_interleaved": Mistake("rope_cos_sin", LAYOUT_MIX, _cos_sin("interleaved")),
-    "cos_sin_i_over_d": Mistake("rope_cos_sin", I_OVER_D, _cos_sin("i_over_d")),
-    "rotate_half_sign": Mistake("rotate_half", SIGN, _rotate_half("sign")),
-    "rotate_half_no_minus": Mistake(
-        "rotate_half", "the minus sign is missing: rotate_half(x) = cat(-x2, x1), without it the map is no rotation",
-        _rotate_half("no_minus")),
-    "rotate_half_neighbours": Mistake(
-        "rotate_half", "that rotates neighbouring pairs (2i, 2i+1), GPT-J's rotate_every_two (interleaved layout); "
-        "rotate_half pairs the two halves: cat(-x2, x1)", _rotate_half("neighbours")),
-    "apply_sign": Mistake(
-        "apply_rope", "the rotation turns the wrong way (-m·theta): out = x * cos + rotate_half(x) * sin, plus, not "
-        "minus; if your formula has the plus, your rotate_half has its minus sign on the wrong half (its own "
-        "self-check says so)", _apply("sign")),
-    "apply_rotate_half_no_minus": Mistake(
-        "apply_rope", "the rotation inside is not a rotation: rotate_half(x) must be cat(-x2, x1), and this one "
-        "has no minus sign. If you call your rotate_half, fix it first (its own self-check says so)",
-        _apply("rotate_half_no_minus")),
-    "apply_rotate_half_neighbours": Mistake(
-        "apply_rope", "the rotation pairs neighbouring coordinates (2i, 2i+1), the interleaved layout, while the "
-        "tables are for the half layout: rotate_half must be cat(-x2, x1) on the two halves. If you call your "
-        "rotate_half, fix it first", _apply("rotate_half_neighbours")),
-    "apply_no_cast": Mistake(
-        "apply_rope", "cos and sin are float32 and were not cast to x.dtype, so the output was promoted to float32: "
-        "cast them with cos.to(x.dtype) before multiplying", _apply("no_cast")),
-    "interleaved_half_layout": Mistake(
-        "apply_rope_interleaved", "that is the half layout (planes i, i + d/2); the interleaved layout rotates "
-        "neighbouring pairs (2i, 2i+1) as complex numbers x_2i + i·x_2i+1", _interleaved("half_layout")),
-    "interleaved_layout_mix": Mistake(
-        "apply_rope_interleaved", "layout mismatch: the tables pair neighbours (repeat_interleave) but rotate_half "
-        "pairs i with i + d/2, so the blocks are not rotations. Rotate the neighbouring pairs (2i, 2i+1) themselves, "
-        "as complex numbers x_2i + i·x_2i+1", _interleaved("layout_mix")),
-    "interleaved_conjugate": Mistake(
-        "apply_rope_interleaved", "the rotation turns the wrong way: multiply by e^(+i·p·theta), "
-        "torch.polar(ones, +angles)", _interleaved("conjugate")),
-    "interleaved_i_over_d": Mistake("apply_rope_interleaved", I_OVER_D, _interleaved("i_over_d")),
-    "perm_inverse": Mistake(
-        "interleaved_to_half_perm", "that is the inverse permutation (half to interleaved); x[..., perm] must put "
-        "x[2i] at position i and x[2i+1] at i + d/2: perm = [0, 2, 4, ..., 1, 3, 5, ...]", _perm_inverse),
-    "attn_layout_mix": Mistake("RoPEAttention", "layout mismatch: " + LAYOUT_MIX, _attention("layout_mix")),
-    "attn_sign": Mistake("RoPEAttention", SIGN, _attention("sign")),
-    "attn_i_over_d": Mistake("RoPEAttention", "in the RoPE frequencies, " + I_OVER_D, _attention("i_over_d")),
-    "attn_rotates_v": Mistake(
-        "RoPEAttention", "the values are rotated too: RoPE rotates only q and k (after the projections); "
-        "rotating v carries each key's absolute position into the output", _attention("rotates_v")),
-    "attn_k_not_rotated": Mistake(
-        "RoPEAttention", "the keys are not rotated: apply RoPE to k as well as q, or the score depends on the "
-        "query's absolute position instead of m - n", _attention("k_not_rotated")),
-    "attn_no_decode_offset": Mistake(
-        "RoPEAttention", "positions are not offset when decoding: with a cache of `past` tokens the new tokens sit at "
-        "positions past, past + 1, ...; yours restart at 0", _attention("no_decode_offset")),
-    "attn_top_left_causal": Mistake(
-        "RoPEAttention", "with a cache, is_causal=True aligns the queries to the start of the keys; they sit at the "
-        "end (query i at k_len - q_len + i): pass attn_mask=torch.ones(L, K, dtype=torch.bool).tril(K - L)",
-        _attention("top_left_causal")),
-    "attn_causal_flipped": Mistake(
-        "RoPEAttention", "the causal mask points the wrong way: each query sees the keys after it instead of those "
-        "before it. True (may attend) belongs where j <= K - L + i: torch.ones(L, K, dtype=torch.bool).tril(K - L)",
-        _attention("causal_flipped")),
-    "attn_float_mask": Mistake(
-        "RoPEAttention", "the mask is a float tensor of ones and zeros: SDPA adds a float mask to the scores, so "
-        "nothing is masked and each query also sees the keys after it. Build it with dtype=torch.bool (True = may "
-        "attend)", _attention("float_mask")),
-    "attn_inv_freq_cast_by_to": Mistake(
-        "RoPEAttention", "the frequencies come from a floating buffer, and module.to(torch.bfloat16) (or float16) "
-        "rounded it to half precision, as it does in transformers' rotary embeddings: at positions in the hundreds "
-        "and thousands the angles are off by hundredths to tenths of a radian, and upcasting does not bring the "
-        "lost digits back. Compute the frequencies in forward, in "
-        "float32 on x.device, as rope_cos_sin does (it costs next to nothing)", _attention("inv_freq_buffer")),
-    "attn_angles_in_input_dtype": Mistake(
-        "RoPEAttention", "cos/sin were built in the input's dtype: positions and angles lose their precision in "
-        "half precision (bfloat16 cannot even count past 256). Compute angles in float32, then cast cos and sin "
-        "to x.dtype", _attention("angles_in_input_dtype")),
+IMPLEMENTATIONS = {
+    "inv_freq_i_over_d": _inv_freq("i_over_d"),  # exponent i/d instead of 2i/d
+    "inv_freq_not_inverted": _inv_freq("not_inverted"),  # base^(2i/d), not its inverse
+    "cos_sin_interleaved": _cos_sin("interleaved"),  # tables of the interleaved layout
+    "cos_sin_i_over_d": _cos_sin("i_over_d"),
+    "rotate_half_sign": _rotate_half("sign"),  # cat(x2, -x1)
+    "rotate_half_no_minus": _rotate_half("no_minus"),  # cat(x2, x1)
+    "rotate_half_neighbours": _rotate_half("neighbours"),  # GPT-J's rotate_every_two
+    "apply_sign": _apply("sign"),  # x * cos - rotate_half(x) * sin
+    "apply_rotate_half_no_minus": _apply("rotate_half_no_minus"),
+    "apply_rotate_half_neighbours": _apply("rotate_half_neighbours"),
+    "apply_no_cast": _apply("no_cast"),  # float32 cos/sin promote the output
+    "interleaved_half_layout": _interleaved("half_layout"),
+    "interleaved_layout_mix": _interleaved("layout_mix"),  # interleaved tables, rotate_half pairing
+    "interleaved_conjugate": _interleaved("conjugate"),  # e^(-i p theta)
+    "interleaved_i_over_d": _interleaved("i_over_d"),
+    "perm_inverse": _perm_inverse,  # half to interleaved
+    "attn_layout_mix": _attention("layout_mix"),
+    "attn_sign": _attention("sign"),
+    "attn_i_over_d": _attention("i_over_d"),
+    "attn_rotates_v": _attention("rotates_v"),
+    "attn_k_not_rotated": _attention("k_not_rotated"),
+    "attn_no_decode_offset": _attention("no_decode_offset"),  # positions restart at 0 after a cache
+    "attn_top_left_causal": _attention("top_left_causal"),  # is_causal=True with a cache
+    "attn_causal_flipped": _attention("causal_flipped"),
+    "attn_float_mask": _attention("float_mask"),  # a 1.0 / 0.0 mask masks nothing
+    "attn_inv_freq_cast_by_to": _attention("inv_freq_buffer"),  # frequencies rounded by module.to(dtype)
+    "attn_angles_in_input_dtype": _attention("angles_in_input_dtype"),
 }
+

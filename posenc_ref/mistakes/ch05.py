@@ -1,4 +1,7 @@
-"""Chapter 5 mistakes: RoPE scaling written the ways learners (and forum posts) get it wrong.
+"""Chapter 5 mistakes, by hand: RoPE scaling written the ways learners (and forum posts) get it wrong.
+
+IMPLEMENTATIONS maps each mistake's name to its wrong implementation; its exercise and message are declared in
+grader/checks/ch05.py.
 
 Each wrong `scaled_rope_inv_freq` is wrong for one rope_type only and defers to the reference for the
 others, so a check of another type never mistakes it for the reference's answer.
@@ -11,7 +14,6 @@ import math
 import torch
 
 from .. import ch05_long_context as ref
-from .mistake import Mistake
 
 
 def _default(head_dim, base):
@@ -95,62 +97,22 @@ def _ramp(kind):
     return yarn_ramp
 
 
-SCALED = "scaled_rope_inv_freq"
-MISTAKES = {
-    "linear_multiplies": Mistake(
-        SCALED,
-        "linear scaling multiplies the frequencies by the factor; it divides them (inv_freq / factor): "
-        "position interpolation squeezes positions m -> m / s, so every pair turns s times slower",
-        _only("linear", _linear_multiplies)),
-    "dynamic_no_exponent": Mistake(
-        SCALED,
-        "dynamic NTK: the base is multiplied by alpha = factor*L/L0 - (factor-1) without the exponent d/(d-2); "
-        "base' = base * alpha^(d/(d-2)) is what divides the slowest pair by exactly alpha",
-        _only("dynamic", lambda *a: _dynamic(*a, exponent=False))),
-    "dynamic_static": Mistake(
-        SCALED,
-        "dynamic NTK ignores seq_len here (base * factor^(d/(d-2)), the static NTK-aware base); dynamic uses "
-        "alpha = factor*L/L0 - (factor-1) with L = max(seq_len, L0), so alpha = 1 (no change) up to L0",
-        _only("dynamic", lambda *a: _dynamic(*a, static=True))),
-    "dynamic_no_clamp": Mistake(
-        SCALED,
-        "dynamic NTK with seq_len below L0: use L = max(seq_len, L0); without the clamp alpha < 1 speeds the "
-        "slow pairs up (and turns negative for short inputs), while the model should run as trained",
-        _only("dynamic", lambda *a: _dynamic(*a, clamp=False))),
-    "yarn_reversed": Mistake(
-        SCALED,
-        "YaRN's ramp is reversed: you interpolate the fast pairs (small index, many turns in L0) and keep the slow "
-        "ones; the ramp is 0 (keep w) for the fast pairs and 1 (w / factor) for the slow ones",
-        _only("yarn", lambda *a, **p: _yarn(*a, reverse=True, **p))),
-    "yarn_no_attention_factor": Mistake(
-        SCALED,
-        "YaRN's attention factor is missing (you return 1.0): it is 0.1*ln(factor) + 1 unless params give "
-        "attention_factor (or mscale and mscale_all_dim); cos and sin are multiplied by it",
-        _only("yarn", lambda *a, **p: _yarn(*a, attention="none", **p))),
-    "yarn_attention_squared": Mistake(
-        SCALED,
-        "YaRN's attention factor is squared: (0.1*ln(factor) + 1)^2 is the scale of the logits (1/t), but the "
-        "returned factor multiplies cos and sin, i.e. both q and k, so it is sqrt(1/t) = 0.1*ln(factor) + 1",
-        _only("yarn", lambda *a, **p: _yarn(*a, attention="squared", **p))),
-    "llama3_swapped": Mistake(
-        SCALED,
-        "llama3: low_freq_factor and high_freq_factor are swapped: wavelengths above L0 / low_freq_factor are "
-        "divided by the factor, those below L0 / high_freq_factor kept, and "
-        "sigma = (L0/wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor) blends between",
-        _only("llama3", _llama3_swapped)),
-    "ramp_reversed": Mistake(
-        "yarn_ramp",
-        "the ramp is reversed: it should be 0 for the fast pairs (j <= low, many turns in L0: keep w) and rise "
-        "to 1 for the slow ones (j >= high: w / factor); use clamp((j - low) / (high - low), 0, 1)",
-        _ramp("reversed")),
-    "ramp_not_truncated": Mistake(
-        "yarn_ramp",
-        "low and high are not rounded: with truncate=True (the default) low = floor(corr(beta_fast)) and "
-        "high = ceil(corr(beta_slow))",
-        _ramp("not_truncated")),
-    "ramp_clamp_half": Mistake(
-        "yarn_ramp",
-        "high is clamped to d/2 - 1 (the last pair); YaRN's code and transformers clamp it to head_dim - 1, "
-        "which changes the ramp's slope when ceil(corr(beta_slow)) > d/2 - 1",
-        _ramp("clamp_half")),
+IMPLEMENTATIONS = {
+    # linear: the frequencies multiplied by the factor instead of divided
+    "linear_multiplies": _only("linear", _linear_multiplies),
+    # dynamic NTK: alpha without the exponent d/(d-2), seq_len ignored (static NTK), or L not clamped to L0
+    "dynamic_no_exponent": _only("dynamic", lambda *a: _dynamic(*a, exponent=False)),
+    "dynamic_static": _only("dynamic", lambda *a: _dynamic(*a, static=True)),
+    "dynamic_no_clamp": _only("dynamic", lambda *a: _dynamic(*a, clamp=False)),
+    # YaRN: the ramp reversed, the attention factor missing or squared
+    "yarn_reversed": _only("yarn", lambda *a, **p: _yarn(*a, reverse=True, **p)),
+    "yarn_no_attention_factor": _only("yarn", lambda *a, **p: _yarn(*a, attention="none", **p)),
+    "yarn_attention_squared": _only("yarn", lambda *a, **p: _yarn(*a, attention="squared", **p)),
+    # llama3: low_freq_factor and high_freq_factor swapped
+    "llama3_swapped": _only("llama3", _llama3_swapped),
+    # yarn_ramp: reversed, low/high not rounded, high clamped to d/2 - 1
+    "ramp_reversed": _ramp("reversed"),
+    "ramp_not_truncated": _ramp("not_truncated"),
+    "ramp_clamp_half": _ramp("clamp_half"),
 }
+

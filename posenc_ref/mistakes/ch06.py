@@ -1,11 +1,14 @@
-"""Chapter 6 mistakes: the rotary cache built the ways learners (and tutorials) get it wrong."""
+"""Chapter 6 mistakes, by hand: the rotary cache built the ways learners (and tutorials) get it wrong.
+
+IMPLEMENTATIONS maps each mistake's name to its wrong implementation; its exercise and message are declared in
+grader/checks/ch06.py.
+"""
 
 from __future__ import annotations
 
 import torch
 
 from .. import ch06_performance as ref
-from .mistake import Mistake
 
 
 def _angles(length, head_dim, base, device=None, dtype=torch.float32):
@@ -44,23 +47,9 @@ class _LowPrecisionAngles(ref.RotaryCache):
         return emb.cos(), emb.sin()
 
 
-MISTAKES = {
-    "cache_interleaved": Mistake(
-        "RotaryCache",
-        "the tables are interleaved (repeat_interleave: t0, t0, t1, t1, ...); RoPE's half layout repeats the "
-        "angles end to end: torch.cat((freqs, freqs), dim=-1)",
-        _Interleaved,
-    ),
-    "cache_not_grown": Mistake(
-        "RotaryCache",
-        "the cache is not grown: positions at or past max_len read the wrong rows; when max(position_ids) >= "
-        "max_len, recompute longer tables (on the buffers' device) before indexing",
-        _NotGrown,
-    ),
-    "cache_low_precision_angles": Mistake(
-        "RotaryCache",
-        "the angles p * theta_i are computed in the requested low-precision dtype; compute them in float32 "
-        "and cast cos/sin (the rows) to the requested dtype",
-        _LowPrecisionAngles,
-    ),
+IMPLEMENTATIONS = {
+    "cache_interleaved": _Interleaved,
+    "cache_not_grown": _NotGrown,
+    "cache_low_precision_angles": _LowPrecisionAngles,
 }
+

@@ -1,4 +1,8 @@
-"""Chapter 7 mistakes: position schemes wired into attention and into the decoder the wrong way."""
+"""Chapter 7 mistakes, by hand: position schemes wired into attention and into the decoder the wrong way.
+
+IMPLEMENTATIONS maps each mistake's name to its wrong implementation; its exercise and message are declared in
+grader/checks/ch07.py.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ import torch
 import torch.nn.functional as F
 
 from .. import ch07_train_short_test_long as ref
-from .mistake import Mistake
 
 
 # ---- the attention block ----------------------------------------------------------------------
@@ -126,100 +129,20 @@ def _decoder(kind):
     return Wrong
 
 
-ATTN = "PositionalAttention"
-DECODER = "TinyDecoder"
+# a mistake's name: scheme_ or decoder_, then the one slip that _attention(kind) / _decoder(kind) make
+_ATTENTION_KINDS = (
+    "bias_after_softmax", "bias_before_scale", "no_causal_with_bias", "no_decode_offset", "rotates_v",
+    "k_not_rotated", "cache_unrotated", "top_left_causal", "embeds_inside", "causal_flipped", "scale_by_d",
+    "merge_no_transpose", "split_wrong_order", "bias_negated", "bias_swapped", "bias_ignored",
+    "cache_rotated_again", "bias_not_cast",
+)
+_DECODER_KINDS = (
+    "embed_every_layer", "embed_after_first_layer", "no_decode_offset", "no_final_norm", "no_embed_scale",
+    "one_based_positions", "embed_scale_after_table", "post_norm", "no_attention_residual", "ignores_causal",
+)
 
-MISTAKES = {
-    "scheme_bias_after_softmax": Mistake(
-        ATTN, "the bias is added after the softmax: add it to the logits, before the softmax (SDPA's float "
-              "attn_mask is added to q·k/sqrt(d)); after it, the weights no longer sum to one",
-        _attention("bias_after_softmax")),
-    "scheme_bias_before_scale": Mistake(
-        ATTN, "the bias is divided by sqrt(d_head) with the scores: add it after the scaling, "
-              "logits = q·k/sqrt(d) + bias (what SDPA does with a float attn_mask)",
-        _attention("bias_before_scale")),
-    "scheme_no_causal_with_bias": Mistake(
-        ATTN, "with a bias the causal mask is gone: ALiBi's -m|j - i| penalises future keys but does not hide "
-              "them; fold the mask into the bias as -inf (bias.masked_fill(~allowed, -inf))",
-        _attention("no_causal_with_bias")),
-    "scheme_no_decode_offset": Mistake(
-        ATTN, "positions are not offset when decoding: with a cache of `past` keys the new tokens sit at "
-              "past, past + 1, ..., not at 0, 1, ...",
-        _attention("no_decode_offset")),
-    "scheme_rotates_v": Mistake(
-        ATTN, "the values are rotated too: scheme.rotate acts on queries and keys only", _attention("rotates_v")),
-    "scheme_k_not_rotated": Mistake(
-        ATTN, "the keys are not rotated: rotate both q and k with scheme.rotate", _attention("k_not_rotated")),
-    "scheme_cache_unrotated": Mistake(
-        ATTN, "the cache holds keys before their rotation: rotate the new keys, then append them to the cache "
-              "(a key's rotation depends only on its own position, so it is never redone)",
-        _attention("cache_unrotated")),
-    "scheme_top_left_causal": Mistake(
-        ATTN, "with a cache the causal mask is aligned to the start of the keys: query i of a chunk sits at "
-              "k_len - seq + i, so allow keys j <= k_len - seq + i (tril(k_len - seq), not is_causal=True)",
-        _attention("top_left_causal")),
-    "scheme_embeds_inside": Mistake(
-        ATTN, "the attention block calls scheme.embed: an absolute table is added once, by the decoder, to the "
-              "token embeddings; inside attention it would be added in every layer",
-        _attention("embeds_inside")),
-    "scheme_causal_flipped": Mistake(
-        ATTN, "the causal mask points the wrong way: each query sees the keys after it instead of those before "
-              "it. The allowed keys are j <= k_len - seq + i, a lower triangle: tril(k_len - seq)",
-        _attention("causal_flipped")),
-    "scheme_scale_by_d": Mistake(
-        ATTN, "the scores are divided by d_head; divide them by sqrt(d_head) (SDPA's default scale): q·k has "
-              "variance d_head, so its square root brings it to one", _attention("scale_by_d")),
-    "scheme_merge_no_transpose": Mistake(
-        ATTN, "the heads are merged without moving them back: (B, H, L, d_head) must be transposed to "
-              "(B, L, H, d_head) before the reshape to (B, L, d_model)", _attention("merge_no_transpose")),
-    "scheme_split_wrong_order": Mistake(
-        ATTN, "the heads are split in the wrong order: (B, L, d_model) is viewed as (B, L, H, d_head), then "
-              "transposed to (B, H, L, d_head); viewed directly as (B, H, L, d_head) it mixes positions and "
-              "heads", _attention("split_wrong_order")),
-    "scheme_bias_negated": Mistake(
-        ATTN, "the bias is subtracted: it is added to the scaled logits, q·k/sqrt(d) + bias (ALiBi's bias is "
-              "already negative)", _attention("bias_negated")),
-    "scheme_bias_swapped": Mistake(
-        ATTN, "scheme.bias gets its arguments swapped: it takes the query positions first, then the keys', "
-              "scheme.bias(position_ids, k_positions), and returns (H, L, K); swapped, it is (H, K, L) and measures "
-              "i - j, which shows as soon as a cache makes K differ from L", _attention("bias_swapped")),
-    "scheme_bias_ignored": Mistake(
-        ATTN, "the bias never reaches the logits: pass scheme.bias(...) to SDPA as the float attn_mask (with the "
-              "causal mask folded in as -inf)", _attention("bias_ignored")),
-    "scheme_cache_rotated_again": Mistake(
-        ATTN, "the keys are rotated again after joining the cache: the cached keys were rotated when they were "
-              "new; rotate only the new keys, before appending them", _attention("cache_rotated_again")),
-    "scheme_bias_not_cast": Mistake(
-        ATTN, "the bias keeps its float32 dtype with bfloat16 queries: cast it to q's dtype first, "
-              "bias.to(q.dtype), as the model would compute it in that dtype", _attention("bias_not_cast")),
-    "decoder_embed_every_layer": Mistake(
-        DECODER, "the absolute table is added before every layer: add it once, to the token embeddings",
-        _decoder("embed_every_layer")),
-    "decoder_embed_after_first_layer": Mistake(
-        DECODER, "the absolute table is added after the first layer: add it to the token embeddings, before "
-                 "layer 0", _decoder("embed_after_first_layer")),
-    "decoder_no_decode_offset": Mistake(
-        DECODER, "positions are not offset when decoding: with caches holding `past` tokens the new tokens sit "
-                 "at past, past + 1, ...", _decoder("no_decode_offset")),
-    "decoder_no_final_norm": Mistake(
-        DECODER, "the final LayerNorm is missing: logits = norm(h) @ embed_tokens.weight.T",
-        _decoder("no_final_norm")),
-    "decoder_no_embed_scale": Mistake(
-        DECODER, "the token embeddings are not scaled: multiply them by sqrt(d_model) before the scheme's embed",
-        _decoder("no_embed_scale")),
-    "decoder_one_based_positions": Mistake(
-        DECODER, "positions start at 1: the first token sits at position 0, the new tokens at past, past + 1, "
-                 "...", _decoder("one_based_positions")),
-    "decoder_embed_scale_after_table": Mistake(
-        DECODER, "sqrt(d_model) is applied after the scheme's embed, so it scales the position table too: scale "
-                 "the token vectors first, then hand them to scheme.embed", _decoder("embed_scale_after_table")),
-    "decoder_post_norm": Mistake(
-        DECODER, "the blocks are post-norm, LN(h + Attn(h)): the given DecoderBlock is pre-norm, "
-                 "h + Attn(LN(h)) then h + MLP(LN(h)); use it as it is", _decoder("post_norm")),
-    "decoder_no_attention_residual": Mistake(
-        DECODER, "the attention's residual is missing: h = h + Attn(LN(h)), not h = Attn(LN(h)); the given "
-                 "DecoderBlock keeps it", _decoder("no_attention_residual")),
-    "decoder_ignores_causal": Mistake(
-        DECODER, "the decoder ignores causal=False: pass self.causal on to every attention block",
-        _decoder("ignores_causal")),
+IMPLEMENTATIONS = {
+    **{f"scheme_{kind}": _attention(kind) for kind in _ATTENTION_KINDS},
+    **{f"decoder_{kind}": _decoder(kind) for kind in _DECODER_KINDS},
 }
+

@@ -1,12 +1,14 @@
 """Chapter 8 mistakes: 2-D tables resized and built, axial RoPE tables and M-RoPE ids the ways learners get them
-wrong. Each is a complete wrong implementation, written the way the slip happens."""
+wrong. Each is a complete wrong implementation, written the way the slip happens.
+
+IMPLEMENTATIONS maps each mistake's name to its wrong implementation; its exercise and message are declared in
+grader/checks/ch08.py.
+"""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-
-from .mistake import Mistake
 
 
 # ---- resize_position_table_2d ---------------------------------------------------------------------------
@@ -29,20 +31,6 @@ def _resize(kind):
     return resize
 
 
-_RESIZE_TEXT = {
-    "class_token_with_grid": "the class token was resized with the grid (a 1-D interpolation of every row): set the "
-                             "num_prefix_tokens first rows aside, resize the rest as an H x W image, put them back "
-                             "in front",
-    "column_major": "the resized grid was flattened column by column: patch (r, c) is row r·W' + c, so go back from "
-                    "(1, d, H', W') with .permute(0, 2, 3, 1) (or [0].permute(1, 2, 0)) before the reshape",
-    "align_corners": "align_corners=True pins the corner patches; timm and Hugging Face use align_corners=False "
-                     "(None means False for bicubic): new row j samples (j + 1/2)·H/H' - 1/2",
-    "size_w_h": "the grid was resized to (W', H'): F.interpolate takes size=(H', W') for a (1, d, H, W) image",
-    "no_antialias": "without antialias=True (Hugging Face's settings): timm resizes with antialias=True, where "
-                    "PyTorch's bicubic kernel uses a = -0.5 instead of -0.75, and is widened when the grid shrinks",
-}
-
-
 # ---- sincos_2d_table ------------------------------------------------------------------------------------
 def _sincos(kind):
     def sincos_2d_table(grid_h, grid_w, d_model, base=10000.0, device=None):
@@ -60,16 +48,6 @@ def _sincos(kind):
         return torch.cat(blocks, dim=-1).float()
 
     return sincos_2d_table
-
-
-_SINCOS_TEXT = {
-    "columns_first": "the column blocks come first: that is the layout of MAE's original code and checkpoints; this "
-                     "exercise follows transformers' build_2d_sinusoidal_position_embedding, rows first: "
-                     "[sin(rω) | cos(rω) | sin(cω) | cos(cω)]",
-    "interleaved": "sin and cos are interleaved inside each half (chapter 1's layout): here each quarter is "
-                   "one block, the d/4 sines then the d/4 cosines",
-    "column_major": "the patches are numbered column by column: patch k of a row-major grid is (k // W, k % W)",
-}
 
 
 # ---- axial_rope_cos_sin ---------------------------------------------------------------------------------
@@ -90,19 +68,6 @@ def _axial(kind):
         return emb.cos(), emb.sin()
 
     return axial_rope_cos_sin
-
-
-_AXIAL_TEXT = {
-    "ladder_over_full_head": "the frequencies were taken over the whole head, base^(-2j/d): Qwen2-VL builds its ladder "
-                             "over half the head, θ_j = base^(-2j/(d/2)) for j < d/4, shared by rows and columns",
-    "rows_then_columns": "the tables are cat(rθ, rθ, cθ, cθ): in the half layout coordinate j pairs with j + d/2, so "
-                         "both must carry the same angle; build angles = cat(rθ, cθ) (d/2) and then "
-                         "cat(angles, angles)",
-    "columns_first": "the columns come first: Qwen2-VL's angles are [rθ | cθ], rows first (a valid 2-D RoPE, but not "
-                     "the layout its weights use)",
-    "interleaved_tables": "the tables repeat each angle twice in a row (the interleaved layout); Qwen2-VL uses the "
-                          "half layout, cat(angles, angles)",
-}
 
 
 # ---- mrope_position_ids ---------------------------------------------------------------------------------
@@ -150,18 +115,6 @@ def _mrope_ids(kind):
     return mrope_position_ids
 
 
-_IDS_TEXT = {
-    "text_counts_tokens": "after an image the text went on by the number of image tokens, as in 1-D positions: "
-                          "M-RoPE moves on by max(H, W)/m, the extent of the image in its own ids",
-    "text_after_largest_id": "after a video the text started one past the largest id (the temporal one): "
-                             "transformers 5.23 starts it at s + max(H, W)/m for videos too, whatever T is",
-    "padding_counted": "the padded positions were counted (as text): compute the ids over the tokens where "
-                       "attention_mask is 1 only, and leave 0 at the padded ones",
-    "height_width_swapped": "the height and width ids are swapped: in a row-major grid of merged tokens the height id "
-                            "is s + row, the width id s + column",
-}
-
-
 # ---- mrope_cos_sin --------------------------------------------------------------------------------------
 def _mrope(kind):
     def mrope_cos_sin(position_ids, head_dim, mrope_section, base=10000.0):
@@ -185,19 +138,15 @@ def _mrope(kind):
     return mrope_cos_sin
 
 
-_MROPE_TEXT = {
-    "sections_reversed": "the ids are taken in the order width, height, time: the first mrope_section[0] frequencies "
-                         "turn by the time id, the next mrope_section[1] by the height id, the last by the width id",
-    "sections_over_full_head": "the sections were cut out of the full tables cat(angles, angles): cut the d/2 angles "
-                               "by mrope_section first, then repeat the result, cat(chosen, chosen)",
-    "time_id_only": "every frequency turned by the time id: that is 1-D RoPE; each block of mrope_section takes its "
-                    "own id (time, height, width)",
+# a mistake's name: the exercise's prefix, then the one slip that the factory above makes for that kind
+IMPLEMENTATIONS = {
+    **{f"resize2d_{kind}": _resize(kind)
+       for kind in ("class_token_with_grid", "column_major", "align_corners", "size_w_h", "no_antialias")},
+    **{f"sincos2d_{kind}": _sincos(kind) for kind in ("columns_first", "interleaved", "column_major")},
+    **{f"axial_{kind}": _axial(kind)
+       for kind in ("ladder_over_full_head", "rows_then_columns", "columns_first", "interleaved_tables")},
+    **{f"mrope_{kind}": _mrope_ids(kind)
+       for kind in ("text_counts_tokens", "text_after_largest_id", "padding_counted", "height_width_swapped")},
+    **{f"mrope_{kind}": _mrope(kind) for kind in ("sections_reversed", "sections_over_full_head", "time_id_only")},
 }
 
-MISTAKES = {
-    **{f"resize2d_{k}": Mistake("resize_position_table_2d", t, _resize(k)) for k, t in _RESIZE_TEXT.items()},
-    **{f"sincos2d_{k}": Mistake("sincos_2d_table", t, _sincos(k)) for k, t in _SINCOS_TEXT.items()},
-    **{f"axial_{k}": Mistake("axial_rope_cos_sin", t, _axial(k)) for k, t in _AXIAL_TEXT.items()},
-    **{f"mrope_{k}": Mistake("mrope_position_ids", t, _mrope_ids(k)) for k, t in _IDS_TEXT.items()},
-    **{f"mrope_{k}": Mistake("mrope_cos_sin", t, _mrope(k)) for k, t in _MROPE_TEXT.items()},
-}
