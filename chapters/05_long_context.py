@@ -30,8 +30,8 @@
 # | `yarn` | interpolate slow pairs, keep fast ones, ramp in between; sharpen attention | Peng et al. (2023) |
 # | `llama3` | the same split, by wavelength bands, no sharpening | Llama 3.1 (Meta, 2024) |
 #
-# You will implement `yarn_ramp` and `scaled_rope_inv_freq`, and check the second against
-# `transformers` 5.x number for number. All five methods only change the vector of inverse
+# You will implement `rope_wavelengths`, `yarn_ramp` and `scaled_rope_inv_freq`, and check the last
+# against `transformers` 5.x number for number. All five methods only change the vector of inverse
 # frequencies (plus, for YaRN, one scalar); the rotation itself is chapter 4's, untouched.
 
 # %%
@@ -115,6 +115,49 @@ def plot_unseen_angles(head_dim=128, base=10000.0, train_len=4096, factor=4):
 
 
 plot_unseen_angles()
+
+# %% [markdown]
+# ### Exercise 5.1 — `rope_wavelengths`
+#
+# `rope_wavelengths(head_dim, base=10000.0)`
+#
+# Return every pair's wavelength, $\lambda_i = 2\pi/\theta_i = 2\pi\,\text{base}^{2i/d}$ for
+# $i = 0, \dots, d/2 - 1$: a float32 tensor of $d/2$ numbers of tokens. Compute the frequencies
+# $\theta_i$ in float32 as chapter 4 does, then divide. Raise `ValueError` naming `head_dim` when it
+# is odd or not positive. The cell after the self-check uses it to list the pairs that never complete
+# a turn within $L_0$ tokens.
+
+# %%
+#| export
+def rope_wavelengths(head_dim, base=10000.0):
+    """lambda_i = 2 pi / theta_i = 2 pi base^(2i/d), i = 0 .. d/2 - 1: the tokens pair i takes to turn a full
+    circle. Returns (head_dim/2,) float32."""
+    ### BEGIN SOLUTION
+    # Hint: the idea: pair i turns by theta_i radians per token, so it is back where it started after 2 pi / theta_i
+    #       tokens. Call chapter 4's frequencies inv_freq.
+    #       Shapes: inv_freq (head_dim/2,), wavelengths (head_dim/2,) float32
+    if head_dim <= 0 or head_dim % 2 != 0:
+        raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
+    # theta_i = 1 / base^(2i/d)
+    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (d/2,)
+    # lambda_i = 2 pi / theta_i
+    return 2 * math.pi / inv_freq  # (d/2,)
+    ### END SOLUTION
+
+
+# %% tags=["selfcheck"]
+check("rope_wavelengths", rope_wavelengths)
+
+
+# %% tags=["demo"]
+@demo
+def slow_pairs(head_dim=128, base=10000.0, train_len=4096):
+    slow = (rope_wavelengths(head_dim, base) > train_len).nonzero().flatten()  # the pairs' indices, (n,)
+    print(f"d = {head_dim}, base = {base:g}, L0 = {train_len}: pairs {slow[0].item()} to {slow[-1].item()} "
+          f"({len(slow)} of {head_dim // 2}) never complete a turn")
+
+
+slow_pairs()
 
 # %% [markdown]
 # ### What the evidence says
@@ -272,7 +315,7 @@ def plot_attention_entropy(train_len=4096, factor=4, spread=2.0, queries=64):
 plot_attention_entropy()
 
 # %% [markdown]
-# ### Exercise 5.1 — `yarn_ramp`
+# ### Exercise 5.2 — `yarn_ramp`
 #
 # `yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32.0, beta_slow=1.0, truncate=True)`
 #
@@ -379,7 +422,7 @@ check("yarn_ramp", yarn_ramp)
 # as `None` (or 0) mean their defaults, and `truncate` defaults to `True`.
 
 # %% [markdown]
-# ### Exercise 5.2 — `scaled_rope_inv_freq`
+# ### Exercise 5.3 — `scaled_rope_inv_freq`
 #
 # `scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_position_embeddings=None,
 # seq_len=None, **params)`

@@ -33,6 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SELFCHECK = re.compile(r"""^check\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""", re.M)
 KEY = re.compile(r"`([^`]+)`")
 PRACTITIONER = "# practitioner-style:"  # the comment that marks an example written as libraries write it
+# a mask made of ones, triangular: it must say dtype=torch.bool, or SDPA adds it to the scores (masks nothing)
+FLOAT_MASK = re.compile(r"ones(_like)?\((?:(?!dtype=torch\.bool)[^()]|\([^()]*\))*\)\s*\.\s*(tril|triu)")
+# "−" (U+2212) reads well in a formula and is a syntax error in a method call someone copies
+TYPOGRAPHIC_MINUS = re.compile(r"\.\w+\([^)]*\u2212")
 
 
 def chapter_exercises(path):
@@ -101,6 +105,19 @@ def _parses(code):
         return False
 
 
+def text_problems(where, text):
+    """What is wrong with a text a learner reads (a hint level, a check's hint, a mistake's message): code that
+    is wrong when copied. Every backticked span parses as Python; no mask is built as a float tensor; no method
+    call holds a typographic minus."""
+    out = [f"{where}: `{span}` is not Python" for span in KEY.findall(text)
+           if not _parses("x" + span if span.startswith((".", "[")) else span)]
+    if FLOAT_MASK.search(text):
+        out.append(f"{where}: a mask built as a float tensor (write dtype=torch.bool)")
+    if TYPOGRAPHIC_MINUS.search(text):
+        out.append(f"{where}: a typographic minus (U+2212) inside a method call")
+    return out
+
+
 def _ladder_problems(exercise, levels, source, where, at_most=None):
     """What is wrong with a ladder of hints (an exercise's, or a mistake's with `at_most=3` levels), if anything."""
     if levels is None:
@@ -111,6 +128,9 @@ def _ladder_problems(exercise, levels, source, where, at_most=None):
         return [f"{where} must end, and only end, with its key line (\"key line: `...`\")"]
     if "`" in levels[0]:
         return [f"level 1 of {where} holds code: level 1 is the idea"]
+    texts = [p for n, level in enumerate(levels, start=1) for p in text_problems(f"level {n} of {where}", level)]
+    if texts:
+        return texts
     key = KEY.findall(levels[-1])[-1] if KEY.findall(levels[-1]) else ""
     tree = _solution_tree(source, exercise)
     if not key or not _parses(key) or tree is None or _runs(tree, key) != 1:
@@ -123,6 +143,7 @@ def _mistake_problems(name, mistake, source, registry):
     """What is wrong with a known mistake's declaration (its ladder, its mistaken statements), if anything."""
     where = f"MISTAKES[{name!r}] in grader/checks/{registry}.py"
     out = _ladder_problems(mistake.exercise, mistake.hints, source, where, at_most=3)
+    out += text_problems(f"the message of {where}", mistake.message)
     if not _parses(mistake.wrong):
         out.append(f"the `wrong` form of {where} is not Python")
     tree = _solution_tree(source, mistake.exercise)
@@ -161,6 +182,7 @@ def problems(chapters=None):
         selfchecks = _selfchecks(source)
         for exercise in chapter_exercises(source):
             mine = [c for c in checks if c.exercise == exercise]
+            out += [(exercise, what) for c in mine if c.hint for what in text_problems(f"the hint of {c.key}", c.hint)]
             if not mine:
                 out.append((exercise, f"no checks in grader/checks/{registry}.py (or the chapter is not registered)"))
             if not any(c.unseen for c in mine):

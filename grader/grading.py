@@ -39,8 +39,9 @@ from pathlib import Path
 
 from . import unseen
 from .checks import all_checks
-from .records import Grade, ProbeRequest, Status, Verdict
+from .records import Grade, Status, Verdict
 from .sandbox.anonymize import rename_params, restore_keys
+from .sandbox.wire import Probe
 from .sandbox.zygote import Zygote
 from .settings import ANSWER, DEFAULT_SECRET
 from .submission import defining_file, read_submission
@@ -284,7 +285,7 @@ class Grader:
         secrets.SystemRandom().shuffle(ordered)
         tokens = {c.key: "r" + secrets.token_hex(8) for c in ordered}
         names = self.zygote.anonymous  # candidate functions are anonymous in the sandbox (anonymize.py)
-        requests = [ProbeRequest(tokens[c.key], c.probe, _in_run_order(rename_params(c.params, names)), c.exercise)
+        requests = [Probe(tokens[c.key], c.probe, _in_run_order(rename_params(c.params, names)), c.exercise)
                     for c in ordered]
         limit = self.settings.limits.result_bytes
         run = session.run(statements, requests, lambda outdir, reqs, ended: collect(outdir, reqs, ended, limit),

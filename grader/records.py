@@ -36,20 +36,6 @@ class Status(str, Enum):
 
 
 @dataclass(frozen=True)
-class ProbeRequest:
-    """One probe for a sandbox child. `token` is an opaque name for this run: the child never learns
-    which check, exercise visibility or candidate a request stands for."""
-
-    token: str
-    probe: str
-    params: dict
-    exercise: str
-
-    def to_json(self):
-        return {"token": self.token, "probe": self.probe, "params": self.params, "exercise": self.exercise}
-
-
-@dataclass(frozen=True)
 class Statement:
     """One top-level statement of the submission: where it comes from (for messages) and its source."""
 

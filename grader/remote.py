@@ -34,12 +34,11 @@ ERRORS = {"SubmissionError": SubmissionError, "SandboxError": SandboxError}
 def serve(sock, control, caps, setup):
     """Grade what the grader's process asks for (GradeSubmission), one submission at a time, until it hangs up.
     The zygote's bootstrap (grader/sandbox/bootstrap.py) calls it, as the setup line's "serve" names it; `setup`:
-    that GraderSetup line, as a dict."""
+    that GraderSetup line (wire.GraderSetup)."""
     import torch
 
     from .grading import Grader
 
-    setup = GraderSetup.from_wire(setup)
     settings = Settings.from_json(setup.settings)
     torch.set_num_threads(1)
     _limit_memory(settings.limits.judge_memory_mb)

@@ -5,6 +5,20 @@ import math
 import torch
 
 
+def rope_wavelengths(head_dim, base=10000.0):
+    """lambda_i = 2 pi / theta_i = 2 pi base^(2i/d), i = 0 .. d/2 - 1: the tokens pair i takes to turn a full
+    circle. Returns (head_dim/2,) float32."""
+    # Hint: the idea: pair i turns by theta_i radians per token, so it is back where it started after 2 pi / theta_i
+    #       tokens. Call chapter 4's frequencies inv_freq.
+    #       Shapes: inv_freq (head_dim/2,), wavelengths (head_dim/2,) float32
+    if head_dim <= 0 or head_dim % 2 != 0:
+        raise ValueError(f"head_dim must be a positive even number, got head_dim={head_dim}")
+    # theta_i = 1 / base^(2i/d)
+    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (d/2,)
+    # lambda_i = 2 pi / theta_i
+    return 2 * math.pi / inv_freq  # (d/2,)
+
+
 def yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32.0, beta_slow=1.0, truncate=True):
     """YaRN's interpolation weight per pair (Peng et al., 2023). Returns (head_dim/2,) float32.
 

@@ -250,3 +250,46 @@ def test_diagnoses_squared_temperature_unclamped_dynamic_and_half_clamp():
     assert "clamped to d/2 - 1" in _feedback(results, "yarn_ramp", "clamped to head_dim - 1")
     # the explicit attention_factor, returned as a tensor, is accepted
     assert results["yarn with explicit beta_fast=16, beta_slow=2, attention_factor=1.0"].status == "passed"
+
+
+# ---- rope_wavelengths: the worked example of docs/authoring.md (its mistakes are derived from their statements) --
+@pytest.mark.parametrize("head_dim, base", [(2, 10000.0), (8, 100.0), (128, 10000.0), (128, 500000.0)])
+def test_a_wavelength_times_its_frequency_is_one_full_turn(head_dim, base):
+    """lambda_i theta_i = 2 pi, with chapter 4's frequencies (an exercise of its own) as theta; pair 0 turns once in
+    2 pi tokens; each pair's wavelength is base^(2/d) times the previous one's."""
+    wavelengths = posenc_ref.rope_wavelengths(head_dim, base)
+    assert wavelengths.dtype == torch.float32 and wavelengths.shape == (head_dim // 2,)
+    turn = wavelengths.double() * posenc_ref.rope_inv_freq(head_dim, base).double()
+    torch.testing.assert_close(turn, torch.full_like(turn, 2 * math.pi), rtol=1e-6, atol=0)
+    assert wavelengths[0].item() == pytest.approx(2 * math.pi)
+    ratios = wavelengths[1:].double() / wavelengths[:-1].double()
+    torch.testing.assert_close(ratios, torch.full_like(ratios, base ** (2 / head_dim)), rtol=1e-5, atol=0)
+
+
+def test_the_chapter_s_slow_pairs_of_llama_2_are_pairs_46_to_63():
+    """The text: with d = 128, base 10^4 and L0 = 4096, pairs 46 to 63 (18 of 64) never turn once within L0. Pair i
+    is slow when 2 pi base^(2i/d) > L0, i.e. i > (d/2) ln(L0 / 2 pi) / ln(base), computed here in float64."""
+    first = math.floor(64 * math.log(4096 / (2 * math.pi)) / math.log(10000.0)) + 1
+    slow = (posenc_ref.rope_wavelengths(128, 10000.0) > 4096).nonzero().flatten().tolist()
+    assert slow == list(range(first, 64)) == list(range(46, 64))
+
+
+def test_the_wavelength_mistakes_are_the_solution_with_their_statement_rewritten(tmp_path):
+    """Declared with no implementation of their own: each is the reference with its key line written `wrong`, and
+    the self-check and the grader name it on a learner's code that makes it."""
+    per_radian = MISTAKES["wavelength_per_radian"]
+    assert not per_radian.by_hand
+    torch.testing.assert_close(per_radian.impl(8, 100.0) * 2 * math.pi, posenc_ref.rope_wavelengths(8, 100.0))
+    turns = MISTAKES["wavelength_turns_per_token"].impl(8, 100.0)
+    torch.testing.assert_close(turns, 1 / posenc_ref.rope_wavelengths(8, 100.0))
+    with pytest.raises(SelfCheckFailed, match="2π times too short"):
+        check("rope_wavelengths", lambda head_dim, base=10000.0: posenc_ref.rope_inv_freq(head_dim, base) ** -1)
+    submission = tmp_path / "ch05.py"
+    submission.write_text(
+        "import math\nimport torch\n\n\ndef rope_wavelengths(head_dim, base=10000.0):\n"
+        "    if head_dim <= 0 or head_dim % 2:\n        raise ValueError(f'head_dim={head_dim}')\n"
+        "    exponent = torch.arange(head_dim // 2) / head_dim  # i/d: a learner's slip\n"
+        "    return 2 * math.pi * base ** exponent\n")
+    results = grade_with(submission, [c for c in CHECKS if c.exercise == "rope_wavelengths"])
+    assert "the exponent is i/d" in _feedback(results, "rope_wavelengths", "LLaMA 2")
+    assert "the exponent is i/d" in _feedback(results, "rope_wavelengths", "drawn for this submission")

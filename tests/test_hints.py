@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import posenc_ref
+from grader import authoring
 from grader.checks import all_checks, exercises
 from grader.mistakes import MISTAKES, rewritten, statement
 from posenc_selfcheck import SelfCheckFailed, check, forget_attempts
@@ -18,8 +19,6 @@ from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
 from tests.conftest import ROOT
 
 CODE = re.compile(r"`([^`]+)`")
-# a mask made of ones, triangular: it must say dtype=torch.bool, or SDPA adds it to the scores
-FLOAT_MASK = re.compile(r"ones(_like)?\((?:(?!dtype=torch\.bool)[^()]|\([^()]*\))*\)\s*\.\s*(tril|triu)")
 
 
 def _code(line):
@@ -62,26 +61,21 @@ def test_every_exercise_has_at_least_three_levels_ending_in_a_key_line_of_its_so
         assert key in source, (exercise, key)
 
 
-def test_every_code_span_in_a_hint_parses_as_python():
-    for where, text in every_hint_text():
-        for span in CODE.findall(text):
-            code = "x" + span if span.startswith((".", "[")) else span
-            try:
-                ast.parse(code)
-            except SyntaxError as exc:
-                pytest.fail(f"{where}: `{span}` is not Python ({exc.msg})")
+def test_every_hint_a_learner_reads_holds_only_code_that_is_right_when_copied():
+    """The build's rules (grader/authoring.py), over every text: backticked spans parse; no float mask; no
+    typographic minus in a method call."""
+    assert [p for where, text in every_hint_text() for p in authoring.text_problems(where, text)] == []
 
 
-def test_no_hint_builds_a_float_mask_or_writes_a_typographic_minus_in_code():
-    assert FLOAT_MASK.search("torch.ones(L, K).tril(K - L)")  # the pattern catches the old hint
-    assert not FLOAT_MASK.search("torch.ones(L, K, dtype=torch.bool).tril(K - L)")
-    offenders = [(where, text) for where, text in every_hint_text() if FLOAT_MASK.search(text)]
-    assert offenders == []
-    # "−" (U+2212) reads well in a formula and is a syntax error in a method call someone copies
-    typographic = re.compile(r"\.\w+\([^)]*\u2212")
-    assert typographic.search("torch.ones(L, K, dtype=torch.bool).tril(K \u2212 L)")
-    calls = [(where, text) for where, text in every_hint_text() if typographic.search(text)]
-    assert calls == []
+@pytest.mark.parametrize("text, words", [
+    ("mask it with `torch.ones(L, K).tril(K - L)`", "a mask built as a float tensor"),
+    ("`x.tril(K \u2212 L)`", "is not Python"),
+    ("call x.tril(K \u2212 L) on it", "a typographic minus"),
+    ("`scores = = 1`", "is not Python"),
+])
+def test_the_rules_catch_code_that_is_wrong_when_copied(text, words):
+    assert any(words in p for p in authoring.text_problems("here", text))
+    assert not authoring.FLOAT_MASK.search("torch.ones(L, K, dtype=torch.bool).tril(K - L)")
 
 
 def test_a_boolean_mask_from_a_hint_masks_where_a_float_one_does_not():

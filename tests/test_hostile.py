@@ -20,9 +20,10 @@ import pytest
 
 from grader.checks import chapter_checks
 from grader.grading import Grader
-from grader.records import ProbeRequest, Statement
+from grader.records import Statement
 from grader.sandbox import procs
 from grader.sandbox.results import collect
+from grader.sandbox.wire import Probe
 from grader.sandbox.zygote import Zygote
 from tests.conftest import ROOT, settings
 from tests.grading_support import SessionsSeen
@@ -272,7 +273,7 @@ def test_hostile_submission(name, tmp_path, caps):
         results, notes, seconds, left = grade(submission, {**LIMITS, **case.limits}, keep)
         if bystander:  # the other submission's session survived and still grades
             check = next(c for c in CH01 if c.exercise == "sinusoidal_table" and c.expect == "match")
-            request = ProbeRequest("p0", check.probe, check.params, check.exercise)
+            request = Probe("p0", check.probe, check.params, check.exercise)
             other = bystander.run([Statement("cell", honest_source())], [request],
                                   lambda outdir, reqs, ended: collect(outdir, reqs, ended, 1 << 28))
             assert other.ended == "ok" and "error" not in other.results["p0"]

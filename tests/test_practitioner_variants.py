@@ -5,6 +5,7 @@ way); and three library-style bugs get the diagnosis of their real cause, withou
 
 import pytest
 
+from grader import authoring
 from grader.checks import all_checks
 from posenc_selfcheck import FAILED, PASSED
 from tests.conftest import ROOT
@@ -20,8 +21,16 @@ def practitioner():
 
 
 def test_practitioner_style_code_gets_full_marks(practitioner):
+    """Every exercise has practitioner-style code: in tests/submissions/practitioner/, or its example in
+    examples/complete/ is itself written so, marked `# practitioner-style:` (grader/authoring.py)."""
+    marked = authoring._defined(ROOT / "examples" / "complete", marked=authoring.PRACTITIONER)
+    assert marked, "the worked example of docs/authoring.md, rope_wavelengths, is marked"
     assert {c.exercise for c, _, _ in practitioner} == {c.exercise for c in CHECKS}
-    assert [(c.key, status, feedback) for c, status, feedback in practitioner if status != PASSED] == []
+    assert [(c.key, status, feedback) for c, status, feedback in practitioner
+            if status != PASSED and c.exercise not in marked] == []
+    examples = grade_in_sandbox(ROOT / "examples" / "complete", [c for c in CHECKS if c.exercise in marked])
+    assert {c.exercise for c, _, _ in examples} == marked
+    assert [(c.key, status, feedback) for c, status, feedback in examples if status != PASSED] == []
 
 
 def test_autocast_wrappers_and_a_frozen_parameter_pass_the_checks_that_used_to_reject_them(practitioner):

@@ -9,16 +9,17 @@ import os
 import pytest
 import torch
 
-from grader.records import ProbeRequest, Statement
+from grader.records import Statement
 from grader.sandbox import session as sandbox_session
 from grader.sandbox import slots
 from grader.sandbox.errors import SandboxError
 from grader.sandbox.results import BadResult, collect, load_result, validated
+from grader.sandbox.wire import Probe
 from grader.sandbox.zygote import Zygote
 from grader.settings import Settings
 from tests.conftest import ROOT
 
-PROBE = [ProbeRequest("p0", "call", {"args": []}, "sinusoidal_table")]
+PROBE = [Probe("p0", "call", {"args": []}, "sinusoidal_table")]
 # Learner code that reports what it can do (as the message of an exception, the one channel it has).
 INSPECT = r'''
 import json, os, socket, signal
@@ -250,7 +251,7 @@ def test_the_report_says_which_memory_limit_applied_without_a_cgroup(cuda, monke
     the report says it ran without a memory limit (it once claimed the address-space limit there too)."""
     settings = Settings.from_env(limits={"memory_mb": 256, "wall_seconds": 60})
     monkeypatch.setattr(sandbox_session, "gpu_present", lambda: cuda)
-    request = ProbeRequest("p0", "call", {"args": [], "device": "cuda" if cuda else None}, "sinusoidal_table")
+    request = Probe("p0", "call", {"args": [], "device": "cuda" if cuda else None}, "sinusoidal_table")
     with sandbox_session.Session(_WithoutCgroup(Zygote.start(settings)), settings) as session:
         run = session.run([Statement("cell 1", HOG)], [request], read)
     hoarded = [int(w.split("HOARDED ")[1].split()[0]) for _, w in run.log if "HOARDED" in w]

@@ -224,13 +224,13 @@ def test_a_lost_session_server_is_not_reported_as_a_timeout():
     import signal
     import threading
 
-    from grader.records import ProbeRequest
     from grader.sandbox.results import collect
+    from grader.sandbox.wire import Probe
     from grader.sandbox.zygote import Zygote
 
     config = settings(wall_seconds=30)
     with Zygote.start(config).session(config) as session:
-        request = [ProbeRequest("r0", "call", {"args": [4, 8]}, "sinusoidal_table")]
+        request = [Probe("r0", "call", {"args": [4, 8]}, "sinusoidal_table")]
         source = "import time\n_x = time.sleep(4)\ndef sinusoidal_table(n, d):\n    return None\n"
         session._open()
         threading.Timer(1.0, lambda: os.kill(session.pid, signal.SIGKILL)).start()

@@ -28,6 +28,14 @@ def _plain_inv_freq(head_dim, base):
     return torch.exp(-exponents * math.log(base))
 
 
+# practitioner-style: as transformers' llama3 rope init computes its wavelengths (int64 arange cast to float)
+def rope_wavelengths(head_dim, base=10000.0):
+    if head_dim <= 0 or head_dim % 2:
+        raise ValueError(f"head_dim must be a positive even integer (got head_dim={head_dim})")
+    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.int64).to(dtype=torch.float) / head_dim))
+    return 2 * math.pi / inv_freq
+
+
 def _corr(turns, head_dim, base, train_len):
     """Fractional pair index whose frequency completes `turns` full turns within train_len tokens."""
     return head_dim * math.log(train_len / (2.0 * math.pi * turns)) / (2.0 * math.log(base))

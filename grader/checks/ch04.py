@@ -444,7 +444,7 @@ HINTS = {
 # ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
 # misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
 # `also`: the other statements it rewrites). Its implementation is the solution with those statements
-# rewritten, unless posenc_ref/mistakes/ch04.py writes one by hand ----
+# rewritten, unless posenc_ref/mistakes/ writes one by hand (grader/mistakes.py) ----
 MISTAKES = {
     # rope_inv_freq
     "inv_freq_i_over_d": Mistake(

@@ -1,8 +1,10 @@
-"""Chapter 5 checks: yarn_ramp, scaled_rope_inv_freq (the reference equals transformers 5.23.0's
-modeling_rope_utils.ROPE_INIT_FUNCTIONS; tests/test_ch05.py proves it)."""
+"""Chapter 5's exercises: rope_wavelengths, yarn_ramp, scaled_rope_inv_freq (the reference equals transformers
+5.23.0's modeling_rope_utils.ROPE_INIT_FUNCTIONS; tests/test_ch05.py proves it)."""
 
-from grader.spec import Check, Mistake, draw_choice, find, unseen_like
+from grader.spec import Check, Mistake, draw_choice, draw_int, find, unseen_like
 
+WAVE = "rope_wavelengths"
+WAVE_MISTAKES = ("wavelength_per_radian", "wavelength_turns_per_token", "wavelength_i_over_d")
 RAMP = "yarn_ramp"
 SCALED = "scaled_rope_inv_freq"
 PROBE = "inv_freq_and_factor"
@@ -40,6 +42,7 @@ def raises(check_id, name, params, mentions, **kw):
 # docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
 # table: this description beside the reference's signature)
 CONVENTIONS = {
+    "rope_wavelengths": "`(head_dim/2,)`: λ_i = 2π/θ_i = 2π·base^(2i/d), the tokens pair i takes to turn once, float32",
     "yarn_ramp": "YaRN's per-frequency ramp between interpolation and extrapolation (Peng et al., 2023)",
     "scaled_rope_inv_freq": ("`(inv_freq, attention_factor)` for `rope_type` default, linear (Chen et al., 2023), "
                              "dynamic (NTK), yarn, llama3; equal to transformers 5.x's `ROPE_INIT_FUNCTIONS` for "
@@ -47,6 +50,17 @@ CONVENTIONS = {
 }
 
 CHECKS = [
+    # ---- rope_wavelengths -------------------------------------------------------------------------
+    Check(WAVE, "matches the reference for head_dim=8, base=100", "call", {"args": [8, 100.0]}, public=True,
+          mistakes=WAVE_MISTAKES, id="matches_reference_head_dim_8_base_100"),
+    Check(WAVE, "LLaMA 2's geometry: head_dim=128, base=10000", "call", {"args": [128]}, points=2, public=True,
+          mistakes=WAVE_MISTAKES, id="llama_2_geometry_head_dim_128"),
+    Check(WAVE, "head_dim=2: the single pair turns once every 2π tokens", "call", {"args": [2, 500000.0]},
+          public=True, mistakes=WAVE_MISTAKES[:2], id="head_dim_2_single_pair"),
+    Check(WAVE, "odd head_dim raises ValueError naming it", "raises", {"args": [7]}, expect="raises",
+          mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming"),
+    Check(WAVE, "head_dim=0 raises ValueError naming it", "raises", {"args": [0]}, expect="raises",
+          mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming"),
     # ---- yarn_ramp --------------------------------------------------------------------------------
     Check(RAMP, "matches the reference for head_dim=16, base=10000, L0=2048", "call", ramp(16, 10000.0, 2048),
           public=True, mistakes=RAMP_MISTAKES, id="matches_reference_head_dim_16_base_10000"),
@@ -150,6 +164,9 @@ CHECKS = [
 HEAD_DIM, BASE, FACTOR, L0 = (draw_choice(8, 16, 32, 64), draw_choice(10000.0, 500000.0), draw_choice(2.0, 4.0, 8.0),
                               draw_choice(1024, 2048, 4096))
 CHECKS += [
+    unseen_like(find(CHECKS, WAVE, "matches_reference_head_dim_8_base_100"),
+                {"args": [draw_int(4, 96, step=2), draw_choice(100.0, 10000.0, 500000.0)]},
+                "matches the reference for head_dim and base drawn for this submission", id="main_wavelengths"),
     unseen_like(find(CHECKS, RAMP, "matches_reference_head_dim_16_base_10000"), ramp(HEAD_DIM, BASE, L0),
                 "matches the reference for head_dim, base and L0 drawn for this submission", id="main_ramp"),
     unseen_like(find(CHECKS, SCALED, "default_head_dim_8"), scaled(HEAD_DIM, BASE, "default"),
@@ -164,6 +181,15 @@ CHECKS += [
 # ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
 # one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
 HINTS = {
+    "rope_wavelengths": (
+        "a pair turns by θ_i radians per token and a full turn is 2π radians: it comes back to its start after "
+        "2π/θ_i tokens, its wavelength.",
+        "the frequencies first, as chapter 4 computes them: θ_i = base^(-2i/d) for i = 0 .. d/2 - 1, from the even "
+        "indices `torch.arange(0, head_dim, 2, dtype=torch.float32)` divided by head_dim.",
+        "a check of your numbers: pair 0 has θ_0 = 1, so its wavelength is 2π ≈ 6.28 tokens for every base, and "
+        "the wavelengths grow from pair to pair by the factor base^(2/d).",
+        "key line: `return 2 * math.pi / inv_freq`",
+    ),
     "yarn_ramp": (
         "the ramp says, per frequency pair, how much to interpolate: 0 for the fast pairs that turn many times "
         "within L0, 1 for the slow ones, linear in between.",
@@ -192,8 +218,43 @@ HINTS = {
 # ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
 # misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
 # `also`: the other statements it rewrites). Its implementation is the solution with those statements
-# rewritten, unless posenc_ref/mistakes/ch05.py writes one by hand ----
+# rewritten, unless posenc_ref/mistakes/ writes one by hand (grader/mistakes.py) ----
 MISTAKES = {
+    # rope_wavelengths
+    "wavelength_per_radian": Mistake(
+        "rope_wavelengths",
+        "your wavelengths are 2π times too short: 1/θ_i is the tokens per radian, and a full turn is 2π radians, "
+        "so λ_i = 2π/θ_i",
+        hints=(
+            "a wavelength counts the tokens of one full turn, and a full turn is 2π radians, not one.",
+            "the division at the end: what you divide by the frequencies `inv_freq` is the angle of a full turn.",
+            "key line: `return 2 * math.pi / inv_freq`",
+        ),
+        wrong="return 1 / inv_freq",
+    ),
+    "wavelength_turns_per_token": Mistake(
+        "rope_wavelengths",
+        "you returned turns per token, θ_i/(2π): the wavelength is its inverse, tokens per turn, λ_i = 2π/θ_i",
+        hints=(
+            "a frequency counts turns per token, a wavelength tokens per turn: each is the other's inverse, so the "
+            "slow pairs have the long wavelengths.",
+            "the division at the end: 2π over the frequencies `inv_freq`, not the frequencies over 2π.",
+            "key line: `return 2 * math.pi / inv_freq`",
+        ),
+        wrong="return inv_freq / (2 * math.pi)",
+    ),
+    "wavelength_i_over_d": Mistake(
+        "rope_wavelengths",
+        "the exponent is i/d; it should be 2i/d (θ_i = base^(-2i/d), with 2i the even dimension index), so your "
+        "slowest pair's wavelength is about 2π·sqrt(base) instead of about 2π·base",
+        hints=(
+            "pair i uses the exponent 2i/d, with 2i the index of its even coordinate, so the slowest pair's "
+            "frequency is close to 1/base, not 1/sqrt(base).",
+            "the frequencies `inv_freq`: the exponents are the even indices 0, 2, 4, ... divided by head_dim.",
+            "key line: `inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))`",
+        ),
+        wrong="inv_freq = 1.0 / (base ** (torch.arange(0, head_dim // 2, dtype=torch.float32) / head_dim))",
+    ),
     # yarn_ramp
     "ramp_reversed": Mistake(
         "yarn_ramp",

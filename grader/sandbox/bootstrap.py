@@ -5,15 +5,15 @@ It is the grader's own code, trusted, holding the reference: it asks the zygote 
 socket of its own and forks nothing itself, so nothing it holds reaches a sandbox child. The sandbox does
 not know which code that is: the grader names it in the first line it sends ("serve": "module:function",
 with the repository's path), and the function is called with the grader's socket, the control socket, the
-zygote's capabilities and that line (grader/remote.py's `serve`).
+zygote's capabilities and that line, a wire.GraderSetup (grader/remote.py's `serve`).
 """
 
 import importlib
-import json
 import signal
 import sys
 
 import kernel
+import wire
 
 
 def serve(sock, control, caps):
@@ -27,7 +27,9 @@ def serve(sock, control, caps):
         if not byte:
             return
         line += byte
-    setup = json.loads(line)  # the repository's path comes here, never through the zygote
-    sys.path.insert(0, setup["repo"])
-    module, _, function = setup["serve"].partition(":")
+    setup = wire.GraderSetup.from_wire(wire.unframe(line))  # the repository's path comes here, never through the zygote
+    if setup is None:
+        return
+    sys.path.insert(0, setup.repo)
+    module, _, function = setup.serve.partition(":")
     getattr(importlib.import_module(module), function)(sock, control, caps, setup)

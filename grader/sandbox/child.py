@@ -21,6 +21,7 @@ import policy
 import probes
 import store
 import torch
+import wire
 from safetensors.torch import save as save_tensors
 
 BLOCKED = ("posenc_ref", "grader")
@@ -106,21 +107,21 @@ def _confine(job, keep_fds, group):
 
 
 class _Requests:
-    """The grader's requests on the request pipe, one JSON line each, read one at a time (the grader writes the
+    """The grader's requests on the request pipe, one wire.Probe line each, read one at a time (the grader writes the
     next only when this child's answer to the last one is stored)."""
 
     def __init__(self, fd):
         self.fd, self.buffer = fd, b""
 
     def next(self):
-        """The next request, or None at end of file."""
+        """The next request, or None at end of file (or at a line that is not a request: the grader's own)."""
         while b"\n" not in self.buffer:
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
                 return None
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
+        return wire.Probe.from_wire(wire.unframe(line))
 
 
 def _answer_next(requests, ns, channel, catalog):
@@ -132,13 +133,13 @@ def _answer_next(requests, ns, channel, catalog):
     signal.setitimer(signal.ITIMER_REAL, 0)
     torch.manual_seed(0)  # each request from the same state, whatever was asked before it (the order is drawn)
     try:
-        result = probes.run(ns, request["probe"], request["params"], request["exercise"], catalog)
+        result = probes.run(ns, request.probe, request.params, request.exercise, catalog)
     except BaseException as exc:  # SystemExit raised from inside learner code, and worse
         result = {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
     try:
-        channel.send_result(request["token"], result)
+        channel.send_result(request.token, result)
     except BaseException as exc:
-        channel.send_result(request["token"], {"error": f"could not store the result: {exc}"[:500],
+        channel.send_result(request.token, {"error": f"could not store the result: {exc}"[:500],
                                                "error_type": "StoreError"})
     return True
 

@@ -12,10 +12,9 @@ It imports torch (and matplotlib, and warms up the meta device) once, probes wha
 - a **trusted grading process** (bootstrap.py): the grader's own code, which asks for sessions on a
   control socket of its own.
 
-Protocol with the grader (JSON lines, wire.py): the zygote says {"hello": {...capabilities}} on its control
-socket, then answers {"cmd": "session"} (carrying one socket) with {"session": pid}, {"cmd": "grader"}
-(carrying three) with {"grader": pid}, and {"cmd": "ended", "pid": pid} with {"ended": wait status or
-None}. What a session says is in session_server.py.
+Protocol with the grader (wire.py's messages): the zygote says Hello (its capabilities) on its control socket,
+then answers Fork("session") (carrying one socket) and Fork("grader") (carrying three) with Forked(pid), and
+AskEnded(pid) with WaitStatus (a wait status or None). What a session says is in session_server.py.
 """
 
 import os
@@ -103,8 +102,8 @@ def _fork(run, keep_closed, *args):
 
 
 def main():
-    """CONTROL_FD is the zygote's socket to the grader. It answers "session" (fork a session server),
-    "grader" (fork a trusted grading process, with a control socket of its own) and "ended", and reads
+    """CONTROL_FD is the zygote's socket to the grader. It answers Fork("session") (fork a session server),
+    Fork("grader") (fork a trusted grading process, with a control socket of its own) and AskEnded, and reads
     nothing else: no submission's byte ever passes through it."""
     control = socket.socket(fileno=CONTROL_FD)
     os.dup2(2, 1)  # stray prints go where stderr goes, never into a protocol channel
@@ -112,7 +111,7 @@ def main():
     kernel.prctl(kernel.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
     caps = dict(probe.capabilities(MODE, UID_BASE), python=paths.python_paths())
     sigchld.wake_up_pipe()
-    wire.Channel(control).send({"hello": caps})
+    wire.Channel(control).send(wire.Hello(caps))
     controls, children = {control: wire.Channel(control)}, set()
     while control in controls:
         ready, _, _ = select.select(list(controls), [], [], 1.0)
@@ -121,11 +120,12 @@ def main():
             channel = controls[sock]
             command = channel.receive()
             fds = channel.take_fds()
-            kind = (command or {}).get("cmd")
+            fork, ask = wire.Fork.from_wire(command), wire.AskEnded.from_wire(command)
+            kind = fork.what if fork else "ended" if ask and isinstance(ask.pid, int) else None
             if kind == "session" and len(fds) == 1:
                 pid = _fork(lambda fd: session_server.serve(socket.socket(fileno=fd), CATALOG), list(controls),
                             fds[0])
-                channel.send({"session": pid})
+                channel.send(wire.Forked(pid))
             elif kind == "grader" and len(fds) == 3:  # its socket, and both ends of its control socket
                 mine = socket.socket(fileno=os.dup(fds[1]))
                 pid = _fork(lambda a, b, theirs: os.close(theirs) or bootstrap.serve(socket.socket(fileno=a),
@@ -133,9 +133,9 @@ def main():
                                                                                    dict(caps)),
                             [*controls, mine], fds[0], fds[2], fds[1])
                 controls[mine] = wire.Channel(mine)
-                channel.send({"grader": pid})
-            elif kind == "ended" and isinstance(command.get("pid"), int):
-                channel.send({"ended": _how_it_ended(command["pid"], children)})
+                channel.send(wire.Forked(pid))
+            elif kind == "ended":
+                channel.send(wire.WaitStatus(_how_it_ended(ask.pid, children)))
                 pid = None
             else:  # the other side is gone (or speaks nonsense): forget it; the grader's own ends everything
                 controls.pop(sock)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import json
 import os
 import select
 import shutil
@@ -67,7 +66,7 @@ def protect_by_chmod(paths):
 def _write_line(fd, message, deadline):
     """Write one JSON line to a child's request pipe by the deadline; False when it cannot be (the child is
     gone, or reads nothing while the pipe is full)."""
-    data = memoryview((json.dumps(message) + "\n").encode())
+    data = memoryview(wire.frame(message).encode())
     os.set_blocking(fd, False)
     while data:
         remaining = deadline - time.monotonic()
@@ -206,7 +205,7 @@ class Session:
 
     # -- one exercise --------------------------------------------------------------------------------------
     def run(self, statements, requests, read, seconds=None):
-        """Execute `statements` [Statement] in a fresh child, then answer each ProbeRequest, one at a time;
+        """Execute `statements` [Statement] in a fresh child, then answer each wire.Probe, one at a time;
         `read(outdir, requests, ended)` turns the result folder into (results, log, timed_out) (results.py,
         which needs torch). Everything, retries included, within `seconds` of wall clock (default: the
         exercise's limit)."""
@@ -283,7 +282,7 @@ class Session:
         ended = None
         try:
             for request in requests:  # one at a time: the next only once the last one's result is stored
-                if not _write_line(write_end, request.to_json(), deadline):
+                if not _write_line(write_end, request, deadline):
                     break
                 ended = self._until(deadline, lambda m: wire.ResultReady.from_wire(m) is not None
                                     and m["token"] == request.token)

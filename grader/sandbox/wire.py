@@ -6,12 +6,15 @@ the zygote, the session servers, the trusted grading process) file descriptors t
 over the worker's stdin and stdout. Standard library only: the fork servers import this file flat
 (server.py, session_server.py), the grader as `grader.sandbox.wire`.
 
+The zygote (server.py) says Hello on its control socket once torch is imported, then answers Fork with Forked
+(the new process's pid) and AskEnded with WaitStatus; nothing else crosses that socket.
+
 A session (one submission) speaks these messages, in this order, for each run of a child:
 
     grader  -> session   RunJob       what to execute and how to confine it; the read end of a
                                       request pipe travels beside it
     session -> grader    Started      the child's pid
-    grader  -> child     a request    one line on the request pipe, the next only after ...
+    grader  -> child     Probe        one line on the request pipe, the next only after ...
     session -> grader    ResultReady  ... the child's result for it has been stored
     session -> grader    Ended        how the child ended, once everything it started is gone
 
@@ -98,11 +101,49 @@ class _Message:
 
     @classmethod
     def from_wire(cls, data):
+        """The message in `data` (a dict from `unframe`), or None when it is another kind or lacks a field."""
         if not isinstance(data, dict) or data.get("kind") != cls.__name__:
             return None
-        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+        try:
+            return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+        except TypeError:
+            return None
 
 
+# ---- the grader and its zygote (zygote.py, server.py) --------------------------------------------------------
+@dataclass
+class Hello(_Message):
+    """The zygote's first line: what it found the machine allows (probe.capabilities) and its Python's paths."""
+
+    caps: dict
+
+
+@dataclass
+class Fork(_Message):
+    """Fork a process from the clean zygote: "session" (a session server; its socket travels beside) or "grader"
+    (a trusted grading process; its socket and both ends of its control socket travel beside)."""
+
+    what: str
+
+
+@dataclass
+class Forked(_Message):
+    pid: int
+
+
+@dataclass
+class AskEnded(_Message):
+    """How did this session server of the zygote end?"""
+
+    pid: int
+
+
+@dataclass
+class WaitStatus(_Message):
+    status: object  # os.waitpid's status, or None when unknown
+
+
+# ---- the grader and a session server (session.py, session_server.py) -----------------------------------------
 @dataclass
 class RunJob(_Message):
     """Fork one child: execute `statements` [(label, source)], then answer requests one at a time."""
@@ -117,6 +158,17 @@ class RunJob(_Message):
     uid: object  # the sandbox's user id, or None
     stub: str  # a folder with the no-op posenc_selfcheck notebooks import
     policy: dict = field(default_factory=dict)  # policy.Policy as a dict
+
+
+@dataclass
+class Probe(_Message):
+    """One request to a child, on its request pipe: run `probe` on the learner's `exercise` with `params`; store
+    the result under `token` (an opaque name drawn for the run: never the check's key)."""
+
+    token: str
+    probe: str
+    params: dict
+    exercise: str
 
 
 @dataclass

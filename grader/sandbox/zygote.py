@@ -41,30 +41,31 @@ class ZygoteClient:
     def ready(self):
         """Its capabilities, once it has imported torch (waits for its hello the first time)."""
         if self.caps is None:
-            hello = self.channel.receive(time.monotonic() + 180)
-            if not hello or "hello" not in hello:
+            hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + 180))
+            if hello is None:
                 self.close()
                 raise SandboxError("the sandbox's fork server did not start")
-            self.caps = hello["hello"]
+            self.caps = hello.caps
         return self.caps
 
-    def _ask(self, command, fds, answer):
+    def _fork(self, what, fds):
+        """The pid of a `what` ("session" or "grader") the zygote forked, handed `fds`."""
         self.ready()
         try:
-            self.channel.send({"cmd": command}, fds=fds)
+            self.channel.send(wire.Fork(what), fds=fds)
         except OSError:
             raise SandboxError("the sandbox's fork server is gone") from None
-        reply = self.channel.receive(time.monotonic() + 30)
-        if not reply or answer not in reply:
+        forked = wire.Forked.from_wire(self.channel.receive(time.monotonic() + 30))
+        if forked is None:
             self.close()
-            raise SandboxError(f"the sandbox's fork server did not start a {command}")
-        return int(reply[answer])
+            raise SandboxError(f"the sandbox's fork server did not start a {what}")
+        return int(forked.pid)
 
     def fork_session(self):
         """(socket, pid) of a fresh session server, forked from the clean zygote."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            return ours, self._ask("session", [theirs.fileno()], "session")
+            return ours, self._fork("session", [theirs.fileno()])
         except SandboxError:
             ours.close()
             raise
@@ -77,11 +78,11 @@ class ZygoteClient:
     def how_it_ended(self, pid):
         """The wait status of a session server of this zygote that has ended, or None when unknown."""
         try:
-            self.channel.send({"cmd": "ended", "pid": int(pid)})
+            self.channel.send(wire.AskEnded(int(pid)))
         except OSError:
             return None
-        reply = self.channel.receive(time.monotonic() + 10)
-        return reply.get("ended") if isinstance(reply, dict) else None
+        reply = wire.WaitStatus.from_wire(self.channel.receive(time.monotonic() + 10))
+        return reply.status if reply else None
 
     def close(self):
         self.channel.sock.close()
@@ -131,7 +132,7 @@ class Zygote(ZygoteClient):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         zygote_end, grader_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            return ours, self._ask("grader", [theirs.fileno(), zygote_end.fileno(), grader_end.fileno()], "grader")
+            return ours, self._fork("grader", [theirs.fileno(), zygote_end.fileno(), grader_end.fileno()])
         except SandboxError:
             ours.close()
             raise

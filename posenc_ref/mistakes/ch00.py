@@ -1,6 +1,8 @@
 """Chapter 0 mistakes: scaled dot-product attention written the ways learners get it wrong.
 
-Only the implementations; each mistake's message is declared in grader/checks/ch00.py.
+Only the implementations; each mistake's message is declared in grader/checks/ch00.py. The mistakes here are
+the ones whose behaviour reaches further than the statements their declaration rewrites; the others are derived
+(grader/mistakes.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ def _attention(kind):
         work = torch.promote_types(q.dtype, torch.float32)
         q, k, v = q.to(work), k.to(work), v.to(work)
         d = q.shape[-1]
-        scale = {"no_scale": 1.0, "scale_by_d": 1.0 / d}.get(kind, 1.0 / math.sqrt(d))
+        scale = 1.0 / math.sqrt(d)
         scores = (q @ k.transpose(-2, -1)) * scale  # (..., Lq, Lk)
         if mask is not None and kind != "mask_after_softmax":
             if mask.dtype == torch.bool:
@@ -40,10 +42,10 @@ def _attention(kind):
 
 
 IMPLEMENTATIONS = {
-    "sdpa_no_scale": _attention("no_scale"),  # q·k not divided by sqrt(d)
-    "sdpa_scale_by_d": _attention("scale_by_d"),  # divided by d instead of sqrt(d)
     "sdpa_softmax_over_queries": _attention("softmax_over_queries"),  # softmax over dim=-2
     "sdpa_mask_inverted": _attention("mask_inverted"),  # bool mask True taken as "masked out"
-    "sdpa_mask_after_softmax": _attention("mask_after_softmax"),  # weights masked after the softmax
+    # weights masked after the softmax: a float mask too is added to the weights after it, where the declared
+    # statements move only the bool mask
+    "sdpa_mask_after_softmax": _attention("mask_after_softmax"),
 }
 

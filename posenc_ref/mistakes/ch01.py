@@ -1,6 +1,8 @@
 """Chapter 1 mistakes: the sinusoidal table built the ways learners (and tutorials) get it wrong.
 
-Only the implementations; each mistake's message is declared in grader/checks/ch01.py.
+Only the implementations; each mistake's message is declared in grader/checks/ch01.py. The mistakes here are
+the ones whose behaviour reaches further than the statements their declaration rewrites; the others are derived
+(grader/mistakes.py).
 """
 
 from __future__ import annotations
@@ -37,21 +39,13 @@ def _module(kind):
     return Wrong
 
 
-def _shift_backwards(k, d_model, base=10000.0):
-    return ref.shift_matrix(k, d_model, base).T
-
-
+# The declarations rewrite only the buffer the module registers; these make the table wrong in every row the
+# module adds, the rows it computes past max_len included.
 IMPLEMENTATIONS = {
     # sin and cos swapped: cos in the even columns, sin in the odd ones
-    "table_swapped": _table("swapped"),
     "module_swapped": _module("swapped"),
     # the exponent i/d instead of 2i/d
-    "table_i_over_d": _table("i_over_d"),
     "module_i_over_d": _module("i_over_d"),
     # all sines, then all cosines, instead of interleaved
-    "table_concatenated": _table("concatenated"),
     "module_concatenated": _module("concatenated"),
-    # the matrix that shifts by -k: the transpose of the one for +k
-    "shift_backwards": _shift_backwards,
 }
-

@@ -3,7 +3,9 @@
 Each is the smallest change to the reference that reproduces what learners (and the seed tutorials)
 write; the grader names the mistake when a learner's answer equals its answer.
 
-Only the implementations; each mistake's message is declared in grader/checks/ch03.py.
+Only the implementations; each mistake's message is declared in grader/checks/ch03.py. The mistakes here are
+the ones whose behaviour reaches further than the statements their declaration rewrites; the others are derived
+(grader/mistakes.py).
 """
 
 from __future__ import annotations
@@ -13,16 +15,6 @@ import math
 import torch
 
 from .. import ch03_relative as ref
-
-
-# ---- relative_positions --------------------------------------------------------------------------
-def _rel_sign_flipped(q_len, k_len, device=None):
-    return -ref.relative_positions(q_len, k_len, device=device)
-
-
-def _rel_start_aligned(q_len, k_len, device=None):
-    # queries placed at positions 0 .. q_len-1 instead of after the cached keys
-    return torch.arange(k_len, device=device)[None, :] - torch.arange(q_len, device=device)[:, None]
 
 
 # ---- Shaw attention (direct form; the efficient form gives the same numbers) -----------------------
@@ -59,58 +51,23 @@ _SHAW = {
 }
 
 
-# ---- RelativePositionBias ------------------------------------------------------------------------
-def _bias_module(sign=1, clip=0):
-    class Wrong(ref.RelativePositionBias):
-        def forward(self, q_len, k_len):
-            K = self.max_distance
-            rel = ref.relative_positions(q_len, k_len, device=self.bias.weight.device)
-            return self.bias((sign * rel).clamp(-(K - clip), K - clip) + K).permute(2, 0, 1).unsqueeze(0)
-
-    return Wrong
-
-
 # ---- t5_bucket -----------------------------------------------------------------------------------
-def _t5_causal_as_bidirectional(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    return ref.t5_bucket(relative_position, True, num_buckets, max_distance)
-
-
+# the input's sign flipped: the causal buckets are flipped too, not only the bidirectional offset the
+# declaration rewrites
 def _t5_sign_flipped(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
     return ref.t5_bucket(-relative_position, bidirectional, num_buckets, max_distance)
 
 
 # ---- ALiBi ---------------------------------------------------------------------------------------
 def _slopes_power_of_two_formula(num_heads, device=None):
-    # 2^(-8h/n) for every n, also when n is not a power of two
+    # 2^(-8h/n) for every n, also when n is not a power of two, computed as one float32 power: the declared
+    # `c = num_heads` gives (2^(-8/n))^h, which differs from it in the last bits
     return 2.0 ** (-8.0 * torch.arange(1, num_heads + 1, dtype=torch.float32, device=device) / num_heads)
 
 
-def _alibi_bias_power_of_two_formula(num_heads, q_len, k_len, device=None):
-    distance = ref.relative_positions(q_len, k_len, device=device).abs()
-    return -(_slopes_power_of_two_formula(num_heads, device)[:, None, None] * distance).unsqueeze(0)
-
-
-def _alibi_bias_key_position(num_heads, q_len, k_len, device=None):
-    # BLOOM's shortcut m * j: equal after a causal softmax, but not the bias -m|j - i|
-    j = torch.arange(k_len, device=device).expand(q_len, k_len)
-    return (ref.alibi_slopes(num_heads, device)[:, None, None] * j).unsqueeze(0)
-
-
-def _alibi_bias_positive(num_heads, q_len, k_len, device=None):
-    return -ref.alibi_bias(num_heads, q_len, k_len, device)
-
-
 IMPLEMENTATIONS = {
-    "rel_sign_flipped": _rel_sign_flipped,
-    "rel_start_aligned": _rel_start_aligned,
-    "bias_sign_flipped": _bias_module(sign=-1),  # indexed with i - j
-    "bias_clip_off_by_one": _bias_module(clip=1),  # clipped at ±(K - 1)
-    "t5_causal_as_bidirectional": _t5_causal_as_bidirectional,
     "t5_sign_flipped": _t5_sign_flipped,
     "alibi_slopes_power_of_two_formula": _slopes_power_of_two_formula,
-    "alibi_bias_power_of_two_formula": _alibi_bias_power_of_two_formula,
-    "alibi_bias_key_position": _alibi_bias_key_position,
-    "alibi_bias_positive": _alibi_bias_positive,
     **{f"{prefix}{kind}": impl for kind, impl in _SHAW.items() for prefix in ("shaw_", "shaw_direct_")},
 }
 

@@ -1,6 +1,8 @@
 """Chapter 4 mistakes: RoPE built the ways learners, tutorials and bug reports get it wrong.
 
-Only the implementations; each mistake's message is declared in grader/checks/ch04.py.
+Only the implementations; each mistake's message is declared in grader/checks/ch04.py. The mistakes here are
+the ones whose behaviour reaches further than the statements their declaration rewrites; the others are derived
+(grader/mistakes.py).
 """
 
 from __future__ import annotations
@@ -11,17 +13,7 @@ import torch.nn.functional as F
 from .. import ch04_rope as ref
 
 
-# ---- frequencies and tables -------------------------------------------------------------------
-def _inv_freq(kind):
-    def rope_inv_freq(head_dim, base=10000.0, device=None):
-        i = torch.arange(head_dim // 2, dtype=torch.float32, device=device)  # (d/2,)
-        if kind == "i_over_d":
-            return 1.0 / base ** (i / head_dim)
-        return base ** (2 * i / head_dim)  # "not_inverted"
-
-    return rope_inv_freq
-
-
+# ---- tables -----------------------------------------------------------------------------------
 def _cos_sin(kind):
     def rope_cos_sin(position_ids, head_dim, base=10000.0):
         step = 1.0 if kind == "i_over_d" else 2.0
@@ -91,10 +83,6 @@ def _interleaved(kind):
     return apply_rope_interleaved
 
 
-def _perm_inverse(head_dim):
-    return torch.argsort(ref.interleaved_to_half_perm(head_dim))
-
-
 # ---- the attention layer ----------------------------------------------------------------------
 def _attention(kind):
     """RoPEAttention with one mistake; everything else as in the reference."""
@@ -162,13 +150,6 @@ def _attention(kind):
 
 
 IMPLEMENTATIONS = {
-    "inv_freq_i_over_d": _inv_freq("i_over_d"),  # exponent i/d instead of 2i/d
-    "inv_freq_not_inverted": _inv_freq("not_inverted"),  # base^(2i/d), not its inverse
-    "cos_sin_interleaved": _cos_sin("interleaved"),  # tables of the interleaved layout
-    "cos_sin_i_over_d": _cos_sin("i_over_d"),
-    "rotate_half_sign": _rotate_half("sign"),  # cat(x2, -x1)
-    "rotate_half_no_minus": _rotate_half("no_minus"),  # cat(x2, x1)
-    "rotate_half_neighbours": _rotate_half("neighbours"),  # GPT-J's rotate_every_two
     "apply_sign": _apply("sign"),  # x * cos - rotate_half(x) * sin
     "apply_rotate_half_no_minus": _apply("rotate_half_no_minus"),
     "apply_rotate_half_neighbours": _apply("rotate_half_neighbours"),
@@ -177,7 +158,6 @@ IMPLEMENTATIONS = {
     "interleaved_layout_mix": _interleaved("layout_mix"),  # interleaved tables, rotate_half pairing
     "interleaved_conjugate": _interleaved("conjugate"),  # e^(-i p theta)
     "interleaved_i_over_d": _interleaved("i_over_d"),
-    "perm_inverse": _perm_inverse,  # half to interleaved
     "attn_layout_mix": _attention("layout_mix"),
     "attn_sign": _attention("sign"),
     "attn_i_over_d": _attention("i_over_d"),

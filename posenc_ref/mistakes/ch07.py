@@ -1,7 +1,8 @@
-"""Chapter 7 mistakes, by hand: position schemes wired into attention and into the decoder the wrong way.
+"""Chapter 7 mistakes, by hand: position schemes wired into attention the wrong way.
 
-IMPLEMENTATIONS maps each mistake's name to its wrong implementation; its exercise and message are declared in
-grader/checks/ch07.py.
+The mistakes here are the ones whose behaviour reaches further than the statements their declaration
+(grader/checks/ch07.py) rewrites; the others, the decoder's among them, are derived from those statements
+(grader/mistakes.py).
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 
 from .. import ch07_train_short_test_long as ref
 
@@ -49,20 +49,12 @@ def _attention(kind):
             if kind == "cache_unrotated":  # every key rotated again at each call; the cache keeps them raw
                 k = self.scheme.rotate(k, k_positions)
             bias = self.scheme.bias(position_ids, k_positions)
-            if kind == "bias_swapped":  # bias(k_positions, position_ids): (H, K, L) where (H, L, K) belongs
-                bias = self.scheme.bias(k_positions, position_ids)
             diagonal = 0 if kind == "top_left_causal" else k_len - seq
             allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(diagonal)
             if kind == "causal_flipped":  # the keys after the query instead of those before it
                 allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).triu(diagonal)
             if not causal or (kind == "no_causal_with_bias" and bias is not None):
                 allowed = torch.ones_like(allowed)
-            if kind in ("bias_not_cast", "bias_swapped") and bias is not None:  # SDPA's path, as the solution's
-                if kind == "bias_swapped":  # (so that a cache raises the very error the solution would raise)
-                    bias = bias.to(q.dtype)
-                mask = bias.masked_fill(~allowed, float("-inf"))  # bias_not_cast: float32 on bfloat16 q
-                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-                return self.o_proj(out.transpose(1, 2).reshape(batch, seq, self.d_model)), (cached, v)
             scale = self.head_dim if kind == "scale_by_d" else math.sqrt(self.head_dim)
             scores = q @ k.transpose(-2, -1) / scale  # (B, H, L, K)
             if bias is not None and kind == "bias_before_scale":
@@ -84,65 +76,14 @@ def _attention(kind):
     return Wrong
 
 
-# ---- the decoder ------------------------------------------------------------------------------
-def _block(layer, h, position_ids, causal, cache, kind):
-    """DecoderBlock's forward, or one of its mistakes: post-norm, or the attention's residual missing."""
-    if kind == "post_norm":  # h <- LN(h + Attn(h)), h <- LN(h + MLP(h))
-        attended, cache = layer.attn(h, position_ids, causal, cache)
-        h = layer.attn_norm(h + attended)
-        return layer.mlp_norm(h + layer.mlp(h)), cache
-    attended, cache = layer.attn(layer.attn_norm(h), position_ids, causal, cache)
-    h = attended if kind == "no_attention_residual" else h + attended
-    return h + layer.mlp(layer.mlp_norm(h)), cache
-
-
-def _decoder(kind):
-    """TinyDecoder with one mistake in how positions, the norm, the embedding scale or the blocks are wired."""
-
-    class Wrong(ref.TinyDecoder):
-        def forward(self, tokens, kv_caches=None):
-            batch, seq = tokens.shape
-            past = 0 if kv_caches is None or kind == "no_decode_offset" else kv_caches[0][0].shape[2]
-            first = past + 1 if kind == "one_based_positions" else past
-            position_ids = torch.arange(first, first + seq, device=tokens.device)
-            h = self.embed_tokens(tokens)
-            if kind not in ("no_embed_scale", "embed_scale_after_table"):
-                h = h * math.sqrt(self.embed_tokens.embedding_dim)
-            if kind != "embed_after_first_layer":
-                h = self.scheme.embed(h, position_ids)
-            if kind == "embed_scale_after_table":  # sqrt(d) (E[t] + PE[p]): the table scaled with the tokens
-                h = h * math.sqrt(self.embed_tokens.embedding_dim)
-            caches = []
-            for n, layer in enumerate(self.layers):
-                if kind == "embed_every_layer" and n > 0:
-                    h = self.scheme.embed(h, position_ids)
-                cache = None if kv_caches is None else kv_caches[n]
-                causal = True if kind == "ignores_causal" else self.causal
-                h, cache = _block(layer, h, position_ids, causal, cache, kind)
-                if kind == "embed_after_first_layer" and n == 0:
-                    h = self.scheme.embed(h, position_ids)
-                caches.append(cache)
-            if kind != "no_final_norm":
-                h = self.norm(h)
-            return h @ self.embed_tokens.weight.T, caches
-
-    return Wrong
-
-
-# a mistake's name: scheme_ or decoder_, then the one slip that _attention(kind) / _decoder(kind) make
+# a mistake's name: scheme_, then the one slip that _attention(kind) makes
 _ATTENTION_KINDS = (
     "bias_after_softmax", "bias_before_scale", "no_causal_with_bias", "no_decode_offset", "rotates_v",
     "k_not_rotated", "cache_unrotated", "top_left_causal", "embeds_inside", "causal_flipped", "scale_by_d",
-    "merge_no_transpose", "split_wrong_order", "bias_negated", "bias_swapped", "bias_ignored",
-    "cache_rotated_again", "bias_not_cast",
-)
-_DECODER_KINDS = (
-    "embed_every_layer", "embed_after_first_layer", "no_decode_offset", "no_final_norm", "no_embed_scale",
-    "one_based_positions", "embed_scale_after_table", "post_norm", "no_attention_residual", "ignores_causal",
+    "merge_no_transpose", "split_wrong_order", "bias_negated", "bias_ignored", "cache_rotated_again",
 )
 
 IMPLEMENTATIONS = {
     **{f"scheme_{kind}": _attention(kind) for kind in _ATTENTION_KINDS},
-    **{f"decoder_{kind}": _decoder(kind) for kind in _DECODER_KINDS},
 }
 
