@@ -29,9 +29,10 @@ import ast
 import re
 from pathlib import Path
 
+from .statements import KEY, statement
+
 ROOT = Path(__file__).resolve().parent.parent
 SELFCHECK = re.compile(r"""^check\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""", re.M)
-KEY = re.compile(r"`([^`]+)`")
 PRACTITIONER = "# practitioner-style:"  # the comment that marks an example written as libraries write it
 # a mask made of ones, triangular: it must say dtype=torch.bool, or SDPA adds it to the scores (masks nothing)
 FLOAT_MASK = re.compile(r"ones(_like)?\((?:(?!dtype=torch\.bool)[^()]|\([^()]*\))*\)\s*\.\s*(tril|triu)")
@@ -76,25 +77,52 @@ def _defined(folder, marked=None):
     return names
 
 
-def _solution_tree(path, name):
-    """The AST of `name`'s definition in a chapter source (None if it has none)."""
-    for node in ast.parse(Path(path).read_text()).body:
+def _solution(path, name):
+    """(the source of `name`'s definition in a chapter source, its AST), or (None, None) if it has none."""
+    text = Path(path).read_text()
+    for node in ast.parse(text).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
-            return node
-    return None
+            source = "\n".join(text.splitlines()[node.lineno - 1:node.end_lineno])
+            return source, ast.parse(source)
+    return None, None
 
 
-def _runs(tree, code):
-    """How many runs of consecutive statements of `tree` are `code` (one statement, or several: `a; b`)."""
-    want = [ast.unparse(s) for s in ast.parse(code).body]
-    count = 0
-    for node in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list):
-                count += sum([ast.unparse(s) for s in block[i: i + len(want)]] == want
-                             for i in range(len(block) - len(want) + 1))
-    return count
+def _one_run(tree, code):
+    """(the run of statements of `tree` that `code` is, the nodes around it), or None unless there is exactly one."""
+    try:
+        return statement(tree, code)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _stub_hint(source):
+    """The `# Hint` blocks of a solution (what the student notebook keeps of it), as one text."""
+    out, inside = [], False
+    for line in source.splitlines():
+        text = line.strip()
+        inside = text.startswith("# Hint") or (inside and text.startswith("#"))
+        if inside:
+            out.append(text.lstrip("#").strip())
+    return " ".join(out)
+
+
+def _context_problems(where, levels, source, key, chain):
+    """A key line pasted into the stub must run: every `if` it sits under is written (in backticks) and every local
+    name it uses is named by the stub's `# Hint` block or an earlier level."""
+    said = " ".join(levels[:-1]) + " " + _stub_hint(source)
+    spans = {ast.unparse(ast.parse(s)) for s in KEY.findall(said) if _parses(s)}
+    out = [f"{where}: its key line holds only when `{ast.unparse(node.test)}`, which no earlier level writes"
+           for node in chain if isinstance(node, ast.If) and ast.unparse(node.test) not in spans]
+    function = next((n for n in reversed(chain) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if function is None:
+        return out
+    arguments = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    local = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local |= {n.name for n in ast.walk(function) if isinstance(n, ast.FunctionDef) and n is not function}
+    used = {n.id for n in ast.walk(ast.parse(key)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    out += [f"{where}: its key line uses `{word}`, which exists only in the solution: name it in the stub's hint "
+            "or an earlier level" for word in sorted((used & local) - arguments) if not re.search(rf"\b{word}\b", said)]
+    return out
 
 
 def _parses(code):
@@ -118,7 +146,7 @@ def text_problems(where, text):
     return out
 
 
-def _ladder_problems(exercise, levels, source, where, at_most=None):
+def _ladder_problems(exercise, levels, source_path, where, at_most=None):
     """What is wrong with a ladder of hints (an exercise's, or a mistake's with `at_most=3` levels), if anything."""
     if levels is None:
         return [f"no hint ladder: {where}, three levels or more, from the idea to its key line"]
@@ -132,11 +160,16 @@ def _ladder_problems(exercise, levels, source, where, at_most=None):
     if texts:
         return texts
     key = KEY.findall(levels[-1])[-1] if KEY.findall(levels[-1]) else ""
-    tree = _solution_tree(source, exercise)
-    if not key or not _parses(key) or tree is None or _runs(tree, key) != 1:
+    source, tree = _solution(source_path, exercise)
+    found = _one_run(tree, key) if key and tree is not None else None
+    if found is None:
         return [f"the key line `{key}` of {where} is not one run of statements of its solution in "
-                f"chapters/{source.name}"]
-    return []
+                f"chapters/{source_path.name}"]
+    solution_lines = [line for line in (" ".join(raw.split("  #")[0].split()) for raw in source.splitlines())
+                      if len(line) >= 12 and not line.startswith(("#", '"', "'"))]
+    if any(line in " ".join(levels[0].split()) for line in solution_lines):
+        return [f"level 1 of {where} writes a line of the solution: level 1 is the idea"]
+    return _context_problems(where, levels, source, key, found[1])
 
 
 def _mistake_problems(name, mistake, source, registry):
@@ -146,10 +179,10 @@ def _mistake_problems(name, mistake, source, registry):
     out += text_problems(f"the message of {where}", mistake.message)
     if not _parses(mistake.wrong):
         out.append(f"the `wrong` form of {where} is not Python")
-    tree = _solution_tree(source, mistake.exercise)
-    for statement, mistaken in mistake.also.items():
-        if not (_parses(statement) and _parses(mistaken)) or tree is None or _runs(tree, statement) != 1:
-            out.append(f"`{statement}` in `also` of {where} is not one statement of the solution (or a form is "
+    _, tree = _solution(source, mistake.exercise)
+    for other, mistaken in mistake.also.items():
+        if not _parses(mistaken) or tree is None or _one_run(tree, other) is None:
+            out.append(f"`{other}` in `also` of {where} is not one statement of the solution (or a form is "
                        "not Python)")
     return out
 

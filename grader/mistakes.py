@@ -13,15 +13,13 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-import re
 from dataclasses import dataclass
 
 import posenc_ref
 from posenc_ref.mistakes import IMPLEMENTATIONS
 
 from .checks import mistakes as declared
-
-KEY = re.compile(r"`([^`]+)`")
+from .statements import key_line, rewritten, statement
 
 
 @dataclass(frozen=True)
@@ -30,47 +28,6 @@ class Known:
     message: str  # what the learner reads
     impl: object  # a function or class with the exercise's signature
     by_hand: bool  # written in posenc_ref/mistakes/ (else: the solution with the mistake's statements rewritten)
-
-
-def key_line(levels):
-    """The code of a ladder's last level, `key line: `...``."""
-    return KEY.findall(levels[-1])[-1]
-
-
-def statement(tree, key):
-    """The run of statements of `tree` whose code is `key` (one statement, or adjacent ones written `a; b`), with
-    the chain of nodes around it (outermost first). Raises ValueError unless there is exactly one such run."""
-    want = [ast.unparse(s) for s in ast.parse(key).body]
-    found = []
-
-    def walk(node, chain):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if not isinstance(block, list):
-                continue
-            for i in range(len(block) - len(want) + 1):
-                run = block[i: i + len(want)]
-                if all(isinstance(s, ast.stmt) for s in run) and [ast.unparse(s) for s in run] == want:
-                    module = ast.Module(body=run, type_ignores=[])
-                    module.lineno, module.end_lineno = run[0].lineno, run[-1].end_lineno
-                    found.append((module, chain + [node]))
-        for child in ast.iter_child_nodes(node):
-            walk(child, chain + [node])
-
-    walk(tree, [])
-    if len(found) != 1:
-        raise ValueError(f"`{key}` is {len(found)} runs of statements of the solution, not one")
-    return found[0]
-
-
-def rewritten(source, edits):
-    """`source` with each (statement node, its mistaken form: one or more lines) put in place of the node."""
-    lines = source.splitlines()
-    for node, mistaken in sorted(edits, key=lambda edit: edit[0].lineno, reverse=True):
-        first = lines[node.lineno - 1]
-        indent = first[: len(first) - len(first.lstrip())]
-        lines[node.lineno - 1: node.end_lineno] = [indent + line for line in mistaken.splitlines()]
-    return "\n".join(lines)
 
 
 def edits(source, mistake):

@@ -54,6 +54,32 @@ def test_a_ladder_too_short_or_without_its_solution_s_key_line_is_reported(decla
     assert len(found) == 1 and words in found[0], found
 
 
+PE_LINE = "pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)"
+
+
+@pytest.mark.parametrize("ladder, words", [
+    # pasted into the stub, `pe` is a name the learner never heard of
+    (["the idea", "where to look", f"key line: `{PE_LINE}`"], "its key line uses `pe`, which exists only in the "
+                                                              "solution"),
+    # the statement holds only under a condition no level writes
+    (["the idea", "where to look", "key line: `raise ValueError(f'seq_len must be positive, got seq_len={seq_len}')`"],
+     "its key line holds only when `seq_len <= 0`"),
+    # level 1 is the idea, not a line of the solution, backticks or not
+    (["write angles = torch.outer(positions, inv_freq) first", "where", f"key line: `{PE_LINE}`"],
+     "writes a line of the solution"),
+])
+def test_a_key_line_that_would_not_run_where_a_learner_pastes_it_is_reported(declared, ladder, words):
+    declared["HINTS"]["ch01"]["sinusoidal_table"] = ladder
+    found = [w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"]
+    assert len(found) == 1 and words in found[0], found
+
+
+def test_the_same_ladder_naming_its_names_passes(declared):
+    declared["HINTS"]["ch01"]["sinusoidal_table"] = ["the idea", "write into the table `pe` the sines of the "
+                                                                  "angles", f"key line: `{PE_LINE}`"]
+    assert [w for e, w in reported([CHAPTER1]) if e == "sinusoidal_table"] == []
+
+
 @pytest.mark.parametrize("change, words", [
     ({"hints": ()}, "0 hint levels in MISTAKES['table_swapped'] in grader/checks/ch01.py: 3"),
     ({"hints": ("idea", "where", "more", "key line: `x = 1`")}, "4 hint levels"),

@@ -13,12 +13,13 @@ import torch
 import posenc_ref
 from grader import authoring
 from grader.checks import all_checks, exercises
-from grader.mistakes import MISTAKES, rewritten, statement
+from grader.mistakes import MISTAKES
+from grader.statements import rewritten, statement
 from posenc_selfcheck import SelfCheckFailed, check, forget_attempts
 from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
 from tests.conftest import ROOT
 
-CODE = re.compile(r"`([^`]+)`")
+CODE = authoring.KEY
 
 
 def _code(line):
@@ -224,36 +225,14 @@ def test_a_key_of_several_statements_is_one_run_of_consecutive_statements():
             statement(tree, apart)
 
 
-def _stub_hint(source):
-    """The `# Hint` blocks of the solution (what the student notebook keeps of it), as one text."""
-    out, inside = [], False
-    for line in source.splitlines():
-        text = line.strip()
-        inside = text.startswith("# Hint") or (inside and text.startswith("#"))
-        if inside:
-            out.append(text.lstrip("#").strip())
-    return " ".join(out)
-
-
 def _in_context(name, exercise, levels):
     """The key line is one statement of the solution, and every condition it sits under and every local name it
-    uses is named by the stub's hint or an earlier level: pasted into the stub, it runs. Returns (source, the
-    statement)."""
+    uses is named by the stub's hint or an earlier level (the build's rule, grader/authoring.py, here on the
+    reference module's source): pasted into the stub, it runs. Returns (source, the statement)."""
     key = CODE.findall(levels[-1])[-1]
     source = inspect.getsource(getattr(posenc_ref, exercise))
     run, chain = statement(ast.parse(source), key)
-    said = " ".join(levels[:-1]) + " " + _stub_hint(source)
-    spans = {ast.unparse(ast.parse(s)) for s in CODE.findall(said) if _parses(s)}
-    for node in chain:
-        if isinstance(node, ast.If):
-            assert ast.unparse(node.test) in spans, f"{name}: the key line holds only when `{ast.unparse(node.test)}`"
-    function = next(n for n in reversed(chain) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    arguments = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    local = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    local |= {n.name for n in ast.walk(function) if isinstance(n, ast.FunctionDef) and n is not function}
-    used = {n.id for n in ast.walk(ast.parse(key)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    for word in sorted((used & local) - arguments):
-        assert re.search(rf"\b{word}\b", said), f"{name}: `{word}` exists only in the solution"
+    assert authoring._context_problems(name, levels, source, key, chain) == []
     return source, run
 
 
@@ -304,14 +283,6 @@ def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
         assert mistake.message not in alone, f"{name}: the key line's wrong form alone makes the mistake"
         others = _report(name, mistake.exercise, obj.__module__, rewritten(source, edits[1:]))
         assert mistake.message not in others, f"{name}: the other statements alone make the mistake"
-
-
-def _parses(span):
-    try:
-        ast.parse(span)
-        return True
-    except SyntaxError:
-        return False
 
 
 def test_the_ladder_follows_the_diagnosis_and_only_a_changed_answer_advances():

@@ -410,6 +410,27 @@ SHAW_CAUSAL_FLIPPED = dict(
     wrong="scores = scores.masked_fill(rel < 0, float(\"-inf\"))",
 )
 
+# messages that more than one mistake shows (the same slip in two exercises)
+_SHAW_SIGN_FLIPPED_MESSAGE = (
+    "the relative distance has the wrong sign: the tables are indexed with i − j. Shaw et al. use clip(j − i, "
+    "−K, K) + K (key position minus query position), so a key one step before the query reads row K − 1"
+)
+_SHAW_CLIP_OFF_BY_ONE_MESSAGE = (
+    "distances are clipped at ±(K − 1), so rows 0 and 2K of the tables are never read: clip j − i to [−K, K] (2K "
+    "+ 1 rows), then add K"
+)
+_SHAW_UNSCALED_MESSAGE = (
+    "the relative logit q·a^K is not divided by sqrt(d): in e_ij = q_i·(k_j + a^K_ij) / sqrt(d) both terms are "
+    "scaled"
+)
+_SHAW_VALUE_IGNORED_MESSAGE = (
+    "the value table is ignored: the output is sum_j alpha_ij (v_j + a^V_ij), not just attn @ v"
+)
+_SHAW_CAUSAL_FLIPPED_MESSAGE = (
+    "the causal mask points the wrong way: it hides the keys before the query and keeps those after it. Mask the "
+    "keys with j − i > 0 (relative_positions > 0)"
+)
+
 # ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
 # misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
 # `also`: the other statements it rewrites). Its implementation is the solution with those statements
@@ -443,8 +464,7 @@ MISTAKES = {
     # shaw_attention_direct
     "shaw_direct_sign_flipped": Mistake(
         "shaw_attention_direct",
-        "the relative distance has the wrong sign: the tables are indexed with i − j. Shaw et al. use clip(j − i, "
-        "−K, K) + K (key position minus query position), so a key one step before the query reads row K − 1",
+        _SHAW_SIGN_FLIPPED_MESSAGE,
         hints=(
             "the tables are indexed by the key's position minus the query's, j - i: a key one step before the query "
             "reads row K - 1, one step after it row K + 1.",
@@ -456,8 +476,7 @@ MISTAKES = {
     ),
     "shaw_direct_clip_off_by_one": Mistake(
         "shaw_attention_direct",
-        "distances are clipped at ±(K − 1), so rows 0 and 2K of the tables are never read: clip j − i to [−K, K] (2K "
-        "+ 1 rows), then add K",
+        _SHAW_CLIP_OFF_BY_ONE_MESSAGE,
         hints=(
             "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 and "
             "2K serve every key K or more steps away.",
@@ -469,8 +488,7 @@ MISTAKES = {
     ),
     "shaw_direct_unscaled": Mistake(
         "shaw_attention_direct",
-        "the relative logit q·a^K is not divided by sqrt(d): in e_ij = q_i·(k_j + a^K_ij) / sqrt(d) both terms are "
-        "scaled",
+        _SHAW_UNSCALED_MESSAGE,
         hints=(
             "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
             "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
@@ -483,7 +501,7 @@ MISTAKES = {
     ),
     "shaw_direct_value_ignored": Mistake(
         "shaw_attention_direct",
-        "the value table is ignored: the output is sum_j alpha_ij (v_j + a^V_ij), not just attn @ v",
+        _SHAW_VALUE_IGNORED_MESSAGE,
         hints=(
             "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
             "key's weight also takes the value row of its distance.",
@@ -495,15 +513,13 @@ MISTAKES = {
     ),
     "shaw_direct_causal_flipped": Mistake(
         "shaw_attention_direct",
-        "the causal mask points the wrong way: it hides the keys before the query and keeps those after it. Mask the "
-        "keys with j − i > 0 (relative_positions > 0)",
+        _SHAW_CAUSAL_FLIPPED_MESSAGE,
         **SHAW_CAUSAL_FLIPPED,
     ),
     # shaw_attention
     "shaw_sign_flipped": Mistake(
         "shaw_attention",
-        "the relative distance has the wrong sign: the tables are indexed with i − j. Shaw et al. use clip(j − i, "
-        "−K, K) + K (key position minus query position), so a key one step before the query reads row K − 1",
+        _SHAW_SIGN_FLIPPED_MESSAGE,
         hints=(
             "the tables are indexed by the key's position minus the query's, j - i: a key one step before the query "
             "reads row K - 1, one step after it row K + 1.",
@@ -518,8 +534,7 @@ MISTAKES = {
     ),
     "shaw_clip_off_by_one": Mistake(
         "shaw_attention",
-        "distances are clipped at ±(K − 1), so rows 0 and 2K of the tables are never read: clip j − i to [−K, K] (2K "
-        "+ 1 rows), then add K",
+        _SHAW_CLIP_OFF_BY_ONE_MESSAGE,
         hints=(
             "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 and "
             "2K serve every key K or more steps away.",
@@ -533,8 +548,7 @@ MISTAKES = {
     ),
     "shaw_unscaled": Mistake(
         "shaw_attention",
-        "the relative logit q·a^K is not divided by sqrt(d): in e_ij = q_i·(k_j + a^K_ij) / sqrt(d) both terms are "
-        "scaled",
+        _SHAW_UNSCALED_MESSAGE,
         hints=(
             "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
             "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
@@ -546,7 +560,7 @@ MISTAKES = {
     ),
     "shaw_value_ignored": Mistake(
         "shaw_attention",
-        "the value table is ignored: the output is sum_j alpha_ij (v_j + a^V_ij), not just attn @ v",
+        _SHAW_VALUE_IGNORED_MESSAGE,
         hints=(
             "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
             "key's weight also takes the value row of its distance.",
@@ -558,8 +572,7 @@ MISTAKES = {
     ),
     "shaw_causal_flipped": Mistake(
         "shaw_attention",
-        "the causal mask points the wrong way: it hides the keys before the query and keeps those after it. Mask the "
-        "keys with j − i > 0 (relative_positions > 0)",
+        _SHAW_CAUSAL_FLIPPED_MESSAGE,
         **SHAW_CAUSAL_FLIPPED,
     ),
     # RelativePositionBias

@@ -441,6 +441,15 @@ HINTS = {
     ),
 }
 
+# messages that more than one mistake shows (the same slip in two exercises)
+_FREQ_I_OVER_D_MESSAGE = (
+    "the exponent is i/d; it should be 2i/d (theta_i = base^(-2i/d), from torch.arange(0, d, 2) / d)"
+)
+_SIGN_MESSAGE = (
+    "rotate_half has its minus sign on the wrong half: it must be cat(-x2, x1). Yours turns every plane the "
+    "other way (-m·theta): still relative, but not the convention of the checkpoints"
+)
+
 # ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
 # misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
 # `also`: the other statements it rewrites). Its implementation is the solution with those statements
@@ -449,7 +458,7 @@ MISTAKES = {
     # rope_inv_freq
     "inv_freq_i_over_d": Mistake(
         "rope_inv_freq",
-        "the exponent is i/d; it should be 2i/d (theta_i = base^(-2i/d), from torch.arange(0, d, 2) / d)",
+        _FREQ_I_OVER_D_MESSAGE,
         hints=(
             "plane i uses the exponent 2i/d, with 2i the index of its first coordinate, so the slowest plane turns "
             "at nearly 1/base, not 1/sqrt(base).",
@@ -485,7 +494,7 @@ MISTAKES = {
     ),
     "cos_sin_i_over_d": Mistake(
         "rope_cos_sin",
-        "the exponent is i/d; it should be 2i/d (theta_i = base^(-2i/d), from torch.arange(0, d, 2) / d)",
+        _FREQ_I_OVER_D_MESSAGE,
         hints=(
             "plane i turns at base^(-2i/d): the exponent counts the index 2i of the plane's first coordinate, so the "
             "slowest plane reaches nearly 1/base, not 1/sqrt(base).",
@@ -499,8 +508,7 @@ MISTAKES = {
     # rotate_half
     "rotate_half_sign": Mistake(
         "rotate_half",
-        "rotate_half has its minus sign on the wrong half: it must be cat(-x2, x1). Yours turns every plane the "
-        "other way (-m·theta): still relative, but not the convention of the checkpoints",
+        _SIGN_MESSAGE,
         hints=(
             "rotate_half turns each plane (x1, x2) by +90 degrees: the pair becomes (-x2, x1), the minus on the half "
             "that moves to the front.",
@@ -640,7 +648,7 @@ MISTAKES = {
     ),
     "interleaved_i_over_d": Mistake(
         "apply_rope_interleaved",
-        "the exponent is i/d; it should be 2i/d (theta_i = base^(-2i/d), from torch.arange(0, d, 2) / d)",
+        _FREQ_I_OVER_D_MESSAGE,
         hints=(
             "plane i turns at base^(-2i/d): the exponent counts the index 2i of the plane's first coordinate, so the "
             "slowest plane reaches nearly 1/base, not 1/sqrt(base).",
@@ -683,8 +691,7 @@ MISTAKES = {
     ),
     "attn_sign": Mistake(
         "RoPEAttention",
-        "rotate_half has its minus sign on the wrong half: it must be cat(-x2, x1). Yours turns every plane the "
-        "other way (-m·theta): still relative, but not the convention of the checkpoints",
+        _SIGN_MESSAGE,
         hints=(
             "RoPE turns every plane forwards, by +m·theta: x·cos + rotate_half(x)·sin with rotate_half(x) = "
             "(-x2, x1). A minus in the wrong place turns it backwards.",
