@@ -6,7 +6,7 @@ names leaves the learner's first feedback, the self-check, silent about it."""
 
 import pytest
 
-from grader.checks import all_checks
+from grader.checks import all_checks, chapter_of
 from grader.grading import judge
 from grader.mistakes import MISTAKES
 from posenc_selfcheck import FAILED, public_checks
@@ -53,7 +53,7 @@ def selfcheck_names():
 
 
 def test_every_chapter_has_mistakes_and_each_is_named_by_a_check_of_its_exercise(grader_names):
-    chapters = {m.impl.__module__.rsplit(".", 1)[-1] for m in MISTAKES.values()}
+    chapters = {chapter_of()[m.exercise] for m in MISTAKES.values()}
     assert chapters == {f"ch0{n}" for n in range(9)}
     assert sorted(set(MISTAKES) - set(grader_names)) == []
     for name, key in grader_names.items():

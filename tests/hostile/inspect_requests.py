@@ -1,5 +1,5 @@
-"""Look for the grader's requests from inside a public check: every dict on the heap or the stack that looks
-like a probe request, and whatever is waiting on any readable file descriptor (the request pipe). Report it
+"""Look for the grader's requests from inside a public check: every dict or object on the heap or the stack
+that looks like a probe request (it has params), and whatever is waiting on any readable file descriptor (the request pipe). Report it
 all in an exception, whose text a public check shows at once. Stopped by one request at a time (the next is
 written only after this one's answer is stored) and by separate children for public and hidden checks."""
 import gc
@@ -10,16 +10,25 @@ import sys
 from torch import nn
 
 
+def _params(value):
+    """The params of a request-like value (a dict with the key, or an object with the attribute), else None."""
+    try:
+        params = value.get("params") if isinstance(value, dict) else vars(value).get("params")
+    except TypeError:  # no __dict__
+        return None
+    return params if isinstance(params, dict) else None
+
+
 def _found():
     seen = []
     for obj in gc.get_objects():
-        if isinstance(obj, dict) and "params" in obj:
-            seen.append(json.dumps(obj.get("params"), sort_keys=True, default=str)[:600])
+        if _params(obj) is not None:
+            seen.append(json.dumps(_params(obj), sort_keys=True, default=str)[:600])
     frame = sys._getframe()
     while frame is not None:
         for value in list(frame.f_locals.values()):
-            if isinstance(value, dict) and "params" in value:
-                seen.append(json.dumps(value.get("params"), sort_keys=True, default=str)[:600])
+            if _params(value) is not None:
+                seen.append(json.dumps(_params(value), sort_keys=True, default=str)[:600])
         frame = frame.f_back
     for fd in range(3, 64):
         try:
