@@ -7,11 +7,18 @@ source "$(dirname "$0")/env.sh"
 cd "$ROOT"
 bash scripts/setup.sh
 TARGETS=(tests solutions)
+# the whole suite runs on one pytest-xdist worker per core, at most 4 (each starts a zygote that imports torch:
+# about 1 GB a worker), a test file per worker at a time; POSENC_TEST_WORKERS=1 runs it in one process
+CORES="$(nproc 2>/dev/null || echo 1)"
+WORKERS="${POSENC_TEST_WORKERS:-$(( CORES < 4 ? CORES : 4 ))}"
 for arg in "$@"; do
     case "$arg" in
+        -n|--numprocesses|--numprocesses=*|-n[0-9]*|-pno:xdist|no:xdist) WORKERS=1 ;;  # the caller decides
         -*) ;;
-        *) [ ! -e "${arg%%::*}" ] || TARGETS=() ;;
+        *) [ ! -e "${arg%%::*}" ] || { TARGETS=(); WORKERS=1; } ;;
     esac
 done
-say "running the tests with $PY"
-"$PY" -m pytest ${TARGETS[@]+"${TARGETS[@]}"} --nbval-lax -q "$@"
+PARALLEL=()
+[ "$WORKERS" -le 1 ] || PARALLEL=(-n "$WORKERS" --dist loadfile)
+say "running the tests with $PY${PARALLEL[*]:+ on $WORKERS workers}"
+"$PY" -m pytest ${TARGETS[@]+"${TARGETS[@]}"} ${PARALLEL[@]+"${PARALLEL[@]}"} --nbval-lax -q "$@"
