@@ -177,6 +177,20 @@ def type_into(page, cell, source):
     page.keyboard.insert_text(source)
 
 
+def run_all_above(page, cell):
+    """Run > Run All Above Selected Cell, then wait until the import of the self-check has run (its prompt has a
+    number): typing into the exercise before that raced the kernel, and the self-check found no `check`."""
+    cell.locator(".cm-content").click()
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item", has_text="Run All Above Selected Cell").first.click()
+    setup = code_cell(page, "from posenc_selfcheck import check")
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not re.search(r"\[\d+\]", setup.locator(".jp-InputPrompt").first.inner_text()):
+        if time.monotonic() > deadline:
+            raise AssertionError("the cells above the exercise did not run")
+        time.sleep(0.2)
+
+
 def run_selected_and_next(page):
     """Shift+Enter twice: the selected cell (the exercise) and the one below it (its self-check)."""
     page.keyboard.press("Shift+Enter")
@@ -206,10 +220,7 @@ def wait_for_output(cell, pattern, timeout_s=60):
 def test_a_learner_works_an_exercise_in_jupyterlab(page, capsys):
     exercise = code_cell(page, "def sinusoidal_table")
     selfcheck = code_cell(page, 'check("sinusoidal_table"')
-    # the imports above the exercise first (Run > Run All Above Selected Cell)
-    exercise.locator(".cm-content").click()
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator(".lm-Menu-item", has_text="Run All Above Selected Cell").first.click()
+    run_all_above(page, exercise)  # the imports above the exercise first
 
     type_into(page, exercise, wrong_answer())
     run_selected_and_next(page)
@@ -286,15 +297,15 @@ def test_a_chinese_notebook_gets_a_chinese_diagnosis(lab, page):
         # a workspace of its own: only this notebook open (the default one restores the English notebook)
         zh.goto(f"{base}/lab/workspaces/zh/tree/zh/01_sinusoidal.ipynb?token={token}")
         zh.locator(".jp-Notebook .jp-Cell").first.wait_for()
-        zh.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
         from playwright.sync_api import expect
 
+        expect(zh.locator(".jp-Notebook-toolbarKernelName, .jp-KernelName").first).to_contain_text(
+            "posenc-course", timeout=TIMEOUT_MS)
+        zh.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
         expect(zh.locator(".jp-Notebook .jp-MarkdownOutput").first).to_contain_text("正弦位置编码")
         exercise = code_cell(zh, "def sinusoidal_table")
         selfcheck = code_cell(zh, 'check("sinusoidal_table"')
-        exercise.locator(".cm-content").click()
-        zh.locator(".lm-MenuBar-item", has_text="Run").first.click()
-        zh.locator(".lm-Menu-item", has_text="Run All Above Selected Cell").first.click()
+        run_all_above(zh, exercise)
         type_into(zh, exercise, wrong_answer())
         run_selected_and_next(zh)
         text = wait_for_output(selfcheck, r"项检查中有 \d+ 项未通过")
