@@ -40,18 +40,22 @@ FLOAT_MASK = re.compile(r"ones(_like)?\((?:(?!dtype=torch\.bool)[^()]|\([^()]*\)
 TYPOGRAPHIC_MINUS = re.compile(r"\.\w+\([^)]*\u2212")
 
 
-def chapter_exercises(path):
-    """Names defined with a solution region in their body, in a chapter source."""
+def definitions(path):
+    """{name: (its source, its AST)} of the functions and classes a chapter source defines at its top, in order."""
     text = Path(path).read_text()
-    tree = ast.parse(text)
     lines = text.splitlines()
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.col_offset == 0:
-            body = "\n".join(lines[node.lineno - 1:node.end_lineno])
-            if "### BEGIN SOLUTION" in body:
-                out.append(node.name)
+    out = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            source = "\n".join(lines[node.lineno - 1:node.end_lineno])
+            out[node.name] = (source, ast.parse(source))
     return out
+
+
+def chapter_exercises(path, defined=None):
+    """Names defined with a solution region in their body, in a chapter source (`defined`: its definitions(),
+    when already read)."""
+    return [name for name, (source, _) in (defined or definitions(path)).items() if "### BEGIN SOLUTION" in source]
 
 
 def _selfchecks(path):
@@ -75,16 +79,6 @@ def _defined(folder, marked=None):
                 if marked is None or (first > 1 and lines[first - 2].strip().startswith(marked)):
                     names.add(node.name)
     return names
-
-
-def _solution(path, name):
-    """(the source of `name`'s definition in a chapter source, its AST), or (None, None) if it has none."""
-    text = Path(path).read_text()
-    for node in ast.parse(text).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
-            source = "\n".join(text.splitlines()[node.lineno - 1:node.end_lineno])
-            return source, ast.parse(source)
-    return None, None
 
 
 def _one_run(tree, code):
@@ -146,8 +140,9 @@ def text_problems(where, text):
     return out
 
 
-def _ladder_problems(exercise, levels, source_path, where, at_most=None):
-    """What is wrong with a ladder of hints (an exercise's, or a mistake's with `at_most=3` levels), if anything."""
+def _ladder_problems(exercise, levels, chapter, where, at_most=None):
+    """What is wrong with a ladder of hints (an exercise's, or a mistake's with `at_most=3` levels), if anything;
+    `chapter`: (its path, its definitions())."""
     if levels is None:
         return [f"no hint ladder: {where}, three levels or more, from the idea to its key line"]
     if len(levels) < 3 or (at_most and len(levels) > at_most):
@@ -160,11 +155,11 @@ def _ladder_problems(exercise, levels, source_path, where, at_most=None):
     if texts:
         return texts
     key = KEY.findall(levels[-1])[-1] if KEY.findall(levels[-1]) else ""
-    source, tree = _solution(source_path, exercise)
+    source, tree = chapter[1].get(exercise, (None, None))
     found = _one_run(tree, key) if key and tree is not None else None
     if found is None:
         return [f"the key line `{key}` of {where} is not one run of statements of its solution in "
-                f"chapters/{source_path.name}"]
+                f"chapters/{chapter[0].name}"]
     solution_lines = [line for line in (" ".join(raw.split("  #")[0].split()) for raw in source.splitlines())
                       if len(line) >= 12 and not line.startswith(("#", '"', "'"))]
     if any(line in " ".join(levels[0].split()) for line in solution_lines):
@@ -172,14 +167,14 @@ def _ladder_problems(exercise, levels, source_path, where, at_most=None):
     return _context_problems(where, levels, source, key, found[1])
 
 
-def _mistake_problems(name, mistake, source, registry):
+def _mistake_problems(name, mistake, chapter, registry):
     """What is wrong with a known mistake's declaration (its ladder, its mistaken statements), if anything."""
     where = f"MISTAKES[{name!r}] in grader/checks/{registry}.py"
-    out = _ladder_problems(mistake.exercise, mistake.hints, source, where, at_most=3)
+    out = _ladder_problems(mistake.exercise, mistake.hints, chapter, where, at_most=3)
     out += text_problems(f"the message of {where}", mistake.message)
     if not _parses(mistake.wrong):
         out.append(f"the `wrong` form of {where} is not Python")
-    _, tree = _solution(source, mistake.exercise)
+    _, tree = chapter[1].get(mistake.exercise, (None, None))
     for other, mistaken in mistake.also.items():
         if not _parses(mistaken) or tree is None or _one_run(tree, other) is None:
             out.append(f"`{other}` in `also` of {where} is not one statement of the solution (or a form is "
@@ -197,7 +192,8 @@ def problems(chapters=None):
     practitioner = (_defined(ROOT / "tests" / "submissions" / "practitioner")
                     | _defined(ROOT / "examples" / "complete", marked=PRACTITIONER))
     sources = chapters or chapter_sources()
-    taught = {name for source in sources for name in chapter_exercises(source)}
+    defined = {source: definitions(source) for source in sources}  # each chapter read and parsed once
+    taught = {name for source in sources for name in chapter_exercises(source, defined[source])}
     if chapters is None:
         out += [(c.exercise, f"checked in grader/checks/{chapter}.py but taught in no chapter source")
                 for chapter, checks in CHAPTERS.items() for c in checks if c.exercise not in taught]
@@ -213,7 +209,7 @@ def problems(chapters=None):
         checks = CHAPTERS.get(registry, ())
         conventions = CONVENTIONS.get(registry, {})
         selfchecks = _selfchecks(source)
-        for exercise in chapter_exercises(source):
+        for exercise in chapter_exercises(source, defined[source]):
             mine = [c for c in checks if c.exercise == exercise]
             out += [(exercise, what) for c in mine if c.hint for what in text_problems(f"the hint of {c.key}", c.hint)]
             if not mine:
@@ -235,13 +231,14 @@ def problems(chapters=None):
                 out.append((exercise, f"no conventions line: CONVENTIONS[{exercise!r}] in grader/checks/{registry}.py "
                                       "(what it computes, shapes: docs/conventions.md's table is generated from it)"))
             out += [(exercise, what) for what in _ladder_problems(
-                exercise, HINTS.get(registry, {}).get(exercise), source, f"HINTS[{exercise!r}] in grader/checks/"
-                                                                           f"{registry}.py")]
+                exercise, HINTS.get(registry, {}).get(exercise), (source, defined[source]),
+                f"HINTS[{exercise!r}] in grader/checks/{registry}.py")]
             named = {m for c in mine for m in c.mistakes}
             for name, mistake in MISTAKES.get(registry, {}).items():
                 if mistake.exercise != exercise:
                     continue
                 if name not in named:
                     out.append((exercise, f"the known mistake {name} is named by none of its checks"))
-                out += [(exercise, what) for what in _mistake_problems(name, mistake, source, registry)]
+                out += [(exercise, what)
+                        for what in _mistake_problems(name, mistake, (source, defined[source]), registry)]
     return out

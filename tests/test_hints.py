@@ -14,6 +14,8 @@ import posenc_ref
 from grader import authoring
 from grader.checks import all_checks, exercises
 from grader.mistakes import MISTAKES
+from grader.mistakes import edits as mistake_edits
+from grader.spec import Mistake
 from grader.statements import rewritten, statement
 from posenc_selfcheck import SelfCheckFailed, check, forget_attempts
 from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
@@ -267,12 +269,10 @@ def test_a_key_line_runs_where_it_stands_and_fixes_its_mistake(name):
     needed), and the others alone, the key line as it stands, are not it either (the key line is still a fix)."""
     entry, mistake = MISTAKE_HINTS[name], MISTAKES[name]
     obj = getattr(posenc_ref, mistake.exercise)
-    source, key = _in_context(name, mistake.exercise, entry["levels"])
-    edits = [(key, entry["wrong"])]
-    for other, mistaken in entry.get("also", {}).items():
-        node, _ = statement(ast.parse(source), other)
-        assert node.lineno != key.lineno, f"{name}: `{other}` is the key line itself"
-        edits.append((node, mistaken))
+    source, _ = _in_context(name, mistake.exercise, entry["levels"])
+    # the key line written `wrong`, then `also`'s statements (each found once, none the key line itself)
+    edits = mistake_edits(source, Mistake(mistake.exercise, mistake.message, entry["levels"], entry["wrong"],
+                                          entry.get("also", {})))
     forget_attempts(mistake.exercise)
     check(mistake.exercise, obj)  # the solution passes (raises otherwise)
     report = _report(name, mistake.exercise, obj.__module__, rewritten(source, edits))

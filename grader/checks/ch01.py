@@ -206,7 +206,7 @@ MISTAKES = {
             "/ d_model))`",
         ),
         wrong="inv_freq = 1.0 / (base ** (torch.arange(0, d_model // 2, dtype=torch.float32, device=device) "
-                 "/ d_model))",
+              "/ d_model))",
     ),
     "table_concatenated": Mistake(
         "sinusoidal_table",
@@ -249,7 +249,7 @@ MISTAKES = {
             "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
         ),
         wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2).flip(-1)"
-                 ".flatten(1), persistent=False)",
+              ".flatten(1), persistent=False)",
     ),
     "module_i_over_d": Mistake(
         "SinusoidalPositionalEncoding",
@@ -276,6 +276,6 @@ MISTAKES = {
             "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
         ),
         wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2)"
-                 ".transpose(1, 2).flatten(1), persistent=False)",
+              ".transpose(1, 2).flatten(1), persistent=False)",
     ),
 }

@@ -530,7 +530,7 @@ MISTAKES = {
             "k_len)`",
         ),
         wrong="idx = ((-rel).clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
-                 "k_len)",
+              "k_len)",
     ),
     "shaw_clip_off_by_one": Mistake(
         "shaw_attention",
@@ -544,7 +544,7 @@ MISTAKES = {
             "k_len)`",
         ),
         wrong="idx = (rel.clamp(-(max_distance - 1), max_distance - 1) + max_distance).expand(batch, heads, "
-                 "q_len, k_len)",
+              "q_len, k_len)",
     ),
     "shaw_unscaled": Mistake(
         "shaw_attention",
@@ -661,7 +661,7 @@ MISTAKES = {
             "key line: `slopes = alibi_slopes(num_heads, device=device)`",
         ),
         wrong="slopes = 2.0 ** (-8.0 * torch.arange(1, num_heads + 1, dtype=torch.float32, device=device) "
-                 "/ num_heads)",
+              "/ num_heads)",
     ),
     "alibi_bias_key_position": Mistake(
         "alibi_bias",

@@ -503,7 +503,7 @@ MISTAKES = {
             "key line: `inv_freq = rope_inv_freq(head_dim, base, device=position_ids.device)`",
         ),
         wrong="inv_freq = 1.0 / base ** (torch.arange(head_dim // 2, dtype=torch.float32, "
-                 "device=position_ids.device) / head_dim)",
+              "device=position_ids.device) / head_dim)",
     ),
     # rotate_half
     "rotate_half_sign": Mistake(
@@ -556,7 +556,7 @@ MISTAKES = {
             "sin[..., half:])`",
         ),
         wrong="out[..., :half].addcmul_(x2, sin[..., :half])\n"
-                 "out[..., half:rot].addcmul_(x1, sin[..., half:], value=-1)",
+              "out[..., half:rot].addcmul_(x1, sin[..., half:], value=-1)",
     ),
     "apply_rotate_half_no_minus": Mistake(
         "apply_rope",
@@ -587,7 +587,7 @@ MISTAKES = {
             "sin[..., half:])`",
         ),
         wrong="out[..., 0:rot:2].addcmul_(x[..., 1:rot:2], sin[..., 0::2], value=-1)\n"
-                 "out[..., 1:rot:2].addcmul_(x[..., 0:rot:2], sin[..., 1::2])",
+              "out[..., 1:rot:2].addcmul_(x[..., 0:rot:2], sin[..., 1::2])",
     ),
     "apply_no_cast": Mistake(
         "apply_rope",
@@ -615,8 +615,8 @@ MISTAKES = {
             "torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)`",
         ),
         wrong="pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], 2, head_dim // 2).transpose(-1, -2)"
-                 ".contiguous())\n"
-                 "return torch.view_as_real(pairs * rotation).transpose(-1, -2).flatten(-2).to(x.dtype)",
+              ".contiguous())\n"
+              "return torch.view_as_real(pairs * rotation).transpose(-1, -2).flatten(-2).to(x.dtype)",
     ),
     "interleaved_layout_mix": Mistake(
         "apply_rope_interleaved",
@@ -633,7 +633,7 @@ MISTAKES = {
             "torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)`",
         ),
         wrong="emb = angles.repeat_interleave(2, dim=-1)\n"
-                 "return x * emb.cos().to(x.dtype) + rotate_half(x) * emb.sin().to(x.dtype)",
+              "return x * emb.cos().to(x.dtype) + rotate_half(x) * emb.sin().to(x.dtype)",
     ),
     "interleaved_conjugate": Mistake(
         "apply_rope_interleaved",
@@ -657,7 +657,7 @@ MISTAKES = {
             "key line: `inv_freq = rope_inv_freq(head_dim, base, device=x.device)`",
         ),
         wrong="inv_freq = 1.0 / base ** (torch.arange(head_dim // 2, dtype=torch.float32, device=x.device) "
-                 "/ head_dim)",
+              "/ head_dim)",
     ),
     # interleaved_to_half_perm
     "perm_inverse": Mistake(
@@ -687,7 +687,7 @@ MISTAKES = {
             "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
         ),
         wrong="cos, sin = (t[..., : self.head_dim // 2].repeat_interleave(2, dim=-1) "
-                 "for t in rope_cos_sin(position_ids, self.head_dim, self.base))",
+              "for t in rope_cos_sin(position_ids, self.head_dim, self.base))",
     ),
     "attn_sign": Mistake(
         "RoPEAttention",
@@ -779,7 +779,7 @@ MISTAKES = {
             "key line: `out = F.scaled_dot_product_attention(q, k, v, is_causal=True)`",
         ),
         wrong="out = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(seq, k_len, dtype=torch.bool, "
-                 "device=x.device).triu())",
+              "device=x.device).triu())",
     ),
     "attn_float_mask": Mistake(
         "RoPEAttention",
@@ -808,8 +808,8 @@ MISTAKES = {
             "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
         ),
         wrong="freqs = position_ids[..., None].float() * rope_inv_freq(self.head_dim, self.base, "
-                 "device=x.device).to(x.dtype).float()\n"
-                 "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+              "device=x.device).to(x.dtype).float()\n"
+              "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
     ),
     "attn_angles_in_input_dtype": Mistake(
         "RoPEAttention",
@@ -823,7 +823,7 @@ MISTAKES = {
             "key line: `cos, sin = rope_cos_sin(position_ids, self.head_dim, self.base)`",
         ),
         wrong="freqs = position_ids[..., None].to(x.dtype) * rope_inv_freq(self.head_dim, self.base, "
-                 "device=x.device).to(x.dtype)\n"
-                 "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+              "device=x.device).to(x.dtype)\n"
+              "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
     ),
 }

@@ -401,6 +401,6 @@ MISTAKES = {
             "< train_len / high, inv_freq, blended))`",
         ),
         wrong="inv_freq = torch.where(wavelength > train_len / high, inv_freq / factor, torch.where(wavelength "
-                 "< train_len / low, inv_freq, blended))",
+              "< train_len / low, inv_freq, blended))",
     ),
 }

@@ -166,7 +166,7 @@ MISTAKES = {
             "key line: `cos = self.cos_cached[position_ids].to(dtype); sin = self.sin_cached[position_ids].to(dtype)`",
         ),
         wrong="freqs = position_ids[..., None].to(dtype) * (1.0 / (self.base ** (torch.arange(0, self.head_dim, 2, "
-                 "dtype=torch.float32, device=position_ids.device) / self.head_dim))).to(dtype)\n"
-                 "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+              "dtype=torch.float32, device=position_ids.device) / self.head_dim))).to(dtype)\n"
+              "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
     ),
 }

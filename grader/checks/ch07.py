@@ -279,7 +279,7 @@ MISTAKES = {
             "key line: `out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)`",
         ),
         wrong="out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed) + (0 if bias is None else (bias "
-                 "if allowed is None else bias.masked_fill(~allowed, 0.0)) @ v)",
+              "if allowed is None else bias.masked_fill(~allowed, 0.0)) @ v)",
     ),
     "scheme_bias_before_scale": Mistake(
         "PositionalAttention",
@@ -330,7 +330,7 @@ MISTAKES = {
             "key line: `q, k = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids)`",
         ),
         wrong="q, k, v = self.scheme.rotate(q, position_ids), self.scheme.rotate(k, position_ids), "
-                 "self.scheme.rotate(v, position_ids)",
+              "self.scheme.rotate(v, position_ids)",
     ),
     "scheme_k_not_rotated": Mistake(
         "PositionalAttention",
@@ -388,7 +388,7 @@ MISTAKES = {
             "key line: `q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), heads(self.v_proj(x))`",
         ),
         wrong="x = self.scheme.embed(x, position_ids); q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), "
-                 "heads(self.v_proj(x))",
+              "heads(self.v_proj(x))",
     ),
     "scheme_causal_flipped": Mistake(
         "PositionalAttention",
@@ -403,7 +403,7 @@ MISTAKES = {
             "causal else None`",
         ),
         wrong="allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).triu(k_len - seq) if causal "
-                 "else None",
+              "else None",
     ),
     "scheme_scale_by_d": Mistake(
         "PositionalAttention",
@@ -497,7 +497,7 @@ MISTAKES = {
             "key line: `k_positions = torch.cat((torch.arange(past, device=x.device), position_ids))`",
         ),
         wrong="k_positions = torch.cat((torch.arange(past, device=x.device), position_ids)); "
-                 "k = self.scheme.rotate(k, k_positions)",
+              "k = self.scheme.rotate(k, k_positions)",
     ),
     "scheme_bias_not_cast": Mistake(
         "PositionalAttention",
@@ -524,7 +524,7 @@ MISTAKES = {
             "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
         ),
         wrong="h, cache = layer(h if n == 0 else self.scheme.embed(h, position_ids), position_ids, self.causal, "
-                 "None if kv_caches is None else kv_caches[n])",
+              "None if kv_caches is None else kv_caches[n])",
     ),
     "decoder_embed_after_first_layer": Mistake(
         "TinyDecoder",
@@ -618,7 +618,7 @@ MISTAKES = {
             "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
         ),
         wrong="attended, cache = layer.attn(h, position_ids, self.causal, None if kv_caches is None else "
-                 "kv_caches[n]); h = layer.attn_norm(h + attended); h = layer.mlp_norm(h + layer.mlp(h))",
+              "kv_caches[n]); h = layer.attn_norm(h + attended); h = layer.mlp_norm(h + layer.mlp(h))",
     ),
     "decoder_no_attention_residual": Mistake(
         "TinyDecoder",
@@ -632,7 +632,7 @@ MISTAKES = {
             "key line: `h, cache = layer(h, position_ids, self.causal, None if kv_caches is None else kv_caches[n])`",
         ),
         wrong="attended, cache = layer.attn(layer.attn_norm(h), position_ids, self.causal, None if kv_caches is "
-                 "None else kv_caches[n]); h = attended + layer.mlp(layer.mlp_norm(attended))",
+              "None else kv_caches[n]); h = attended + layer.mlp(layer.mlp_norm(attended))",
     ),
     "decoder_ignores_causal": Mistake(
         "TinyDecoder",

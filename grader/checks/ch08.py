@@ -421,7 +421,7 @@ MISTAKES = {
             "key line: `return torch.cat([prefix, resized.to(table.dtype)], dim=0)`",
         ),
         wrong="return F.interpolate(table.T[None].float(), size=num_prefix_tokens + new_h * new_w, mode=\"linear\", "
-                 "align_corners=False)[0].T.to(table.dtype)",
+              "align_corners=False)[0].T.to(table.dtype)",
     ),
     "resize2d_column_major": Mistake(
         "resize_position_table_2d",
@@ -449,7 +449,7 @@ MISTAKES = {
             "antialias=antialias)`",
         ),
         wrong="image = F.interpolate(image, size=(new_h, new_w), mode=mode,"
-                 " align_corners=True, antialias=antialias)",
+              " align_corners=True, antialias=antialias)",
     ),
     "resize2d_size_w_h": Mistake(
         "resize_position_table_2d",
@@ -463,7 +463,7 @@ MISTAKES = {
             "antialias=antialias)`",
         ),
         wrong="image = F.interpolate(image, size=(new_w, new_h), mode=mode,"
-                 " align_corners=False, antialias=antialias)",
+              " align_corners=False, antialias=antialias)",
     ),
     "resize2d_no_antialias": Mistake(
         "resize_position_table_2d",
@@ -508,7 +508,7 @@ MISTAKES = {
             "dim=-1)`",
         ),
         wrong="table = torch.cat([torch.stack((a.sin(), a.cos()), dim=-1).flatten(-2) for a in (row_angles, "
-                 "col_angles)], dim=-1)",
+              "col_angles)], dim=-1)",
     ),
     "sincos2d_column_major": Mistake(
         "sincos_2d_table",
@@ -536,7 +536,7 @@ MISTAKES = {
             "device=position_ids.device) / half)`",
         ),
         wrong="theta = (1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32, "
-                 "device=position_ids.device) / head_dim))[: head_dim // 4]",
+              "device=position_ids.device) / head_dim))[: head_dim // 4]",
     ),
     "axial_rows_then_columns": Mistake(
         "axial_rope_cos_sin",
@@ -549,7 +549,7 @@ MISTAKES = {
             "key line: `emb = torch.cat((angles, angles), dim=-1)`",
         ),
         wrong="emb = torch.cat((angles[:, : head_dim // 4], angles[:, : head_dim // 4], angles[:, head_dim // 4:], "
-                 "angles[:, head_dim // 4:]), dim=-1)",
+              "angles[:, head_dim // 4:]), dim=-1)",
     ),
     "axial_columns_first": Mistake(
         "axial_rope_cos_sin",
@@ -653,7 +653,7 @@ MISTAKES = {
             "key line: `emb = torch.cat((chosen, chosen), dim=-1)`",
         ),
         wrong="emb = torch.cat([blk[k] for k, blk in enumerate(torch.cat((angles, angles), dim=-1).split([2 * s "
-                 "for s in mrope_section], dim=-1))], dim=-1)",
+              "for s in mrope_section], dim=-1))], dim=-1)",
     ),
     "mrope_time_id_only": Mistake(
         "mrope_cos_sin",

@@ -121,12 +121,12 @@ def main():
             command = channel.receive()
             fds = channel.take_fds()
             fork, ask = wire.Fork.from_wire(command), wire.AskEnded.from_wire(command)
-            kind = fork.what if fork else "ended" if ask and isinstance(ask.pid, int) else None
-            if kind == "session" and len(fds) == 1:
+            what = fork.what if fork else None
+            if what == "session" and len(fds) == 1:
                 pid = _fork(lambda fd: session_server.serve(socket.socket(fileno=fd), CATALOG), list(controls),
                             fds[0])
                 channel.send(wire.Forked(pid))
-            elif kind == "grader" and len(fds) == 3:  # its socket, and both ends of its control socket
+            elif what == "grader" and len(fds) == 3:  # its socket, and both ends of its control socket
                 mine = socket.socket(fileno=os.dup(fds[1]))
                 pid = _fork(lambda a, b, theirs: os.close(theirs) or bootstrap.serve(socket.socket(fileno=a),
                                                                                    socket.socket(fileno=b),
@@ -134,7 +134,7 @@ def main():
                             [*controls, mine], fds[0], fds[2], fds[1])
                 controls[mine] = wire.Channel(mine)
                 channel.send(wire.Forked(pid))
-            elif kind == "ended":
+            elif ask and isinstance(ask.pid, int):
                 channel.send(wire.WaitStatus(_how_it_ended(ask.pid, children)))
                 pid = None
             else:  # the other side is gone (or speaks nonsense): forget it; the grader's own ends everything
