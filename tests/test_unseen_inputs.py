@@ -137,6 +137,17 @@ def test_a_grade_forged_from_the_release_data_scores_nothing(tmp_path, which):
     assert earned > 0
 
 
+def test_the_worked_example_forged_from_the_release_data_scores_nothing_too(tmp_path):
+    """docs/authoring.md's worked example, chapter 5's rope_wavelengths, added with three files: its main check
+    gates it as every exercise's does."""
+    checks = [c for c in chapter_checks("ch05") if c.exercise == "rope_wavelengths"]
+    path = _forged(tmp_path, ["rope_wavelengths"], "expected")
+    grade = Grader(settings(**LIMITS), checks).grade(path)
+    assert grade.total == 0, [(v.check.key, v.feedback) for v in grade.verdicts if v.score]
+    ungated = Grader(settings(**LIMITS), [c for c in checks if not c.main]).grade(path)
+    assert sum(v.score for v in ungated.verdicts) > 0  # the same file without the main check: the test can fail
+
+
 def test_a_result_must_carry_every_field_the_grader_asks_for(tmp_path):
     module = [c for c in CH01 if c.exercise == "SinusoidalPositionalEncoding" and not c.cuda]
     text = (HOSTILE / "drop_dtype.py").read_text()
