@@ -182,6 +182,35 @@ def _mistake_problems(name, mistake, chapter, registry):
     return out
 
 
+def twin_problems(checks):
+    """What keeps a scored check of `checks` (one exercise's) from resting on inputs no learner has seen: no twin,
+    a twin without draws, or draws that can give fewer than Settings' twins.min_space inputs (a main check is its
+    own twin)."""
+    from .settings import TWINS
+    from .twins import scored, twins_of
+    from .unseen import space
+
+    out = []
+    for check in checks:
+        if check.main:
+            drawn = (check,)
+        elif scored(check):
+            drawn = twins_of(check, checks)
+        else:
+            continue
+        if not drawn:
+            out.append(f"{check.key} has no twin: declare twin= (params with draws) beside it (grader/twins.py)")
+            continue
+        out += [f"twin {t.key} draws nothing" for t in drawn if not t.unseen]
+        n = 1
+        for t in drawn:
+            n *= space([t.params, t.property_params])
+        if n < TWINS.min_space:
+            out.append(f"{check.key}: its {'draws' if check.main else 'twins'} give at most {n} inputs, fewer than "
+                       f"{TWINS.min_space}: draw more of the arguments (sizes, values, dtype, batch)")
+    return out
+
+
 def problems(chapters=None):
     """[(exercise, what is missing)] over every chapter source."""
     from .checks import CHAPTERS, CONVENTIONS, HINTS, MISTAKES
@@ -220,6 +249,7 @@ def problems(chapters=None):
             out += [(exercise, f"main check {c.key} must draw its inputs per submission and stay out of the "
                                "self-check data (spec.unseen_like)")
                     for c in mine if c.main and (c.public or not c.unseen)]
+            out += [(exercise, what) for what in twin_problems(mine)]
             if exercise not in selfchecks:
                 out.append((exercise, f"no self-check cell in chapters/{source.name}"))
             if exercise not in example:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import i18n_build
+from . import i18n_build, shipped
 from .files import cells_fingerprint
 from .leaks import BEGIN, END, chapter_sources
 
@@ -205,6 +205,7 @@ def planned_files():
     init += [f"from .{m} import *  # noqa: F401,F403" for m in modules]
     files[ROOT / "posenc_ref" / "__init__.py"] = "\n".join(init) + "\n"
     files[ROOT / "posenc_selfcheck" / "data" / "hints.json"] = hints_json()
+    files[shipped.CALLS] = shipped.notebook_calls()  # inputs whose answers the notebooks show: never drawn
     files.update(i18n_build.planned_files(files))  # notebooks/zh, solutions/zh (locale/zh_CN catalogs)
     return files
 

@@ -7,19 +7,20 @@ The command line, `batch`, the Gradescope runner and the pytest plugin are thin 
 Learner code runs only in the sandbox (one session per submission, children forked from it); the
 reference runs here; the verdicts are decided here alone:
 
-- a grade rests on inputs the learner has never seen: each exercise's main checks draw their inputs
-  for this submission from the grader's secret (grader/unseen.py), and the reference answers them
-  here. Everything the student release holds (public inputs, their answers) is known to a cheater;
+- a grade rests on inputs the learner has never seen: every scored check earns its points only when its
+  twins (grader/twins.py: the same case, on inputs drawn for this student from the grader's secret,
+  grader/unseen.py) are answered as the reference answers them, here; main checks are drawn already.
+  Everything the student release holds (public inputs, their answers) is known to a cheater;
 - which checks are skipped (only CUDA checks, on a machine without a GPU), whatever a child says;
 - what form an answer must have before it is judged: every field the reference's answer has (a
   tensor's dtype, device and shape too), tensors of the reference's shape before any property is
   computed on them (the cost of judging is bounded by the reference's answer, never by the learner's),
   and each judgement under a time limit;
-- points only for work done (`gate`).
+- points only for work done on unseen inputs (`with_twins`).
 
 Children hold one request at a time (sandbox/wire.py), and public and hidden checks run in separate
-children: first a child for the visible checks (public and main) of every exercise, then a child for
-the hidden checks of every exercise, so nothing a child produces while it holds a hidden request can
+children: first a child for the visible (public) checks of every exercise, then a child for the hidden
+checks, main checks and twins of every exercise, so nothing a child produces while it holds a hidden request can
 reach a visible check's feedback or the notes. What hidden children log goes to `Grade.hidden_notes`,
 shown only where hidden checks are.
 
@@ -37,7 +38,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import unseen
+from . import shipped, twins, unseen
 from .checks import all_checks
 from .records import Grade, Status, Verdict
 from .sandbox.anonymize import rename_params, restore_keys
@@ -49,13 +50,15 @@ from .submission import defining_file, read_submission
 REPO = Path(__file__).resolve().parent.parent
 MAX_NUMEL = ANSWER.tensor_numel  # elements of one tensor in an answer
 MAX_NDIM = ANSWER.tensor_ndim
-VALUE_FREE = ("raises", "fields", "ok")  # expectations whose answer does not depend on the input's values
 SHAPED = ("match", "property")  # expectations judged on tensors: the reference's answer says their fields and shapes
-GATE = ("counts once {exercise} answers its main check (inputs drawn for this submission) the way the reference "
-        "does; it does not yet")
-GATE_MISTAKE = ("counts once {exercise} answers its main check (inputs drawn for this submission) the way the "
-                "reference does; with the named mistake there, only the checks that do not depend on the values "
-                "count")
+TWIN = ("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way the "
+        "reference answers it; it is not yet")
+TWIN_MISTAKE = ("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way "
+                "the reference answers it; there: {mistake}")
+TWIN_CRASHED = ("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way "
+                "the reference answers it; there it raised {error_type}")
+NO_STUDENT = ("graded without a student id (grade --student ID): the inputs drawn for the main checks and twins are "
+              "the same for every submission graded this way")
 VISIBLE, HIDDEN = "visible", "hidden"
 
 
@@ -160,21 +163,32 @@ def judge(check, got, seconds=None) -> Verdict:
     return Verdict(check, Status(status), feedback)
 
 
-def gate(verdicts):
-    """Points only for work done on inputs the learner has never seen. An exercise's checks count once
-    one of its main checks is answered the way the reference answers it; when its main checks are
-    answered only with a named mistake's answer (real work, with a known error), only the checks whose
-    answer does not depend on the input's values count (errors raised, module facts, devices); when
-    neither, none does."""
-    main = [v for v in verdicts if v.check.main and v.status != Status.SKIPPED]
-    if not main or any(v.status == Status.PASSED for v in main):
-        return verdicts
-    mistake = any(v.mistake for v in main)
-    exercise = verdicts[0].check.exercise
-    why = (GATE_MISTAKE if mistake else GATE).format(exercise=exercise)
-    return [Verdict(v.check, Status.FAILED, why)
-            if v.status == Status.PASSED and not v.check.main and not (mistake and v.check.expect in VALUE_FREE)
-            else v for v in verdicts]
+def _twin_failure(verdict):
+    """Why a twin's failure voids its check, in words that say nothing of the twin's inputs or its expected
+    answer (they stay the student's own until the due date): the named mistake, or the exception's type."""
+    if verdict.mistake:  # the known mistake's message (judge)
+        return TWIN_MISTAKE.format(mistake=verdict.mistake)
+    error = verdict.feedback.split(":", 1)[0] if verdict.feedback.startswith("raised ") else ""
+    return TWIN_CRASHED.format(error_type=error[len("raised "):]) if error else TWIN
+
+
+def with_twins(verdicts):
+    """Points only for work done on inputs the learner has never seen: a check that passed keeps its points only
+    when each of its twins passed too (a skipped twin, a CUDA one on a machine without a GPU, counts as its check
+    does). The twins' verdicts are folded into their checks' and leave the list; each check stands alone."""
+    twin_verdicts = {}
+    for v in verdicts:
+        if v.check.twin_of:
+            twin_verdicts.setdefault(v.check.twin_of, []).append(v)
+    out = []
+    for v in verdicts:
+        if v.check.twin_of:
+            continue
+        failed = [t for t in twin_verdicts.get(v.check.key, ()) if t.status not in (Status.PASSED, Status.SKIPPED)]
+        if v.status == Status.PASSED and failed:
+            v = Verdict(v.check, Status.FAILED, _twin_failure(failed[0]), failed[0].mistake)
+        out.append(v)
+    return out
 
 
 # ---- one submission ---------------------------------------------------------------------------------------------
@@ -185,7 +199,7 @@ class Grader:
     def __init__(self, settings, checks=None, zygote=None):
         self.settings = settings
         self.zygote = zygote or Zygote.start(settings)  # the process's: closed at exit (or by zygote.close_all())
-        self.checks = tuple(checks) if checks is not None else all_checks()
+        self.checks = tuple(twins.with_twins(checks if checks is not None else all_checks()))
         self._secret = None
 
     def secret(self):
@@ -193,10 +207,12 @@ class Grader:
             self._secret = unseen.load_secret(self.settings.secret_file or REPO / DEFAULT_SECRET)
         return self._secret
 
-    def grade(self, submission, progress=None) -> Grade:
+    def grade(self, submission, progress=None, student=None, assignment=None) -> Grade:
         """Grade one submission. `progress(exercise, done, total)` is called before each exercise that
-        runs (and with exercise None at the end). Raises SubmissionError when the path holds nothing
-        gradable."""
+        runs (and with exercise None at the end). `student`: the student's id as the platform records it
+        (batch, nbgrader, Gradescope's user ids; `grade --student`), `assignment` the assignment's (default: the
+        settings' assignment, else the course): the draws of main checks and twins are keyed on them, never on
+        the submission's bytes. Raises SubmissionError when the path holds nothing gradable."""
         start = time.perf_counter()
         files = read_submission(submission, self.settings.read)
         checks = [c for c in self.checks if c.cuda or not self.settings.cuda_only]
@@ -207,12 +223,14 @@ class Grader:
         sources = {ex: defining_file(files, ex) for ex in by_exercise}
         runnable = [ex for ex, cs in by_exercise.items()
                     if sources[ex] is not None and any(cuda or not c.cuda for c in cs)]
-        # main checks with the inputs drawn for this submission's code
+        # main checks and twins with the inputs drawn for this student (never equal to an input whose answer ships)
+        ident = unseen.identity(self.secret(), assignment or self.settings.assignment or "course",
+                                student or unseen.NO_STUDENT)
+        known = shipped.inputs()
         for ex in runnable:
-            ident = unseen.identity(sources[ex].statements)
-            by_exercise[ex] = [unseen.resolve(c, self.secret(), ident) if c.unseen else c for c in by_exercise[ex]]
+            by_exercise[ex] = [unseen.resolve(c, ident, known) if c.unseen else c for c in by_exercise[ex]]
         self._warm_reference(by_exercise, runnable, cuda)
-        notes = [n for f in files for n in f.notes]
+        notes = [n for f in files for n in f.notes] + ([] if student else [NO_STUDENT])
         results, logs, session = {}, {VISIBLE: [], HIDDEN: []}, None
         budget = _Budget(self.settings.limits)
         try:
@@ -249,10 +267,12 @@ class Grader:
         for exercise, exercise_checks in by_exercise.items():
             if exercise not in runnable:
                 verdicts += [self._unrunnable(c, cuda) or Verdict(
-                    c, Status.MISSING, f"not implemented yet: no `{exercise}` is defined") for c in exercise_checks]
+                    c, Status.MISSING, f"not implemented yet: no `{exercise}` is defined")
+                    for c in exercise_checks if not c.twin_of]
                 continue
-            verdicts += gate([self._unrunnable(c, cuda) or judge(c, results[c.key], self.settings.limits.judge_seconds)
-                              for c in exercise_checks])
+            verdicts += with_twins([self._unrunnable(c, cuda)
+                                    or judge(c, results[c.key], self.settings.limits.judge_seconds)
+                                    for c in exercise_checks])
         notes += _notes(logs[VISIBLE]) + (session.closing_notes if session is not None else [])
         hidden_notes = [n for n in _notes(logs[HIDDEN]) if n not in notes]
         flags = sorted({flag for f in files for flag in f.flags})
@@ -332,6 +352,6 @@ def _notes(log):
     return out
 
 
-def grade(submission, settings, checks=None, progress=None) -> Grade:
+def grade(submission, settings, checks=None, progress=None, student=None) -> Grade:
     """Grade one submission with a grader of its own (the zygote is the process's and is reused)."""
-    return Grader(settings, checks).grade(submission, progress)
+    return Grader(settings, checks).grade(submission, progress, student)

@@ -118,8 +118,19 @@ class AnswerLimits:
     tensor_ndim: int = 8
 
 
+@dataclass(frozen=True)
+class TwinRules:
+    """What a twin must be (grader/twins.py; build --check proves it for every scored check)."""
+
+    # inputs a check's twins can draw, at least: a constant or looked-up answer passes them with probability at
+    # most 1 / min_space
+    min_space: int = 1000
+    separator: str = "~"  # a twin's id: its check's id, the separator, its number
+
+
 REPORT = ReportLimits()
 ANSWER = AnswerLimits()
+TWINS = TwinRules()
 
 
 @dataclass(frozen=True)

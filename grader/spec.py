@@ -50,6 +50,11 @@ class Check:
     # the reference's answer (or, for the checks that do not depend on the values, a named mistake's:
     # grading.gate). Declared with `unseen_check`, never public.
     main: bool = False
+    # the same case on inputs no learner has seen (grader/twins.py): None derives it (every tensor's seed drawn
+    # per student); else a params dict with draws, or a tuple of them and of main-like Checks. A scored check
+    # earns its points only when its twins are answered as the reference answers them
+    twin: object = None
+    twin_of: str = ""  # a twin: the key of the check it stands for (set by grader/twins.py, never declared)
     # readable, unique within the exercise, and never changed once released: gradebooks, feedback,
     # self-check data and Gradescope key on `key` (grader/checks/ids.lock.json guards it)
     id: str = field(default="", kw_only=True)
@@ -69,6 +74,7 @@ class Check:
     def spec(self):
         """The JSON-able form shared with the self-check and the sandbox."""
         d = asdict(self)
+        del d["twin"], d["twin_of"]  # a twin's draws never leave the grader
         d["key"] = self.key  # "id" stays the check's id within its exercise
         d["mentions"] = list(self.mentions)
         d["mistakes"] = list(self.mistakes)
@@ -79,20 +85,31 @@ class Check:
         return self.expect == "match"
 
     @builtins.property
+    def drawn(self):
+        """A main check or a twin: its inputs are drawn for each student (grader/unseen.py) and never shown."""
+        return self.main or bool(self.twin_of)
+
+    @builtins.property
     def unseen(self):
-        """True for a main check whose params still hold draws (resolved per submission by grader/unseen.py)."""
-        return self.main and has_draws([self.params, self.property_params])
+        """True for a main check or a twin whose params still hold draws (resolved per student by grader/unseen.py)."""
+        return self.drawn and has_draws([self.params, self.property_params])
 
     @builtins.property
     def visible(self):
-        """Shown before the due date: public checks, and main checks (their inputs are the submission's own)."""
-        return self.public or self.main
+        """Shown before the due date: public checks only. A main check's and a twin's inputs are drawn for the
+        student (the same at every resubmission), so what they expect stays out of sight until the due date."""
+        return self.public
 
 
 # ---- draws: inputs decided per submission ---------------------------------------------------------------
 def draw_int(lo, hi, step=1, name=None):
     """An int from range(lo, hi + 1, step), drawn per submission; `name` lets a later `same(name)` reuse it."""
     return {"draw": "int", "lo": lo, "hi": hi, "step": step, "name": name}
+
+
+def draw_float(lo, hi, digits=4, log=False, name=None):
+    """A float in [lo, hi] with `digits` significant digits, drawn per student (`log`: uniform in log scale)."""
+    return {"draw": "float", "lo": lo, "hi": hi, "digits": digits, "log": log, "name": name}
 
 
 def draw_choice(*options, name=None):

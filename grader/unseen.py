@@ -1,19 +1,23 @@
-"""Inputs no learner has seen: the main checks' draws, resolved per submission in the trusted process.
+"""Inputs no learner has seen: the draws of main checks and twins, resolved per student in the trusted process.
 
-Everything shipped to learners is known to a cheater: the public checks' inputs and the reference's
-answers to them (the self-check data). So an exercise's points rest on its main checks, whose params
-hold draws (grader.spec: draw_int, draw_choice, same, SEED) that are decided here for each
-submission, as
+Everything shipped to learners is known to a cheater: the public checks' inputs and the reference's answers to
+them (the self-check data), and every input the chapters' notebooks show with its answer. So every point rests
+on checks whose params hold draws (grader.spec: draw_int, draw_float, draw_choice, same, shuffled, SEED): main
+checks, and each scored check's twins (grader/twins.py). They are decided here for each student, as
 
-    value = HMAC-SHA256(secret, identity | check key | position of the draw in the params)
+    value = HMAC-SHA256(HMAC-SHA256(secret, assignment | student), check key | attempt | position of the draw)
 
 - the **secret** is 32 random bytes that only the grader holds (a file outside the student release:
   `Settings.secret_file`, by default `.grader-secret` in the repository, created on first use; the
   Gradescope bundle carries its own). It never reaches a sandbox child: it is read in the trusted
   grading process, after the zygote forked it;
-- the **identity** is the digest of the code the grader executes for that exercise, so a regrade of
-  the same code draws the same inputs (and gives the same grade), and a changed submission draws new
-  ones: inputs seen in one submission's feedback say nothing about the next one's.
+- the **identity** is the student as the platform records them (batch's and nbgrader's student id; on
+  Gradescope the submission's user ids with the assignment id; `grade --student ID`), with the assignment: never
+  anything the student controls (the code's bytes, a file's name). A regrade and a resubmission draw the same
+  inputs, so fishing for a lucky draw gains nothing; a bare `grade` without `--student` draws one fixed set
+  and its report says so;
+- a draw that equals an input whose answer ships to learners (`shipped`: the public checks' inputs and the
+  notebooks' calls, grader/shipped.py) is drawn again (`attempt` + 1), so no draw can be looked up.
 
 The expected answers are computed from the resolved params by the reference, here (grader.reference).
 """
@@ -24,6 +28,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import math
 import os
 from pathlib import Path
 
@@ -63,21 +68,20 @@ def load_secret(path):
     return data
 
 
-def identity(statements):
-    """The digest of the code executed for one exercise ([Statement]): the submission's identity there."""
-    h = hashlib.sha256()
-    for statement in statements:
-        for part in (statement.label, statement.source):
-            data = part.encode("utf-8", "surrogatepass")
-            h.update(len(data).to_bytes(8, "big") + data)
-    return h.digest()
+NO_STUDENT = ""  # a bare `grade` without --student: one fixed set of draws
+
+
+def identity(secret, assignment, student):
+    """The key of one student's draws for one assignment (bytes)."""
+    label = json.dumps([str(assignment), str(student)]).encode("utf-8", "surrogatepass")
+    return hmac.new(secret, b"identity|" + label, hashlib.sha256).digest()
 
 
 class _Draws:
     """The values of one check's draws, each from its own HMAC stream."""
 
-    def __init__(self, secret, ident, key, *declared):
-        self.key = hmac.new(secret, ident + b"|" + key.encode(), hashlib.sha256).digest()
+    def __init__(self, ident, key, attempt, *declared):
+        self.key = hmac.new(ident, f"{key}|{attempt}".encode(), hashlib.sha256).digest()
         self.n, self.named, self.specs = 0, {}, {}
         for value in declared:
             self._declare(value)
@@ -118,6 +122,11 @@ class _Draws:
             return items
         if kind == "pairs":
             return {self.resolve(k): self.resolve(v) for k, v in spec["items"]}
+        if kind == "float":
+            value = _float(spec, self._number())
+            if spec.get("name"):
+                self.named[spec["name"]] = value
+            return value
         if kind == "int":
             options = range(spec["lo"], spec["hi"] + 1, spec.get("step", 1))
         elif kind == "choice":
@@ -139,11 +148,71 @@ class _Draws:
         return value
 
 
-def resolve(check, secret, ident):
-    """The check with its draws decided for this submission (a new Check; params and property_params plain
-    data, drawn in that order, so property_params may name what params drew)."""
-    draws = _Draws(secret, ident, check.key, check.params, check.property_params)
-    params = draws.resolve(check.params)
-    property_params = draws.resolve(check.property_params)
-    return dataclasses.replace(check, params=json.loads(json.dumps(params)),
-                               property_params=json.loads(json.dumps(property_params)))
+FLOAT_STEPS = 1 << 40  # the grid a float draw picks from, before rounding to its digits
+
+
+def _float(spec, number):
+    """A float of `spec` (draw_float) from one HMAC number: uniform (or log-uniform) in [lo, hi], `digits`
+    significant digits."""
+    u = (number % FLOAT_STEPS) / (FLOAT_STEPS - 1)
+    lo, hi = spec["lo"], spec["hi"]
+    value = lo * (hi / lo) ** u if spec.get("log") else lo + (hi - lo) * u
+    return float(f"{value:.{spec.get('digits', 4)}g}")
+
+
+def canonical(params):
+    """The params as one string: two inputs are the same input when these are equal."""
+    return json.dumps(params, sort_keys=True, default=repr)
+
+
+MAX_ATTEMPTS = 64  # draws that equal a shipped input, in a row, before the grader calls the check broken
+
+
+class DrawError(RuntimeError):
+    """A check's draws keep landing on inputs whose answers ship (build --check makes this unreachable)."""
+
+
+def resolve(check, ident, shipped=frozenset()):
+    """The check with its draws decided for this identity (a new Check; params and property_params plain data,
+    drawn in that order, so property_params may name what params drew). `shipped`: canonical params whose answers
+    learners can read; a draw that lands on one is drawn again."""
+    for attempt in range(MAX_ATTEMPTS):
+        draws = _Draws(ident, check.key, attempt, check.params, check.property_params)
+        params = json.loads(json.dumps(draws.resolve(check.params)))
+        property_params = json.loads(json.dumps(draws.resolve(check.property_params)))
+        if canonical(params) not in shipped:
+            return dataclasses.replace(check, params=params, property_params=property_params)
+    raise DrawError(f"{check.key}: {MAX_ATTEMPTS} draws in a row equal inputs whose answers ship to learners")
+
+
+# ---- how many inputs a check's draws can give (build --check: at least Settings.twins.min_space) -----------------
+SEED_SPACE = 1 << 31
+
+
+def space(value):
+    """The number of distinct draws `value` (params with draws) can give: an upper bound for the number of distinct
+    inputs, exact when no two options of a draw give the same value."""
+    if isinstance(value, dict):
+        kind = value.get("draw")
+        if kind == "seed":
+            return SEED_SPACE
+        if kind == "float":
+            return min(FLOAT_STEPS, 9 * 10 ** (value.get("digits", 4) - 1))
+        if kind == "int":
+            return max(len(range(value["lo"], value["hi"] + 1, value.get("step", 1))), 1)
+        if kind == "choice":
+            return max(sum(space(o) for o in value["of"]), 1)
+        if kind == "shuffle":
+            n = space(value["of"])
+            return n * math.factorial(len(value["of"]))
+        if kind == "pairs":
+            return space([list(item) for item in value["items"]])
+        if kind == "same":
+            return 1
+        return space(list(value.values()))
+    if isinstance(value, (list, tuple)):
+        total = 1
+        for v in value:
+            total *= space(v)
+        return total
+    return 1

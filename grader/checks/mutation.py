@@ -48,7 +48,17 @@ class Catalogue:
         return Check(self.exercise, title, self.probe, {"candidates": order, "head_dim": head_dim},
                      expect="property", property=self.property,
                      property_params={"expected": expected, "about": {n: self.about[n] for n in expected}},
-                     points=points, public=public, id=check_id)
+                     points=points, public=public, id=check_id, twin=(self.twin(head_dim),))
+
+    def twin(self, head_dim):
+        """A verdict check's twin (grader/twins.py): the learner's test on every hidden candidate, correct and broken,
+        in an order drawn for each student. The test must judge each as a correct test does; a constant answer fails,
+        and a guess passes with probability 1 / C(n, k) (k correct among n: 1 / 43758 for 8 of 18)."""
+        names = list(self.accept) + list(self.reject)
+        return Check(self.exercise, f"tells every hidden {self.noun} apart", self.probe,
+                     {"candidates": shuffled(*names), "head_dim": head_dim}, expect="property", property=self.property,
+                     property_params={"expected": {n: n in self.accept for n in names},
+                                      "about": {n: self.about[n] for n in names}}, id="twin")
 
     def main_check(self):
         """The main check: three correct and three broken candidates from the hidden catalogues (distinct: each

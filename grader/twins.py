@@ -1,0 +1,78 @@
+"""Twins: every scored check's same case, on inputs no learner has seen.
+
+A public check's inputs and the reference's answers to them ship with the course (the self-check data), and a
+hidden check's inputs are the same for every student, year after year. So a scored check earns its points only
+when its twins are answered as the reference answers them too (grading.with_twins): the same probe, the same case
+(edge sizes, dtype, mask kind, cache step, odd and even widths), on inputs drawn for each student from the
+grader's secret (grader/unseen.py). One passing check opens nothing else: each check has twins of its own.
+
+What a check's twins are:
+- declared with `twin=` beside the check: a params dict with draws, or a tuple of them and of Checks (a twin
+  on another probe, such as a main-like computation);
+- otherwise derived: the check's params with every seed drawn (`reseeded`: each tensor's values, each module's
+  initial weights, each probe's random choice);
+- a check whose answer does not depend on the input's values (an error raised, a module's fields, a run on the meta
+  device: `VALUE_FREE`) could be answered by a constant; its twins also hold its exercise's main check, drawn anew
+  under the twin's own key, so that they ask for real work.
+
+`build --check` proves (authoring.problems) that every scored check has twins, that each twin draws, and that the
+twins together can give at least `Settings.twins.min_space` inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .settings import TWINS
+from .spec import SEED, Check, has_draws
+
+SEED_KEYS = ("seed", "seed_params")  # a tensor spec's generator, a module's initial weights, a probe's random choice
+VALUE_FREE = ("raises", "fields", "ok")  # expectations whose answer does not depend on the input's values
+
+
+def reseeded(value):
+    """`value` (params) with every integer seed replaced by a draw."""
+    if isinstance(value, dict):
+        return {k: SEED if k in SEED_KEYS and isinstance(v, int) and not isinstance(v, bool) else reseeded(v)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [reseeded(v) for v in value]
+    return value
+
+
+def scored(check):
+    """A check whose points count: every check but main checks (drawn already: their own twins) and twins."""
+    return not check.main and not check.twin_of and check.points > 0
+
+
+def _entries(check, main):
+    """The declared or derived twin entries of `check`: params dicts and Checks."""
+    declared = check.twin
+    if declared is None:
+        entries = [reseeded(check.params)] if has_draws(reseeded(check.params)) else []
+    elif isinstance(declared, dict):
+        entries = [declared]
+    else:
+        entries = list(declared)
+    if check.expect in VALUE_FREE and main is not None and not any(isinstance(e, Check) for e in entries):
+        entries.append(main)
+    return entries
+
+
+def twins_of(check, checks):
+    """The twins (Checks, points 0, drawn per student) of one scored check of `checks` (its chapter's)."""
+    if not scored(check):
+        return ()
+    main = next((c for c in checks if c.main and c.exercise == check.exercise and c.cuda == check.cuda), None)
+    out = []
+    for n, entry in enumerate(_entries(check, main)):
+        base = entry if isinstance(entry, Check) else dataclasses.replace(check, params=entry)
+        out.append(dataclasses.replace(base, id=f"{check.id}{TWINS.separator}{n}", twin_of=check.key, twin=None,
+                                       main=False, public=False, points=0.0))
+    return tuple(out)
+
+
+def with_twins(checks):
+    """`checks` (a chapter's) followed by every scored check's twins."""
+    checks = list(checks)
+    return checks + [t for c in checks for t in twins_of(c, checks)]

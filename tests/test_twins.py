@@ -1,0 +1,91 @@
+"""Every scored check rests on inputs no learner has seen (grader/twins.py, grader/unseen.py).
+
+The build proves the declarations (authoring.twin_problems: a twin for every scored check, draws in each, a space of
+at least Settings' twins.min_space inputs). These tests prove what needs running code: each twin's draws are
+inputs the reference accepts, they vary with the student, and none equals an input whose answer ships.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from grader import reference, shipped, unseen
+from grader.checks import CHAPTERS
+from grader.settings import TWINS
+from grader.twins import scored, twins_of, with_twins
+
+SECRET = bytes(range(32))
+STUDENTS = ("s1", "s2", "s3")
+
+
+def _drawn(chapter):
+    """(check, [its twins or itself, for a main check]) of one chapter."""
+    checks = CHAPTERS[chapter]
+    return [(c, (c,) if c.main else twins_of(c, checks)) for c in checks if c.main or scored(c)]
+
+
+def _answers(check, students):
+    ids = [unseen.identity(SECRET, "course", s) for s in students]
+    resolved = [unseen.resolve(check, ident, shipped.inputs()) for ident in ids]
+    return resolved, [reference.answer(r) if r.needs_reference() or r.expect == "property" else None for r in resolved]
+
+
+@pytest.mark.parametrize("chapter", list(CHAPTERS))
+def test_every_scored_check_has_twins_that_draw(chapter):
+    for check, drawn in _drawn(chapter):
+        assert drawn, f"{check.key} has no twin"
+        assert all(t.unseen for t in drawn), check.key
+        assert all(t.twin_of == check.key for t in drawn if not check.main)
+
+
+@pytest.mark.parametrize("chapter", list(CHAPTERS))
+def test_twins_draw_inputs_the_reference_answers_that_vary_by_student_and_never_ship(chapter):
+    known = shipped.inputs()
+    for check, drawn in _drawn(chapter):
+        for twin in drawn:
+            if twin.cuda:
+                continue
+            resolved, answers = _answers(twin, STUDENTS)
+            for r in resolved:
+                assert unseen.canonical(r.params) not in known, twin.key
+            if answers[0] is None:
+                continue
+            assert not any("error" in a for a in answers), (twin.key, [a.get("error") for a in answers])
+            keys = sorted(answers[0])
+            distinct = {repr([answers[i][k].tolist() if hasattr(answers[i][k], "tolist") else answers[i][k]
+                              for k in keys]) for i in range(len(answers))}
+            assert len(distinct) > 1, f"{twin.key}: the same answer for every student"
+
+
+def test_draws_depend_on_the_student_and_the_assignment_never_on_the_code():
+    check = next(t for c in CHAPTERS["ch01"] for t in twins_of(c, CHAPTERS["ch01"]))
+    a = unseen.resolve(check, unseen.identity(SECRET, "ch01", "alice"))
+    assert a.params == unseen.resolve(check, unseen.identity(SECRET, "ch01", "alice")).params  # a regrade
+    assert a.params != unseen.resolve(check, unseen.identity(SECRET, "ch01", "bob")).params
+    assert a.params != unseen.resolve(check, unseen.identity(SECRET, "week1", "alice")).params
+    assert a.params != unseen.resolve(check, unseen.identity(bytes(32), "ch01", "alice")).params
+
+
+def test_a_draw_that_equals_a_shipped_input_is_drawn_again():
+    check = next(t for c in CHAPTERS["ch01"] for t in twins_of(c, CHAPTERS["ch01"]))
+    ident = unseen.identity(SECRET, "ch01", "alice")
+    first = unseen.resolve(check, ident)
+    again = unseen.resolve(check, ident, frozenset({unseen.canonical(first.params)}))
+    assert again.params != first.params
+
+
+def test_the_twins_are_folded_into_their_checks_and_a_failed_twin_voids_its_check():
+    from grader.grading import TWIN, with_twins as fold
+    from grader.records import Status, Verdict
+
+    checks = with_twins(CHAPTERS["ch01"])
+    public = next(c for c in checks if c.public and c.expect == "match")
+    twin = next(c for c in checks if c.twin_of == public.key)
+    passed = [Verdict(public, Status.PASSED), Verdict(twin, Status.PASSED)]
+    assert [v.status for v in fold(passed)] == [Status.PASSED]
+    failed = fold([Verdict(public, Status.PASSED), Verdict(twin, Status.FAILED, "output: 3 of 8 entries differ")])
+    assert [(v.check.key, v.status, v.feedback) for v in failed] == [(public.key, Status.FAILED, TWIN)]
+
+
+def test_min_space_bounds_a_guess():
+    assert 1 / TWINS.min_space <= 1e-3
