@@ -1,6 +1,6 @@
 """Chapter 1 checks: sinusoidal_table, shift_matrix, SinusoidalPositionalEncoding."""
 
-from grader.spec import SEED, Check, Mistake, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_float, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0):
@@ -16,6 +16,22 @@ POS_TOL = {"per_position": 6e-8}
 
 def table(seq_len, d_model, **kw):
     return {"args": [seq_len, d_model], "kwargs": kw}
+
+
+def drawn_base(lo=100.0, hi=100000.0):
+    """A base drawn log-uniformly for each student (a twin's or a main check's)."""
+    return draw_float(lo, hi, log=True)
+
+
+def shifts_twin(k, bases=(100.0, 100000.0)):
+    """A `shifts_sinusoids` check's twin: M_k PE[p] = PE[p+k] for k drawn from `k` (lo, hi), an even d_model and a
+    base drawn for each student (the property is told the same k, d_model and base)."""
+    params = {"args": [draw_int(*k, name="k"), draw_int(4, 64, step=2, name="d")],
+              "kwargs": {"base": draw_float(*bases, log=True, name="b")}}
+    return Check("shift_matrix", "M_k PE[p] = PE[p+k] for a k, d_model and base drawn for this student", "call",
+                 params, expect="property", property="shifts_sinusoids",
+                 property_params={"k": same("k"), "d_model": same("d"), "base": same("b")},
+                 mistakes=("shift_backwards",), id="twin")
 
 
 def forward(ctor, x, **fkw):
@@ -35,22 +51,27 @@ CHECKS = [
     # ---- sinusoidal_table -------------------------------------------------------------------------
     Check("sinusoidal_table", "matches the reference for seq_len=16, d_model=8", "call", table(16, 8),
           public=True, mistakes=TABLE_MISTAKES, tol={**POS_TOL, "max_position": 16},
-          id="matches_reference_seq_len_16_d_model_8"),
+          id="matches_reference_seq_len_16_d_model_8",
+          twin=table(draw_int(5, 16), draw_int(2, 64, step=2), base=drawn_base())),
     Check("sinusoidal_table", "a single position (seq_len=1)", "call", table(1, 4), public=True,
-          mistakes=TABLE_MISTAKES, id="single_position_seq_len_1"),
+          mistakes=TABLE_MISTAKES, id="single_position_seq_len_1",
+          twin=table(1, draw_int(2, 128, step=2), base=drawn_base())),
     Check("sinusoidal_table", "odd d_model raises ValueError naming it", "raises", table(5, 7),
           expect="raises", mentions=("d_model", "7"), public=True,
           hint="interleaved sin/cos needs an even width: check d_model first",
           id="odd_d_model_raises_valueerror_naming"),
     Check("sinusoidal_table", "matches the reference for seq_len=50, d_model=64", "call", table(50, 64),
           points=2, mistakes=TABLE_MISTAKES, tol={**POS_TOL, "max_position": 50},
-          public=True, id="matches_reference_seq_len_50_d_model_64"),
+          public=True, id="matches_reference_seq_len_50_d_model_64",
+          twin=table(draw_int(17, 50), draw_int(34, 128, step=2), base=drawn_base())),
     Check("sinusoidal_table", "another base (base=100, d_model=6)", "call", table(9, 6, base=100.0),
           mistakes=TABLE_MISTAKES, hint="use the base argument instead of the constant 10000",
-          public=True, id="another_base_base_100_d_model_6"),
+          public=True, id="another_base_base_100_d_model_6",
+          twin=table(draw_int(3, 9), draw_int(2, 16, step=2), base=drawn_base(2.0, 1000.0))),
     Check("sinusoidal_table", "long tables stay accurate to float32 rounding (seq_len=20000)", "call",
           table(20000, 16), tol={**POS_TOL, "max_position": 20000},
-          public=True, id="long_tables_stay_accurate_float32"),
+          public=True, id="long_tables_stay_accurate_float32",
+          twin=table(draw_int(10000, 20000), draw_int(4, 32, step=2), base=drawn_base())),
     Check("sinusoidal_table", "seq_len=0 raises ValueError naming it", "raises", table(0, 8),
           expect="raises", mentions=("seq_len",), public=True, id="seq_len_0_raises_valueerror_naming"),
     Check("sinusoidal_table", "d_model=0 raises ValueError naming it", "raises", table(4, 0),
@@ -58,23 +79,29 @@ CHECKS = [
     # ---- shift_matrix -----------------------------------------------------------------------------
     Check("shift_matrix", "matches the reference for k=3, d_model=8", "call", {"args": [3, 8]},
           public=True, mistakes=("shift_backwards",), tol={**POS_TOL, "max_position": 3},
-          id="matches_reference_k_3_d_model_8"),
+          id="matches_reference_k_3_d_model_8",
+          twin={"args": [draw_int(1, 3), draw_int(2, 64, step=2)], "kwargs": {"base": drawn_base()}}),
     Check("shift_matrix", "M_k PE[p] = PE[p+k] for k=5, d_model=16", "call", {"args": [5, 16]},
           expect="property", property="shifts_sinusoids", property_params={"k": 5, "d_model": 16},
-          public=True, mistakes=("shift_backwards",), id="m_k_pe_p_pe_p_k_k_5_d_model_16"),
+          public=True, mistakes=("shift_backwards",), id="m_k_pe_p_pe_p_k_k_5_d_model_16",
+          twin=(shifts_twin((2, 40)),)),
     Check("shift_matrix", "M_k PE[p] = PE[p+k] for a negative shift k=-4, d_model=32", "call",
           {"args": [-4, 32]}, expect="property", property="shifts_sinusoids",
           property_params={"k": -4, "d_model": 32}, mistakes=("shift_backwards",), points=2,
-          public=True, id="m_k_pe_p_pe_p_k_negative_shift_k_4_d"),
+          public=True, id="m_k_pe_p_pe_p_k_negative_shift_k_4_d", twin=(shifts_twin((-40, -1)),)),
     Check("shift_matrix", "M_k PE[p] = PE[p+k] with base=500", "call", {"args": [9, 12], "kwargs": {"base": 500.0}},
           expect="property", property="shifts_sinusoids", property_params={"k": 9, "d_model": 12, "base": 500.0},
-          hint="use the base argument in the frequencies", public=True, id="m_k_pe_p_pe_p_k_base_500"),
-    Check("shift_matrix", "M_0 is the identity", "call", {"args": [0, 10]}, public=True, id="m_0_identity"),
+          hint="use the base argument in the frequencies", public=True, id="m_k_pe_p_pe_p_k_base_500",
+          twin=(shifts_twin((1, 20), (20.0, 5000.0)),)),
+    Check("shift_matrix", "M_0 is the identity", "call", {"args": [0, 10]}, public=True, id="m_0_identity",
+          twin={"args": [0, draw_int(2, 128, step=2)], "kwargs": {"base": drawn_base()}}),
     Check("shift_matrix", "M_k is orthogonal (a rotation)", "call", {"args": [11, 24]},
-          expect="property", property="orthogonal", public=True, id="m_k_orthogonal_rotation"),
+          expect="property", property="orthogonal", public=True, id="m_k_orthogonal_rotation",
+          twin={"args": [draw_int(-60, 60), draw_int(2, 64, step=2)], "kwargs": {"base": drawn_base()}}),
     Check("shift_matrix", "matches the reference for k=100, d_model=64", "call", {"args": [100, 64]},
           mistakes=("shift_backwards",), tol={**POS_TOL, "max_position": 100},
-          public=True, id="matches_reference_k_100_d_model_64"),
+          public=True, id="matches_reference_k_100_d_model_64",
+          twin={"args": [draw_int(50, 100), draw_int(32, 128, step=2)], "kwargs": {"base": drawn_base()}}),
     Check("shift_matrix", "odd d_model raises ValueError naming it", "raises", {"args": [1, 5]},
           expect="raises", mentions=("d_model",), public=True, id="odd_d_model_raises_valueerror_naming"),
     # ---- SinusoidalPositionalEncoding -------------------------------------------------------------
@@ -128,11 +155,12 @@ CHECKS = [
 # ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
 CHECKS += [
     unseen_like(find(CHECKS, "sinusoidal_table", "matches_reference_seq_len_16_d_model_8"),
-                table(draw_int(5, 48), draw_int(4, 32, step=2)),
+                table(draw_int(5, 48), draw_int(4, 32, step=2), base=drawn_base(1000.0, 100000.0)),
                 "matches the reference for a seq_len and d_model drawn for this submission", id="main_table",
                 tol={**POS_TOL, "max_position": 48}),
     unseen_like(find(CHECKS, "shift_matrix", "matches_reference_k_3_d_model_8"),
-                {"args": [draw_int(-20, 20), draw_int(4, 32, step=2)]},
+                {"args": [draw_int(-20, 20), draw_int(4, 32, step=2)],
+                 "kwargs": {"base": drawn_base(1000.0, 100000.0)}},
                 "matches the reference for a k and d_model drawn for this submission", id="main_shift",
                 tol={**POS_TOL, "max_position": 20}),
     unseen_like(find(CHECKS, MODULE, "x_pe_batch_2_10_16"),
