@@ -237,6 +237,20 @@ def container_mb(assignment=None):
     return GRADESCOPE_CONTAINER_MB.get(assignment.name if assignment else "course")
 
 
+def identity(metadata_path):
+    """(student, assignment) the draws are keyed on, from Gradescope's own record of the submission: the user ids
+    of everyone it belongs to (a group shares one set of draws) and the assignment's id; never the submission's id,
+    which changes at each resubmission. (None, None) where the record is missing or unreadable."""
+    try:
+        metadata = json.loads(Path(metadata_path).read_text())
+        users = sorted(str(u["id"]) for u in metadata.get("users") or [] if isinstance(u, dict) and "id" in u)
+        assignment = metadata.get("assignment") or {}
+        assignment_id = str(assignment["id"]) if isinstance(assignment, dict) and "id" in assignment else None
+    except (OSError, ValueError, TypeError, KeyError):
+        return None, None
+    return ("+".join(users) or None), assignment_id
+
+
 def results_payload(root):
     """Grade root/submission; Gradescope's results.json as a dict (never raises)."""
     import time
@@ -266,7 +280,8 @@ def results_payload(root):
                                      hidden_visibility=config["hidden_visibility"], language=config["language"])
         grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
         step = "grading the submission"
-        result = grader.grade(submission)
+        student, assignment_id = identity(root / "submission_metadata.json")
+        result = grader.grade(submission, student=student, assignment=assignment_id)
     except SubmissionError as exc:
         say = phrasebook(config["language"])
         return {"score": 0, "execution_time": round(time.perf_counter() - start, 2),

@@ -58,7 +58,9 @@ def grade_folder(folder, assignment_name):
     assignment = get(assignment_name)
     settings = Settings.from_env(assignment=assignment.name, protect=(str(folder),), language=language.from_env())
     try:
-        grade_ = assignment.apply(RemoteGrader(settings, assignment.registry_checks()).grade(folder))
+        # nbgrader grades <student>/<assignment>/: the draws are keyed on that student id, never on the notebook
+        student = Path(folder).resolve().parent.name
+        grade_ = assignment.apply(RemoteGrader(settings, assignment.registry_checks()).grade(folder, student=student))
         verdicts = grade_.verdicts
     except SubmissionError:
         verdicts = []

@@ -57,7 +57,8 @@ def serve(sock, control, caps, setup):
             channel.send(GradingProgress(exercise, done, total))
 
         try:
-            reply = Graded(grader.grade(request.path, progress).to_json())
+            reply = Graded(grader.grade(request.path, progress, request.student or None,
+                                        request.assignment or None).to_json())
         except (SubmissionError, SandboxError) as exc:
             reply = GradeFailed(type(exc).__name__, str(exc))
         except Exception as exc:  # the grader itself failed: say what, and keep serving
@@ -95,8 +96,10 @@ class RemoteGrader:
                                       settings.to_json(), zygote.anonymous,
                                       None if checks is None else [c.key for c in checks]))
 
-    def grade(self, submission, progress=None) -> Grade:
-        self.channel.send(GradeSubmission(str(Path(submission).absolute())))  # its working folder is not ours
+    def grade(self, submission, progress=None, student=None, assignment=None) -> Grade:
+        """`student`, `assignment`: what the draws are keyed on (grading.Grader.grade)."""
+        self.channel.send(GradeSubmission(str(Path(submission).absolute()),  # its working folder is not ours
+                                          student or "", assignment or ""))
         while True:
             message = self.channel.receive(time.monotonic() + 10 ** 9)
             if message is None:

@@ -75,7 +75,8 @@ def test_a_draw_that_equals_a_shipped_input_is_drawn_again():
 
 
 def test_the_twins_are_folded_into_their_checks_and_a_failed_twin_voids_its_check():
-    from grader.grading import TWIN, with_twins as fold
+    from grader.grading import TWIN
+    from grader.grading import with_twins as fold
     from grader.records import Status, Verdict
 
     checks = with_twins(CHAPTERS["ch01"])

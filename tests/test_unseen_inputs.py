@@ -1,8 +1,9 @@
 """A grade rests on answers to inputs the learner has never seen, checked in the trusted process.
 
-grader/unseen.py draws each main check's inputs from the grader's secret and the submission's code;
-grader.grading.gate counts an exercise's other checks only once a main check is answered as the reference
-answers it. The attacks here were each found against the grader; tests/hostile/ holds their files.
+grader/unseen.py draws the inputs of main checks and twins from the grader's secret, the assignment and the
+student; grader.grading.with_twins counts a check only once its twins are answered as the reference answers
+them (tests/test_twins.py proves the twins themselves). The attacks here were each found against the grader;
+tests/hostile/ holds their files.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ LIMITS = dict(wall_seconds=20, stmt_seconds=5)
 SECRET = bytes(range(32))
 
 
-def _ident(text):
-    return unseen.identity([Statement("cell 1", text)])
+def _ident(student):
+    return unseen.identity(SECRET, "course", student)
 
 
 # ---- the draws ----------------------------------------------------------------------------------------------
@@ -43,28 +44,54 @@ def test_every_exercise_has_a_main_check_on_drawn_inputs_and_no_public_check_is_
     assert not [c.key for c in checks if c.main and (c.public or not c.unseen)]
 
 
-def test_draws_are_the_same_for_the_same_code_and_differ_for_other_code_or_another_secret():
+def test_draws_are_the_same_for_the_same_student_and_differ_for_another_student_or_secret():
     check = Check("x", "drawn", "call", {"args": [draw_int(1, 10 ** 6, name="n"), same("n", times=2, plus=1),
                                                    {"t": "randn", "shape": [draw_choice(2, 3)], "seed": SEED}]},
                   main=True, id="drawn")
-    a = unseen.resolve(check, SECRET, _ident("def f(): pass"))
-    assert a.params == unseen.resolve(check, SECRET, _ident("def f(): pass")).params  # a regrade: the same inputs
-    assert a.params != unseen.resolve(check, SECRET, _ident("def f(): return 1")).params
-    assert a.params != unseen.resolve(check, bytes(32), _ident("def f(): pass")).params
+    a = unseen.resolve(check, _ident("alice"))
+    assert a.params == unseen.resolve(check, _ident("alice")).params  # a regrade, or a resubmission: the same inputs
+    assert a.params != unseen.resolve(check, _ident("bob")).params
+    assert a.params != unseen.resolve(check, unseen.identity(bytes(32), "course", "alice")).params
     n, twice, tensor = a.params["args"]
     assert 1 <= n <= 10 ** 6 and twice == 2 * n + 1 and tensor["shape"][0] in (2, 3)
     assert not has_draws(a.params) and has_draws(check.params) and check.unseen and not a.unseen
 
 
+def test_resalted_or_renamed_files_of_one_student_get_the_same_draws(tmp_path):
+    """Fishing: the same student resubmitting other bytes under other names draws the same inputs (the draws are
+    keyed on the student, never on the code); another student draws others."""
+    drawn = {}
+    for n, (name, student) in enumerate([("a.py", "alice"), ("b.py", "alice"), ("c.py", "bob")]):
+        path = tmp_path / name
+        path.write_text(honest_source() + f"\nSALT = {n}\n")
+        grader = Grader(settings(**LIMITS), CH01)
+        seen = []
+        original = unseen.resolve
+
+        def spy(check, ident, shipped=frozenset()):
+            resolved = original(check, ident, shipped)
+            seen.append((check.key, unseen.canonical(resolved.params)))
+            return resolved
+
+        unseen.resolve = spy
+        try:
+            grader.grade(path, student=student)
+        finally:
+            unseen.resolve = original
+        drawn[name] = sorted(seen)
+    assert drawn["a.py"] and drawn["a.py"] == drawn["b.py"]
+    assert drawn["a.py"] != drawn["c.py"]
+
+
 def test_a_shuffle_is_a_permutation_and_its_order_varies():
     check = Check("x", "drawn", "call", {"candidates": shuffled(*"abcdef")}, main=True, id="drawn")
-    orders = {tuple(unseen.resolve(check, SECRET, _ident(str(n))).params["candidates"]) for n in range(20)}
+    orders = {tuple(unseen.resolve(check, _ident(str(n))).params["candidates"]) for n in range(20)}
     assert all(sorted(o) == list("abcdef") for o in orders) and len(orders) > 10
 
 
 def test_draws_stay_in_their_range_and_step():
     check = Check("x", "drawn", "call", {"args": [draw_int(4, 32, step=2)]}, main=True, id="drawn")
-    values = {unseen.resolve(check, SECRET, _ident(str(n))).params["args"][0] for n in range(200)}
+    values = {unseen.resolve(check, _ident(str(n))).params["args"][0] for n in range(200)}
     assert values <= set(range(4, 33, 2)) and len(values) > 10
 
 
@@ -125,27 +152,59 @@ def _forged(tmp_path, exercises_, which):
     return path
 
 
+def _without_twins(monkeypatch):
+    """Grade as if checks had no twins: what the tests below show the twins take away (so they can fail)."""
+    from grader import twins
+
+    monkeypatch.setattr(twins, "twins_of", lambda check, checks: ())
+
+
 @pytest.mark.parametrize("which", ["expected", "mistake"])
-def test_a_grade_forged_from_the_release_data_scores_nothing(tmp_path, which):
+def test_a_grade_forged_from_the_release_data_scores_nothing(tmp_path, which, monkeypatch):
     names = ["sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding"]
     path = _forged(tmp_path, names, which)
-    grade = Grader(settings(**LIMITS), CH01).grade(path)
+    grade = Grader(settings(**LIMITS), CH01).grade(path, student="alice")
     assert grade.total == 0, [(v.check.key, v.feedback) for v in grade.verdicts if v.score]
-    # without the main checks the same file earns points: the test can fail
-    ungated = Grader(settings(**LIMITS), [c for c in CH01 if not c.main]).grade(path)
-    earned = sum(v.score for v in ungated.verdicts if v.check.exercise == "sinusoidal_table")
-    assert earned > 0
+    # without the twins the same file earns points: the test can fail
+    _without_twins(monkeypatch)
+    ungated = Grader(settings(**LIMITS), CH01).grade(path, student="alice")
+    assert sum(v.score for v in ungated.verdicts if v.check.exercise == "sinusoidal_table") > 0
 
 
-def test_the_worked_example_forged_from_the_release_data_scores_nothing_too(tmp_path):
-    """docs/authoring.md's worked example, chapter 5's rope_wavelengths, added with three files: its main check
-    gates it as every exercise's does."""
+def test_the_worked_example_forged_from_the_release_data_scores_nothing_too(tmp_path, monkeypatch):
+    """docs/authoring.md's worked example, chapter 5's rope_wavelengths, added with three files: its twins
+    hold it as every exercise's do."""
     checks = [c for c in chapter_checks("ch05") if c.exercise == "rope_wavelengths"]
     path = _forged(tmp_path, ["rope_wavelengths"], "expected")
-    grade = Grader(settings(**LIMITS), checks).grade(path)
+    grade = Grader(settings(**LIMITS), checks).grade(path, student="alice")
     assert grade.total == 0, [(v.check.key, v.feedback) for v in grade.verdicts if v.score]
-    ungated = Grader(settings(**LIMITS), [c for c in checks if not c.main]).grade(path)
-    assert sum(v.score for v in ungated.verdicts) > 0  # the same file without the main check: the test can fail
+    _without_twins(monkeypatch)
+    ungated = Grader(settings(**LIMITS), checks).grade(path, student="alice")
+    assert sum(v.score for v in ungated.verdicts) > 0  # the same file without twins: the test can fail
+
+
+def test_partial_work_earns_what_it_computes_and_a_lookup_earns_nothing(tmp_path):
+    """The attack that bought 98/104: the least code that answers a main check (here: sinusoidal_table for the
+    default base only), plus a lookup of the release's public answers for everything else. With twins the
+    lookup adds nothing: the file scores what the least code scores alone."""
+    least = ("import math\nimport torch\n\n"
+             "def sinusoidal_table(seq_len, d_model, base=10000.0, device=None):\n"
+             "    p = torch.arange(seq_len, dtype=torch.float32)[:, None]\n"
+             "    w = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))\n"
+             "    pe = torch.zeros(seq_len, d_model)\n"
+             "    pe[:, 0::2] = torch.sin(p * w)\n"
+             "    pe[:, 1::2] = torch.cos(p * w)\n"
+             "    return pe\n")
+    checks = [c for c in CH01 if c.exercise == "sinusoidal_table"]
+    alone = tmp_path / "least.py"
+    alone.write_text(least)
+    forged = _forged(tmp_path, ["sinusoidal_table"], "expected")
+    forged.write_text(forged.read_text().replace("def sinusoidal_table(*args, **kwargs):\n    raise ValueError("
+                                                 "'seq_len d_model 7 5 k')\n", least))
+    grader = Grader(settings(**LIMITS), checks)
+    a, b = grader.grade(alone, student="alice"), grader.grade(forged, student="alice")
+    assert b.total == a.total, sorted((v.check.key, v.score) for v in b.verdicts if v.score)
+    assert a.total < a.max_score  # the least code misses cases (the base argument, the errors): there was a gap
 
 
 def test_a_result_must_carry_every_field_the_grader_asks_for(tmp_path):

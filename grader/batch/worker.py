@@ -57,7 +57,8 @@ def grade_one(grader, job, assignment, language="en"):
         reason = NOTHING_HANDED_IN
     else:
         try:
-            grade = assignment.apply(grader.grade(entry.path))
+            # the draws are the student's: keyed on their id in the class folder, never on what they handed in
+            grade = assignment.apply(grader.grade(entry.path, student=job.student))
         except SubmissionError as exc:  # nothing gradable was submitted: a graded zero, with the reason
             reason = scrub(str(exc), private)
     if reason:

@@ -3,6 +3,20 @@ t5_bucket, alibi_slopes, alibi_bias."""
 
 from grader.spec import SEED, Check, Mistake, draw_choice, draw_int, find, same, unseen_like
 
+# head counts for alibi_slopes' twins: powers of two (one sequence) and the others (two interleaved)
+POWERS_OF_TWO = tuple(1 << n for n in range(13))
+NOT_POWERS = tuple(n for n in range(3, 2049) if n & (n - 1))
+
+
+def heads(*among, lo=1, hi=4096):
+    """A head count drawn from `among` (POWERS_OF_TWO or NOT_POWERS) within [lo, hi], for each student."""
+    return draw_choice(*[n for n in among if lo <= n <= hi])
+
+
+def square(lo, hi):
+    """q_len = k_len, drawn in [lo, hi] for each student (args of relative_positions)."""
+    return [draw_int(lo, hi, name="n"), same("n")]
+
 
 def randn(*shape, seed=0, scale=1.0):
     return {"t": "randn", "shape": list(shape), "seed": seed, "scale": scale}
@@ -92,20 +106,25 @@ CONVENTIONS = {
 CHECKS = [
     # ---- relative_positions -----------------------------------------------------------------------
     Check(REL, "j − i for q_len = k_len = 5", "call", {"args": [5, 5]}, public=True, mistakes=REL_MISTAKES,
-          id="j_i_q_len_k_len_5"),
+          id="j_i_q_len_k_len_5", twin={"args": square(2, 1001)}),
     Check(REL, "decoding: 3 queries aligned to the end of 8 keys", "call", {"args": [3, 8]}, public=True,
-          mistakes=REL_MISTAKES, hint=ALIGN_HINT, id="decoding_3_queries_aligned_end_8_keys"),
+          mistakes=REL_MISTAKES, hint=ALIGN_HINT, id="decoding_3_queries_aligned_end_8_keys",
+          twin={"args": [draw_int(2, 30), draw_int(31, 100)]}),
     Check(REL, "q_len=0 raises ValueError naming it", "raises", {"args": [0, 4]}, expect="raises",
-          mentions=("q_len",), public=True, id="q_len_0_raises_valueerror_naming"),
+          mentions=("q_len",), public=True, id="q_len_0_raises_valueerror_naming",
+          twin={"args": [0, draw_int(1, 1000)]}),
     Check(REL, "one decoding step: 1 query against 6 keys", "call", {"args": [1, 6]}, mistakes=REL_MISTAKES,
-          hint=ALIGN_HINT, public=True, id="one_decoding_step_1_query_against_6_keys"),
+          hint=ALIGN_HINT, public=True, id="one_decoding_step_1_query_against_6_keys",
+          twin={"args": [1, draw_int(2, 1001)]}),
     Check(REL, "a long square matrix (q_len = k_len = 300)", "call", {"args": [300, 300]}, mistakes=REL_MISTAKES,
-          public=True, id="long_square_matrix_q_len_k_len_300"),
+          public=True, id="long_square_matrix_q_len_k_len_300", twin={"args": square(200, 1199)}),
     Check(REL, "k_len=-2 raises ValueError naming it", "raises", {"args": [2, -2]}, expect="raises",
-          mentions=("k_len",), public=True, id="k_len_2_raises_valueerror_naming"),
+          mentions=("k_len",), public=True, id="k_len_2_raises_valueerror_naming",
+          twin={"args": [draw_int(1, 1000), draw_int(-1000, -1)]}),
     Check(REL, "built on the requested device (checked on the meta device)", "meta_call",
           {"args": [3, 5], "kwargs": {"device": "meta"}}, expect="ok",
-          hint="create both aranges with device=device", public=True, id="built_requested_device_checked_meta"),
+          hint="create both aranges with device=device", public=True, id="built_requested_device_checked_meta",
+          twin={"args": [draw_int(1, 40), draw_int(40, 80)], "kwargs": {"device": "meta"}}),
     # ---- shaw_attention_direct --------------------------------------------------------------------
     Check(DIRECT, "matches the reference: B=2, H=3, L=7, d=8, K=2", "call", shaw(2, 3, 7, 7, 8, 2), public=True,
           mistakes=DIRECT_MISTAKES, id="matches_reference_b_2_h_3_l_7_d_8_k_2"),
@@ -214,62 +233,88 @@ CHECKS = [
     # ---- t5_bucket --------------------------------------------------------------------------------
     Check(T5, "bidirectional buckets for j − i in [−200, 200] (32 buckets, max_distance 128)", "call",
           {"args": [distances(-200, 201)]}, public=True, mistakes=T5_MISTAKES,
-          id="bidirectional_buckets_j_i_200_200_32"),
+          id="bidirectional_buckets_j_i_200_200_32",
+          twin={"args": [distances(draw_int(-400, -100), draw_int(100, 400))]}),
     Check(T5, "causal buckets for j − i in [−200, 200]", "call",
           {"args": [distances(-200, 201)], "kwargs": {"bidirectional": False}}, public=True, mistakes=T5_MISTAKES,
           hint="causal: n = max(i − j, 0) = max(−r, 0), all num_buckets for the past, no offset",
-          id="causal_buckets_j_i_200_200"),
+          id="causal_buckets_j_i_200_200",
+          twin={"args": [distances(draw_int(-400, -100), draw_int(100, 400))], "kwargs": {"bidirectional": False}}),
     Check(T5, "keeps the shape of a (q, k) matrix of distances", "call", {"args": [distances(-20, 20, [5, 8])]},
-          public=True, id="shape_q_k_matrix_distances"),
+          public=True, id="shape_q_k_matrix_distances",
+          twin={"args": [{"t": "randint", "low": -300, "high": 300, "shape": [draw_int(2, 40), draw_int(2, 40)],
+                          "seed": SEED}]}),
     Check(T5, "bidirectional, 64 buckets, max_distance 256, every j − i in [−2000, 2000]", "call",
           {"args": [distances(-2000, 2001)], "kwargs": {"num_buckets": 64, "max_distance": 256}}, points=2,
-          mistakes=T5_MISTAKES, public=True, id="bidirectional_64_buckets_max_distance"),
+          mistakes=T5_MISTAKES, public=True, id="bidirectional_64_buckets_max_distance",
+          twin={"args": [distances(draw_int(-3000, -1500), draw_int(1500, 3000))],
+                "kwargs": {"num_buckets": 64, "max_distance": 256}}),
     Check(T5, "causal, 8 buckets, max_distance 128, every j − i in [−2000, 2000]", "call",
           {"args": [distances(-2000, 2001)], "kwargs": {"bidirectional": False, "num_buckets": 8}}, points=2,
-          mistakes=T5_MISTAKES, public=True, id="causal_8_buckets_max_distance_128_every"),
+          mistakes=T5_MISTAKES, public=True, id="causal_8_buckets_max_distance_128_every",
+          twin={"args": [distances(draw_int(-3000, -1500), draw_int(1500, 3000))],
+                "kwargs": {"bidirectional": False, "num_buckets": 8}}),
     Check(T5, "causal, 32 buckets, max_distance 256, every j − i in [−2000, 2000]", "call",
           {"args": [distances(-2000, 2001)], "kwargs": {"bidirectional": False, "max_distance": 256}},
-          mistakes=T5_MISTAKES, public=True, id="causal_32_buckets_max_distance_256_every"),
+          mistakes=T5_MISTAKES, public=True, id="causal_32_buckets_max_distance_256_every",
+          twin={"args": [distances(draw_int(-3000, -1500), draw_int(1500, 3000))],
+                "kwargs": {"bidirectional": False, "max_distance": 256}}),
     Check(T5, "the output is on the input's device (checked on the meta device)", "meta_call",
           {"args": [distances(-10, 10)]}, expect="ok",
           hint="build every helper tensor from the input (zeros_like, ...)",
           public=True, id="output_input_s_device_checked_meta"),
     Check(T5, "on CUDA", "call", {"args": [distances(-300, 300)], "kwargs": {"bidirectional": False}, "device": "cuda"},
-          cuda=True, id="cuda"),
+          cuda=True, id="cuda", twin={"args": [distances(draw_int(-600, -100), draw_int(100, 600))],
+                                      "kwargs": {"bidirectional": False}, "device": "cuda"}),
     # ---- alibi_slopes -----------------------------------------------------------------------------
-    Check(SLOPES, "8 heads: 1/2, 1/4, ..., 1/256", "call", {"args": [8]}, public=True, id="8_heads_1_2_1_4_1_256"),
+    Check(SLOPES, "8 heads: 1/2, 1/4, ..., 1/256", "call", {"args": [8]}, public=True, id="8_heads_1_2_1_4_1_256",
+          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 3),
     Check(SLOPES, "12 heads (not a power of two)", "call", {"args": [12]}, public=True,
-          mistakes=("alibi_slopes_power_of_two_formula",), id="12_heads_not_power_two"),
+          mistakes=("alibi_slopes_power_of_two_formula",), id="12_heads_not_power_two",
+          twin={"args": [heads(*NOT_POWERS)]}),
     Check(SLOPES, "num_heads=0 raises ValueError naming it", "raises", {"args": [0]}, expect="raises",
-          mentions=("num_heads",), public=True, id="num_heads_0_raises_valueerror_naming"),
-    Check(SLOPES, "1 head", "call", {"args": [1]}, public=True, id="1_head"),
+          mentions=("num_heads",), public=True, id="num_heads_0_raises_valueerror_naming",
+          twin={"args": [draw_int(-1000, 0)]}),
+    Check(SLOPES, "1 head", "call", {"args": [1]}, public=True, id="1_head",  # one input: the smallest powers of two
+          twin=({"args": [heads(*POWERS_OF_TWO, hi=8)]},) * 5),
     Check(SLOPES, "112 heads (BLOOM-176B)", "call", {"args": [112]}, points=2,
-          mistakes=("alibi_slopes_power_of_two_formula",), public=True, id="112_heads_bloom_176b"),
+          mistakes=("alibi_slopes_power_of_two_formula",), public=True, id="112_heads_bloom_176b",
+          twin={"args": [heads(*NOT_POWERS, lo=65)]}),
     Check(SLOPES, "24 heads", "call", {"args": [24]}, mistakes=("alibi_slopes_power_of_two_formula",),
-          public=True, id="24_heads"),
+          public=True, id="24_heads", twin={"args": [heads(*NOT_POWERS, lo=17)]}),
     Check(SLOPES, "6 heads", "call", {"args": [6]}, mistakes=("alibi_slopes_power_of_two_formula",),
-          public=True, id="6_heads"),
-    Check(SLOPES, "64 heads", "call", {"args": [64]}, public=True, id="64_heads"),
+          public=True, id="6_heads", twin={"args": [heads(*NOT_POWERS)]}),
+    Check(SLOPES, "64 heads", "call", {"args": [64]}, public=True, id="64_heads",
+          twin=({"args": [heads(*POWERS_OF_TWO, lo=16)]},) * 4),
     # ---- alibi_bias -------------------------------------------------------------------------------
     Check(ALIBI, "8 heads, q_len = k_len = 5", "call", {"args": [8, 5, 5]}, public=True, mistakes=ALIBI_MISTAKES,
-          id="8_heads_q_len_k_len_5"),
+          id="8_heads_q_len_k_len_5", twin={"args": [heads(*POWERS_OF_TWO, hi=64), *square(2, 200)]}),
     Check(ALIBI, "decoding: 3 queries against 7 keys", "call", {"args": [4, 3, 7]}, public=True,
-          mistakes=ALIBI_MISTAKES, hint=ALIGN_HINT, id="decoding_3_queries_against_7_keys"),
+          mistakes=ALIBI_MISTAKES, hint=ALIGN_HINT, id="decoding_3_queries_against_7_keys",
+          twin={"args": [draw_int(1, 32), draw_int(2, 10), draw_int(11, 40)]}),
     Check(ALIBI, "-m·|j − i|: zero at the query, linear in the distance", "call", {"args": [4, 6, 6]},
           expect="property", property="linear_distance_penalty",
           property_params={"num_heads": 4, "q_len": 6, "k_len": 6}, public=True, mistakes=ALIBI_MISTAKES,
-          id="m_j_i_zero_query_linear_distance"),
+          id="m_j_i_zero_query_linear_distance",
+          twin=(Check(ALIBI, "-m·|j − i| for heads, q_len and k_len drawn for this student", "call",
+                      {"args": [draw_int(1, 32, name="h"), draw_int(2, 40, name="n"), same("n")]},
+                      expect="property", property="linear_distance_penalty",
+                      property_params={"num_heads": same("h"), "q_len": same("n"), "k_len": same("n")},
+                      mistakes=ALIBI_MISTAKES, id="twin"),)),
     Check(ALIBI, "built on the requested device (checked on the meta device)", "meta_call",
           {"args": [4, 3, 5], "kwargs": {"device": "meta"}}, expect="ok", public=True,
           hint=DEVICE_HINT.format(where="the one asked for", device="device, for the slopes and for the distances"),
-          id="built_requested_device_checked_meta"),
+          id="built_requested_device_checked_meta",
+          twin={"args": [draw_int(1, 32), draw_int(1, 12), draw_int(12, 30)], "kwargs": {"device": "meta"}}),
     Check(ALIBI, "12 heads, q_len = k_len = 9", "call", {"args": [12, 9, 9]}, points=2, mistakes=ALIBI_MISTAKES,
-          public=True, id="12_heads_q_len_k_len_9"),
+          public=True, id="12_heads_q_len_k_len_9", twin={"args": [heads(*NOT_POWERS, hi=48), *square(2, 100)]}),
     Check(ALIBI, "one decoding step: 1 query against 40 keys, 16 heads", "call", {"args": [16, 1, 40]},
-          mistakes=ALIBI_MISTAKES, hint=ALIGN_HINT, public=True, id="one_decoding_step_1_query_against_40"),
+          mistakes=ALIBI_MISTAKES, hint=ALIGN_HINT, public=True, id="one_decoding_step_1_query_against_40",
+          twin={"args": [draw_int(1, 64), 1, draw_int(2, 200)]}),
     Check(ALIBI, "on CUDA", "call", {"args": [8, 16, 32], "kwargs": {"device": "cuda"}, "device": "cuda"}, cuda=True,
           hint=DEVICE_HINT.format(where="the one asked for", device="device, for the slopes and for the distances"),
-          id="cuda"),
+          id="cuda", twin={"args": [draw_int(1, 32), draw_int(2, 32), draw_int(32, 64)], "kwargs": {"device": "cuda"},
+                           "device": "cuda"}),
 ]
 
 # ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
@@ -286,7 +331,7 @@ def shaw_drawn(causal):
 
 
 CHECKS += [
-    unseen_like(find(CHECKS, REL, "j_i_q_len_k_len_5"), {"args": [draw_int(1, 8), draw_int(8, 14)]},
+    unseen_like(find(CHECKS, REL, "j_i_q_len_k_len_5"), {"args": [draw_int(1, 40), draw_int(40, 80)]},
                 "j − i for q_len and k_len drawn for this submission", id="main_distances"),
     unseen_like(find(CHECKS, DIRECT, "matches_reference_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(False),
                 "matches the reference on inputs drawn for this submission", id="main_bidirectional"),
@@ -312,7 +357,7 @@ CHECKS += [
     unseen_like(find(CHECKS, SLOPES, "12_heads_not_power_two"), {"args": [draw_choice(3, 5, 6, 10, 12, 20, 24)]},
                 "a number of heads (not a power of two) drawn for this submission", id="main_other"),
     unseen_like(find(CHECKS, ALIBI, "8_heads_q_len_k_len_5"),
-                {"args": [draw_choice(2, 4, 8, 16), draw_int(1, 6), draw_int(6, 12)]},
+                {"args": [draw_int(1, 32), draw_int(1, 12), draw_int(12, 30)]},
                 "heads, q_len and k_len drawn for this submission", id="main_bias"),
 ]
 

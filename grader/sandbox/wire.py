@@ -209,6 +209,8 @@ class GraderSetup(_Message):
 @dataclass
 class GradeSubmission(_Message):
     path: str  # absolute: the grading process's working folder is not the grader's
+    student: str = ""  # the student's id as the platform records it ("": none; grader/unseen.py)
+    assignment: str = ""  # the assignment's id the draws are keyed on ("": the settings' assignment, or the course)
 
 
 @dataclass
