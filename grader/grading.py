@@ -172,19 +172,18 @@ def _twin_failure(verdict):
     return TWIN_CRASHED.format(error_type=error[len("raised "):]) if error else TWIN
 
 
-def with_twins(verdicts):
+def with_twins(verdicts, twin_keys):
     """Points only for work done on inputs the learner has never seen: a check that passed keeps its points only
-    when each of its twins passed too (a skipped twin, a CUDA one on a machine without a GPU, counts as its check
-    does). The twins' verdicts are folded into their checks' and leave the list; each check stands alone."""
-    twin_verdicts = {}
-    for v in verdicts:
-        if v.check.twin_of:
-            twin_verdicts.setdefault(v.check.twin_of, []).append(v)
+    when each of its twins (`twin_keys`: {check key: its twins' keys}) passed too (a skipped twin, a CUDA one on a
+    machine without a GPU, counts as its check does). The twins' verdicts are folded into their checks' and leave
+    the list; each check stands alone."""
+    twin_verdicts = {v.check.key: v for v in verdicts if v.check.twin_of}
     out = []
     for v in verdicts:
         if v.check.twin_of:
             continue
-        failed = [t for t in twin_verdicts.get(v.check.key, ()) if t.status not in (Status.PASSED, Status.SKIPPED)]
+        twins = [twin_verdicts[k] for k in twin_keys.get(v.check.key, ()) if k in twin_verdicts]
+        failed = [t for t in twins if t.status not in (Status.PASSED, Status.SKIPPED)]
         if v.status == Status.PASSED and failed:
             v = Verdict(v.check, Status.FAILED, _twin_failure(failed[0]), failed[0].mistake)
         out.append(v)
@@ -199,7 +198,8 @@ class Grader:
     def __init__(self, settings, checks=None, zygote=None):
         self.settings = settings
         self.zygote = zygote or Zygote.start(settings)  # the process's: closed at exit (or by zygote.close_all())
-        self.checks = tuple(twins.with_twins(checks if checks is not None else all_checks()))
+        checks, self.twin_keys = twins.with_twins(checks if checks is not None else all_checks())
+        self.checks = tuple(checks)
         self._secret = None
 
     def secret(self):
@@ -272,7 +272,7 @@ class Grader:
                 continue
             verdicts += with_twins([self._unrunnable(c, cuda)
                                     or judge(c, results[c.key], self.settings.limits.judge_seconds)
-                                    for c in exercise_checks])
+                                    for c in exercise_checks], self.twin_keys)
         notes += _notes(logs[VISIBLE]) + (session.closing_notes if session is not None else [])
         hidden_notes = [n for n in _notes(logs[HIDDEN]) if n not in notes]
         flags = sorted({flag for f in files for flag in f.flags})

@@ -60,19 +60,29 @@ def _entries(check, main):
 
 
 def twins_of(check, checks):
-    """The twins (Checks, points 0, drawn per student) of one scored check of `checks` (its chapter's)."""
+    """The twins (Checks, points 0, drawn per student) of one scored check of `checks` (its chapter's). A twin
+    declared as a Check with an id of its own is shared by the checks that declare it (a property test's whole
+    hidden catalogue, judged once per head width): its outcome is the same for each of them, so it runs once."""
     if not scored(check):
         return ()
     main = next((c for c in checks if c.main and c.exercise == check.exercise and c.cuda == check.cuda), None)
     out = []
     for n, entry in enumerate(_entries(check, main)):
+        shared = isinstance(entry, Check) and entry.id and not entry.main
         base = entry if isinstance(entry, Check) else dataclasses.replace(check, params=entry)
-        out.append(dataclasses.replace(base, id=f"{check.id}{TWINS.separator}{n}", twin_of=check.key, twin=None,
-                                       main=False, public=False, points=0.0))
+        twin_id = f"{TWINS.separator}{entry.id}" if shared else f"{check.id}{TWINS.separator}{n}"
+        out.append(dataclasses.replace(base, id=twin_id, twin_of=check.key, twin=None, main=False, public=False,
+                                       points=0.0))
     return tuple(out)
 
 
 def with_twins(checks):
-    """`checks` (a chapter's) followed by every scored check's twins."""
+    """(`checks` followed by every scored check's twins, each twin once; {check key: its twins' keys})."""
     checks = list(checks)
-    return checks + [t for c in checks for t in twins_of(c, checks)]
+    out, keys, seen = list(checks), {}, set()
+    for check in checks:
+        twins = twins_of(check, checks)
+        keys[check.key] = tuple(t.key for t in twins)
+        out += [t for t in twins if t.key not in seen]
+        seen.update(t.key for t in twins)
+    return out, keys

@@ -38,6 +38,14 @@ def test_every_scored_check_has_twins_that_draw(chapter):
         assert all(t.twin_of == check.key for t in drawn if not check.main)
 
 
+def test_a_shared_twin_runs_once_and_counts_for_each_check_that_declares_it():
+    checks, keys = with_twins(CHAPTERS["ch04"])
+    verdict_checks = [c for c in CHAPTERS["ch04"] if c.exercise == "check_relative_property" and scored(c)]
+    shared = {k for c in verdict_checks for k in keys[c.key]}
+    assert 1 <= len(shared) <= 2  # the whole hidden catalogue, per head width
+    assert len([c for c in checks if c.key in shared]) == len(shared)
+
+
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
 def test_twins_draw_inputs_the_reference_answers_that_vary_by_student_and_never_ship(chapter):
     known = shipped.inputs()
@@ -79,12 +87,13 @@ def test_the_twins_are_folded_into_their_checks_and_a_failed_twin_voids_its_chec
     from grader.grading import with_twins as fold
     from grader.records import Status, Verdict
 
-    checks = with_twins(CHAPTERS["ch01"])
-    public = next(c for c in checks if c.public and c.expect == "match")
-    twin = next(c for c in checks if c.twin_of == public.key)
+    checks, keys = with_twins(CHAPTERS["ch01"])
+    public = next(c for c in checks if c.public and c.expect == "match" and keys[c.key])
+    twin = next(c for c in checks if c.key == keys[public.key][0])
     passed = [Verdict(public, Status.PASSED), Verdict(twin, Status.PASSED)]
-    assert [v.status for v in fold(passed)] == [Status.PASSED]
-    failed = fold([Verdict(public, Status.PASSED), Verdict(twin, Status.FAILED, "output: 3 of 8 entries differ")])
+    assert [v.status for v in fold(passed, keys)] == [Status.PASSED]
+    failed = fold([Verdict(public, Status.PASSED), Verdict(twin, Status.FAILED, "output: 3 of 8 entries differ")],
+                  keys)
     assert [(v.check.key, v.status, v.feedback) for v in failed] == [(public.key, Status.FAILED, TWIN)]
 
 

@@ -58,7 +58,7 @@ class Catalogue:
         return Check(self.exercise, f"tells every hidden {self.noun} apart", self.probe,
                      {"candidates": shuffled(*names), "head_dim": head_dim}, expect="property", property=self.property,
                      property_params={"expected": {n: n in self.accept for n in names},
-                                      "about": {n: self.about[n] for n in names}}, id="twin")
+                                      "about": {n: self.about[n] for n in names}}, id=f"twin_head_dim_{head_dim}")
 
     def main_check(self):
         """The main check: three correct and three broken candidates from the hidden catalogues (distinct: each
