@@ -245,7 +245,8 @@ def identity(metadata_path):
         metadata = json.loads(Path(metadata_path).read_text())
         users = sorted(str(u["id"]) for u in metadata.get("users") or [] if isinstance(u, dict) and "id" in u)
         assignment = metadata.get("assignment") or {}
-        assignment_id = str(assignment["id"]) if isinstance(assignment, dict) and "id" in assignment else None
+        assignment_id = assignment.get("id") if isinstance(assignment, dict) else None
+        assignment_id = str(assignment_id if assignment_id is not None else metadata.get("assignment_id") or "") or None
     except (OSError, ValueError, TypeError, KeyError):
         return None, None
     return ("+".join(users) or None), assignment_id

@@ -99,3 +99,26 @@ def test_the_twins_are_folded_into_their_checks_and_a_failed_twin_voids_its_chec
 
 def test_min_space_bounds_a_guess():
     assert 1 / TWINS.min_space <= 1e-3
+
+
+def test_gradescope_draws_are_keyed_on_the_users_and_the_assignment_never_the_submission(tmp_path):
+    import json
+
+    from grader.gradescope import identity
+
+    path = tmp_path / "submission_metadata.json"
+
+    def write(submission_id, users, assignment):
+        path.write_text(json.dumps({"id": submission_id, "created_at": "2026-12-01T10:00:00Z", "users": users,
+                                    "assignment": assignment}))
+        return identity(path)
+
+    group = [{"id": 1234, "email": "a@example.com", "name": "A"}, {"id": 99, "email": "b@example.com", "name": "B"}]
+    first = write(1, group, {"id": 25828})
+    assert first == ("1234+99", "25828")  # the ids sorted as text
+    assert write(2, list(reversed(group)), {"id": 25828}) == first  # a resubmission, the users in another order
+    assert write(3, group[:1], {"id": 25828}) != first
+    assert write(1, group, {"id": 1}) != first
+    path.write_text("{not json")
+    assert identity(path) == (None, None)
+    assert identity(tmp_path / "missing.json") == (None, None)

@@ -3,7 +3,7 @@ interleaved_to_half_perm, check_relative_property, RoPEAttention."""
 
 
 from grader.checks.mutation import Catalogue
-from grader.spec import SEED, Check, Mistake, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_float, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0, scale=1.0):
@@ -20,6 +20,16 @@ def randint(high, *shape, seed=0):
 
 def call(*args, **kwargs):
     return {"args": list(args), "kwargs": kwargs}
+
+
+def drawn_base(lo=100.0, hi=100000.0):
+    """A base drawn log-uniformly for each student (a twin's or a main check's)."""
+    return draw_float(lo, hi, log=True)
+
+
+def even(lo, hi):
+    """An even head_dim in [lo, hi], drawn for each student."""
+    return draw_int(lo, hi, step=2)
 
 
 # float32 angles p * theta lose about p * 6e-8 radians (course contract): tables are allowed that much
@@ -124,33 +134,40 @@ CONVENTIONS = {
 CHECKS = [
     # ---- rope_inv_freq ----------------------------------------------------------------------------
     Check("rope_inv_freq", "matches the reference for head_dim=8", "call", call(8), public=True,
-          mistakes=INV_FREQ_MISTAKES, id="matches_reference_head_dim_8"),
+          mistakes=INV_FREQ_MISTAKES, id="matches_reference_head_dim_8",
+          twin=call(even(2, 64), base=drawn_base())),
     Check("rope_inv_freq", "odd head_dim raises ValueError naming it", "raises", call(7), expect="raises",
           mentions=("head_dim", "7"), public=True, hint="pairs of coordinates need an even head_dim: check it first",
           id="odd_head_dim_raises_valueerror_naming"),
     Check("rope_inv_freq", "head_dim=128 with LLaMA 3's base 500000", "call", call(128, base=500000.0), points=2,
           mistakes=INV_FREQ_MISTAKES, hint="use the base argument, not the constant 10000",
-          public=True, id="head_dim_128_llama_3_s_base_500000"),
+          public=True, id="head_dim_128_llama_3_s_base_500000",
+          twin=call(even(66, 256), base=drawn_base(100000.0, 2000000.0))),
     Check("rope_inv_freq", "head_dim=2 has the single frequency 1", "call", call(2),
-          public=True, id="head_dim_2_has_single_frequency_1"),
+          public=True, id="head_dim_2_has_single_frequency_1",  # [1.0] whatever the base: the next smallest
+          twin=call(even(4, 8), base=drawn_base())),
     Check("rope_inv_freq", "head_dim=0 raises ValueError naming it", "raises", call(0), expect="raises",
           mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming"),
     # ---- rope_cos_sin -----------------------------------------------------------------------------
     Check("rope_cos_sin", "position_ids (6,), head_dim=8: tables (6, 8)", "call", call(arange(6), 8), public=True,
-          mistakes=COS_SIN_MISTAKES, tol=pos_tol(6), id="position_ids_6_head_dim_8_tables_6_8"),
+          mistakes=COS_SIN_MISTAKES, tol=pos_tol(6), id="position_ids_6_head_dim_8_tables_6_8",
+          twin=call(arange(draw_int(2, 6)), even(2, 64), base=drawn_base())),
     Check("rope_cos_sin", "built on the device of position_ids (checked on the meta device)", "meta_call",
-          call(arange(5), 8), expect="ok", public=True, hint=DEVICE_HINT, id="built_device_position_ids_checked_meta"),
+          call(arange(5), 8), expect="ok", public=True, hint=DEVICE_HINT, id="built_device_position_ids_checked_meta",
+          twin=call(arange(draw_int(1, 50)), even(2, 64))),
     Check("rope_cos_sin", "position_ids (batch, seq) = (2, 5), head_dim=16, base 500000", "call",
           call(randint(100, 2, 5), 16, base=500000.0), points=2, mistakes=COS_SIN_MISTAKES, tol=pos_tol(100),
           hint="index the angles with position_ids[..., None] so any leading shape works",
           public=True, id="position_ids_batch_seq_2_5_head_dim_16"),
     Check("rope_cos_sin", "positions 4000..4096 stay accurate to float32 rounding", "call",
           call(arange(4097, start=4000), 64), mistakes=COS_SIN_MISTAKES, tol=pos_tol(4097),
-          public=True, id="positions_4000_4096_stay_accurate"),
+          public=True, id="positions_4000_4096_stay_accurate",
+          twin=call(arange(4097, start=draw_int(2000, 4000)), even(8, 128), base=drawn_base())),
     Check("rope_cos_sin", "odd head_dim raises ValueError naming it", "raises", call(arange(3), 5), expect="raises",
           mentions=("head_dim",), public=True, id="odd_head_dim_raises_valueerror_naming"),
     Check("rope_cos_sin", "on CUDA: tables on the GPU, float32", "call", {**call(arange(9), 16), "device": "cuda"},
-          cuda=True, hint=DEVICE_HINT, id="cuda_tables_gpu_float32"),
+          cuda=True, hint=DEVICE_HINT, id="cuda_tables_gpu_float32",
+          twin={**call(arange(draw_int(2, 12)), even(2, 64), base=drawn_base()), "device": "cuda"}),
     # ---- rotate_half ------------------------------------------------------------------------------
     Check("rotate_half", "x of shape (2, 3, 4, 8)", "call", call(randn(2, 3, 4, 8)), public=True,
           mistakes=ROTATE_MISTAKES, id="x_shape_2_3_4_8"),
@@ -219,9 +236,9 @@ CHECKS = [
           id="cuda_bfloat16"),
     # ---- interleaved_to_half_perm -----------------------------------------------------------------
     Check("interleaved_to_half_perm", "head_dim=8", "call", call(8), public=True, mistakes=("perm_inverse",),
-          id="head_dim_8"),
+          id="head_dim_8", twin=(call(even(2, 64)),) * 3),
     Check("interleaved_to_half_perm", "head_dim=128", "call", call(128), mistakes=("perm_inverse",),
-          public=True, id="head_dim_128"),
+          public=True, id="head_dim_128", twin=call(even(66, 2064))),
     Check("interleaved_to_half_perm", "odd head_dim raises ValueError naming it", "raises", call(9), expect="raises",
           mentions=("head_dim",), public=True, id="odd_head_dim_raises_valueerror_naming"),
     # ---- check_relative_property (graded by mutation) ---------------------------------------------
@@ -329,10 +346,10 @@ def positions():
 
 EVEN = draw_int(2, 32, step=2)
 CHECKS += [
-    unseen_like(find(CHECKS, "rope_inv_freq", "matches_reference_head_dim_8"), call(EVEN),
+    unseen_like(find(CHECKS, "rope_inv_freq", "matches_reference_head_dim_8"), call(EVEN, base=drawn_base()),
                 "matches the reference for a head_dim drawn for this submission", id="main_inv_freq"),
     unseen_like(find(CHECKS, "rope_cos_sin", "position_ids_6_head_dim_8_tables_6_8"),
-                call({"t": "arange", "start": 0, "end": draw_int(2, 20)}, EVEN),
+                call({"t": "arange", "start": 0, "end": draw_int(2, 20)}, EVEN, base=drawn_base()),
                 "tables for positions and a head_dim drawn for this submission", id="main_tables", tol=pos_tol(20)),
     unseen_like(find(CHECKS, "rotate_half", "x_shape_2_3_4_8"),
                 call(drawn(2, draw_int(1, 4), draw_int(1, 8), EVEN)),
@@ -348,7 +365,7 @@ CHECKS += [
     unseen_like(find(CHECKS, "apply_rope_interleaved", "x_2_3_5_8_positions_0_4"),
                 call(drawn(2, draw_int(1, 4), draw_int(2, 9, name="l"), EVEN), positions()),
                 "x and positions drawn for this submission", id="main_interleaved"),
-    unseen_like(find(CHECKS, "interleaved_to_half_perm", "head_dim_8"), call(EVEN),
+    unseen_like(find(CHECKS, "interleaved_to_half_perm", "head_dim_8"), call(even(2, 2000)),
                 "a head_dim drawn for this submission", id="main_perm"),
     CATALOGUE.main_check(),
     unseen_like(find(CHECKS, MODULE, "causal_forward_batch_2_7_32_4_heads"),
