@@ -1,7 +1,7 @@
 """Chapter 5's exercises: rope_wavelengths, yarn_ramp, scaled_rope_inv_freq (the reference equals transformers
 5.23.0's modeling_rope_utils.ROPE_INIT_FUNCTIONS; tests/test_ch05.py proves it)."""
 
-from grader.spec import Check, Mistake, draw_choice, draw_int, find, unseen_like
+from grader.spec import Check, Mistake, draw_float, draw_int, find, same, unseen_like
 
 WAVE = "rope_wavelengths"
 WAVE_MISTAKES = ("wavelength_per_radian", "wavelength_turns_per_token", "wavelength_i_over_d")
@@ -14,6 +14,21 @@ TOL = {"atol": 0.0, "rtol": 2e-5}
 L31 = {"low_freq_factor": 1.0, "high_freq_factor": 4.0}  # Llama 3.1
 YARN_MISTAKES = ("yarn_reversed", "yarn_no_attention_factor", "yarn_attention_squared")
 RAMP_MISTAKES = ("ramp_reversed", "ramp_not_truncated")
+
+
+def even(lo, hi, name=None):
+    """An even head_dim in [lo, hi], drawn for each student."""
+    return draw_int(lo, hi, step=2, name=name)
+
+
+def base(lo=1000.0, hi=100000.0):
+    """A base drawn log-uniformly in [lo, hi] for each student."""
+    return draw_float(lo, hi, log=True)
+
+
+def real(lo, hi):
+    """A factor (or another real parameter) drawn uniformly in [lo, hi], 3 significant digits."""
+    return draw_float(lo, hi, digits=3)
 
 
 def ramp(head_dim, base, train_len, **kw):
@@ -52,120 +67,158 @@ CONVENTIONS = {
 CHECKS = [
     # ---- rope_wavelengths -------------------------------------------------------------------------
     Check(WAVE, "matches the reference for head_dim=8, base=100", "call", {"args": [8, 100.0]}, public=True,
-          mistakes=WAVE_MISTAKES, id="matches_reference_head_dim_8_base_100"),
+          mistakes=WAVE_MISTAKES, id="matches_reference_head_dim_8_base_100",
+          twin={"args": [even(4, 16), base(10.0, 1000.0)]}),
     Check(WAVE, "LLaMA 2's geometry: head_dim=128, base=10000", "call", {"args": [128]}, points=2, public=True,
-          mistakes=WAVE_MISTAKES, id="llama_2_geometry_head_dim_128"),
+          mistakes=WAVE_MISTAKES, id="llama_2_geometry_head_dim_128", twin={"args": [even(96, 256), base()]}),
     Check(WAVE, "head_dim=2: the single pair turns once every 2π tokens", "call", {"args": [2, 500000.0]},
-          public=True, mistakes=WAVE_MISTAKES[:2], id="head_dim_2_single_pair"),
+          public=True, mistakes=WAVE_MISTAKES[:2], id="head_dim_2_single_pair",  # [2π] whatever the base: the next
+          twin={"args": [even(4, 8), base(100.0, 1000000.0)]}),  # smallest head_dims
     Check(WAVE, "odd head_dim raises ValueError naming it", "raises", {"args": [7]}, expect="raises",
           mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming"),
     Check(WAVE, "head_dim=0 raises ValueError naming it", "raises", {"args": [0]}, expect="raises",
           mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming"),
     # ---- yarn_ramp --------------------------------------------------------------------------------
     Check(RAMP, "matches the reference for head_dim=16, base=10000, L0=2048", "call", ramp(16, 10000.0, 2048),
-          public=True, mistakes=RAMP_MISTAKES, id="matches_reference_head_dim_16_base_10000"),
+          public=True, mistakes=RAMP_MISTAKES, id="matches_reference_head_dim_16_base_10000",
+          twin=ramp(even(8, 64), base(), draw_int(512, 8192))),
     Check(RAMP, "odd head_dim raises ValueError naming it", "raises", ramp(7, 10000.0, 2048), expect="raises",
           mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming"),
     Check(RAMP, "LLaMA 2's geometry: head_dim=128, base=10000, L0=4096", "call", ramp(128, 10000.0, 4096),
-          points=2, mistakes=RAMP_MISTAKES, public=True, id="llama_2_s_geometry_head_dim_128_base"),
+          points=2, mistakes=RAMP_MISTAKES, public=True, id="llama_2_s_geometry_head_dim_128_base",
+          twin=ramp(128, base(5000.0, 20000.0), draw_int(2048, 8192))),
     Check(RAMP, "LLaMA 3's geometry: head_dim=128, base=500000, L0=8192", "call", ramp(128, 500000.0, 8192),
-          mistakes=RAMP_MISTAKES, public=True, id="llama_3_s_geometry_head_dim_128_base"),
+          mistakes=RAMP_MISTAKES, public=True, id="llama_3_s_geometry_head_dim_128_base",
+          twin=ramp(128, base(200000.0, 1000000.0), draw_int(4096, 16384))),
     Check(RAMP, "other thresholds: beta_fast=16, beta_slow=2", "call",
           ramp(64, 10000.0, 4096, beta_fast=16.0, beta_slow=2.0), mistakes=RAMP_MISTAKES,
           hint="corr(r) uses beta_fast for low and beta_slow for high", public=True,
-          id="other_thresholds_beta_fast_16_beta_slow"),
+          id="other_thresholds_beta_fast_16_beta_slow",
+          twin=ramp(even(32, 128), base(), draw_int(1024, 8192), beta_fast=real(8.0, 64.0), beta_slow=real(1.0, 4.0))),
     Check(RAMP, "truncate=False keeps low and high fractional", "call", ramp(32, 10000.0, 2048, truncate=False),
           mistakes=("ramp_reversed",), hint="floor and ceil only when truncate is True",
-          public=True, id="truncate_false_low_high_fractional"),
+          public=True, id="truncate_false_low_high_fractional",
+          twin=ramp(even(16, 128), base(), draw_int(1024, 8192), truncate=False)),
     Check(RAMP, "high is clamped to head_dim - 1, as in YaRN's code (head_dim=16, base=500, L0=4096)", "call",
           ramp(16, 500.0, 4096), mistakes=("ramp_clamp_half", "ramp_reversed"),
           hint="clamp to [0, head_dim - 1]: ceil(corr(beta_slow)) = 9 here, more than the last pair index 7",
-          public=True, id="high_clamped_head_dim_1_yarn_s_code_head"),
+          public=True, id="high_clamped_head_dim_1_yarn_s_code_head",  # small bases, long L0: high > d/2 - 1
+          twin=ramp(even(8, 32), base(100.0, 800.0), draw_int(4096, 16384))),
     Check(RAMP, "head_dim=0 raises ValueError naming it", "raises", ramp(0, 10000.0, 2048), expect="raises",
           mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming"),
     # ---- scaled_rope_inv_freq --------------------------------------------------------------------
     match("default_head_dim_8",
           "default: base^(-2i/d), attention factor 1 (head_dim=8)", scaled(8, 10000.0, "default"),
+          twin=scaled(even(4, 16), base(), "default"),
           hint="1 / base ** (arange(0, d, 2) / d) in float32, and attention_factor 1.0"),
     match("linear_factor_4", "linear, factor 4 (head_dim=8)", scaled(8, 10000.0, "linear", 4.0),
-          mistakes=("linear_multiplies",)),
+          mistakes=("linear_multiplies",), twin=scaled(even(4, 16), base(), "linear", real(2.0, 8.0))),
     match("dynamic_above_l0",
           "dynamic with seq_len above L0 (seq_len=256, L0=64, factor 2)", scaled(8, 10000.0, "dynamic", 2.0, 64, 256),
-          mistakes=("dynamic_no_exponent", "dynamic_static")),
+          mistakes=("dynamic_no_exponent", "dynamic_static"),
+          twin=scaled(even(4, 32), base(), "dynamic", real(1.5, 8.0), draw_int(32, 512), draw_int(513, 4096))),
     match("dynamic_below_l0", "dynamic with seq_len below L0 equals default (seq_len=48, L0=64)",
           scaled(8, 10000.0, "dynamic", 2.0, 64, 48), mistakes=("dynamic_no_clamp", "dynamic_static"),
+          twin=scaled(even(4, 32), base(), "dynamic", real(1.5, 8.0), draw_int(1024, 4096), draw_int(2, 1023)),
           hint="L = max(seq_len, L0): up to L0 the model runs exactly as trained"),
     match("yarn_factor_4", "yarn, factor 4 (head_dim=16, L0=2048)", scaled(16, 10000.0, "yarn", 4.0, 2048),
-          mistakes=YARN_MISTAKES),
+          mistakes=YARN_MISTAKES, twin=scaled(even(8, 32), base(), "yarn", real(2.0, 8.0), draw_int(1024, 8192))),
     match("llama3_llama31_head_dim_16",
           "llama3 with Llama 3.1's parameters (head_dim=16)", scaled(16, 500000.0, "llama3", 8.0, 8192, **L31),
-          mistakes=("llama3_swapped",)),
+          mistakes=("llama3_swapped",),
+          twin=scaled(even(8, 32), base(100000.0, 1000000.0), "llama3", real(4.0, 16.0), draw_int(4096, 16384), **L31)),
     raises("unknown_rope_type_raises",
            "an unknown rope_type raises ValueError naming it", scaled(8, 10000.0, "ntk", 2.0), ("ntk",)),
     raises("factor_below_1_raises",
-           "factor < 1 raises ValueError naming it", scaled(8, 10000.0, "linear", 0.5), ("factor",)),
-    match("default_base_500000", "default with LLaMA 3's base 500000 (head_dim=128)", scaled(128, 500000.0, "default")),
+           "factor < 1 raises ValueError naming it", scaled(8, 10000.0, "linear", 0.5), ("factor",),
+           twin=scaled(even(4, 64), base(), "linear", real(0.01, 0.99))),
+    match("default_base_500000", "default with LLaMA 3's base 500000 (head_dim=128)", scaled(128, 500000.0, "default"),
+          twin=scaled(even(96, 256), base(100000.0, 2000000.0), "default")),
     match("linear_factor_8",
-          "linear, factor 8 (head_dim=64)", scaled(64, 10000.0, "linear", 8.0), mistakes=("linear_multiplies",)),
+          "linear, factor 8 (head_dim=64)", scaled(64, 10000.0, "linear", 8.0), mistakes=("linear_multiplies",),
+          twin=scaled(even(32, 128), base(), "linear", real(6.0, 16.0))),
     match("linear_code_llama_base", "linear with Code Llama's base 1e6 and factor 2.5", scaled(128, 1e6, "linear", 2.5),
-          mistakes=("linear_multiplies",)),
+          mistakes=("linear_multiplies",),
+          twin=scaled(even(64, 256), base(500000.0, 5000000.0), "linear", real(1.5, 4.0))),
     match("dynamic_without_seq_len",
           "dynamic without seq_len runs as at L0 (unscaled)", scaled(64, 10000.0, "dynamic", 4.0, 4096),
-          mistakes=("dynamic_static",), hint="seq_len=None means L = L0, so alpha = 1"),
+          mistakes=("dynamic_static",), hint="seq_len=None means L = L0, so alpha = 1",
+          twin=scaled(even(16, 128), base(), "dynamic", real(2.0, 8.0), draw_int(1024, 8192))),
     match("dynamic_one_past_l0",
-          "dynamic one token past L0", scaled(128, 10000.0, "dynamic", 4.0, 4096, 4097), mistakes=("dynamic_static",)),
+          "dynamic one token past L0", scaled(128, 10000.0, "dynamic", 4.0, 4096, 4097), mistakes=("dynamic_static",),
+          twin=scaled(even(64, 256), base(), "dynamic", real(2.0, 8.0), draw_int(1024, 8192, name="l0"),
+                      same("l0", plus=1))),
     match("dynamic_8x_l0",
           "dynamic at 8 x L0 (head_dim=128, L0=4096, factor 4)", scaled(128, 10000.0, "dynamic", 4.0, 4096, 32768),
-          points=2, mistakes=("dynamic_no_exponent", "dynamic_static")),
+          points=2, mistakes=("dynamic_no_exponent", "dynamic_static"),
+          twin=scaled(even(64, 256), base(), "dynamic", real(2.0, 8.0), draw_int(1024, 8192, name="l0"),
+                      same("l0", times=8))),
     match("dynamic_seq_len_1", "dynamic with seq_len=1 (far below L0)", scaled(64, 500000.0, "dynamic", 8.0, 8192, 1),
-          hint="L = max(seq_len, L0); without the clamp alpha is negative here"),
+          hint="L = max(seq_len, L0); without the clamp alpha is negative here",
+          twin=scaled(even(16, 128), base(100000.0, 1000000.0), "dynamic", real(2.0, 16.0), draw_int(2048, 16384), 1)),
     match("yarn_llama2_geometry",
           "yarn with LLaMA 2's geometry (head_dim=128, L0=4096, factor 4)", scaled(128, 10000.0, "yarn", 4.0, 4096),
-          points=2, mistakes=YARN_MISTAKES),
+          points=2, mistakes=YARN_MISTAKES,
+          twin=scaled(128, base(5000.0, 20000.0), "yarn", real(2.0, 8.0), draw_int(2048, 8192))),
     match("yarn_factor_16",
-          "yarn, factor 16 (head_dim=64, L0=2048)", scaled(64, 10000.0, "yarn", 16.0, 2048), mistakes=YARN_MISTAKES),
+          "yarn, factor 16 (head_dim=64, L0=2048)", scaled(64, 10000.0, "yarn", 16.0, 2048), mistakes=YARN_MISTAKES,
+          twin=scaled(even(32, 128), base(), "yarn", real(10.0, 32.0), draw_int(1024, 4096))),
     match("yarn_explicit_betas", "yarn with explicit beta_fast=16, beta_slow=2, attention_factor=1.0",
           scaled(64, 10000.0, "yarn", 4.0, 4096, beta_fast=16.0, beta_slow=2.0, attention_factor=1.0),
           mistakes=("yarn_reversed",),
           hint="params override the defaults: beta_fast/beta_slow replace 32/1, and an explicit attention_factor "
-               "is returned as given"),
+               "is returned as given",
+          twin=scaled(even(32, 128), base(), "yarn", real(2.0, 8.0), draw_int(1024, 8192), beta_fast=real(8.0, 64.0),
+                      beta_slow=real(1.0, 4.0), attention_factor=real(0.5, 2.0))),
     match("yarn_no_truncate", "yarn with truncate=False", scaled(32, 10000.0, "yarn", 4.0, 2048, truncate=False),
-          mistakes=YARN_MISTAKES, hint="pass truncate on to the ramp: no floor and ceil"),
+          mistakes=YARN_MISTAKES, hint="pass truncate on to the ramp: no floor and ceil",
+          twin=scaled(even(16, 64), base(), "yarn", real(2.0, 8.0), draw_int(1024, 8192), truncate=False)),
     match("yarn_mscale", "yarn attention factor from mscale and mscale_all_dim",
           scaled(64, 10000.0, "yarn", 40.0, 4096, mscale=0.707, mscale_all_dim=1.0), mistakes=("yarn_reversed",),
-          hint="with both given: (0.1*mscale*ln(factor) + 1) / (0.1*mscale_all_dim*ln(factor) + 1)"),
-    match("yarn_factor_1", "yarn with factor 1 is unscaled", scaled(16, 10000.0, "yarn", 1.0, 2048)),
+          hint="with both given: (0.1*mscale*ln(factor) + 1) / (0.1*mscale_all_dim*ln(factor) + 1)",
+          twin=scaled(even(32, 128), base(), "yarn", real(10.0, 64.0), draw_int(1024, 8192), mscale=real(0.5, 1.0),
+                      mscale_all_dim=real(0.5, 1.5))),
+    match("yarn_factor_1", "yarn with factor 1 is unscaled", scaled(16, 10000.0, "yarn", 1.0, 2048),
+          twin=scaled(even(8, 64), base(), "yarn", 1.0, draw_int(512, 8192))),
     match("llama3_llama31_head_dim_128", "llama3 with Llama 3.1's parameters (head_dim=128, base=500000)",
-          scaled(128, 500000.0, "llama3", 8.0, 8192, **L31), points=2, mistakes=("llama3_swapped",)),
+          scaled(128, 500000.0, "llama3", 8.0, 8192, **L31), points=2, mistakes=("llama3_swapped",),
+          twin=scaled(128, base(200000.0, 1000000.0), "llama3", real(4.0, 16.0), draw_int(4096, 16384), **L31)),
     match("llama3_other_bands", "llama3 with other bands (low_freq_factor=2, high_freq_factor=8)",
           scaled(64, 10000.0, "llama3", 4.0, 2048, low_freq_factor=2.0, high_freq_factor=8.0),
-          mistakes=("llama3_swapped",)),
+          mistakes=("llama3_swapped",),
+          twin=scaled(even(32, 128), base(), "llama3", real(2.0, 8.0), draw_int(1024, 8192),
+                      low_freq_factor=real(1.0, 3.0), high_freq_factor=real(4.0, 16.0))),
     raises("odd_head_dim_raises",
            "odd head_dim raises ValueError naming it", scaled(9, 10000.0, "linear", 2.0), ("head_dim", "9")),
     raises("yarn_without_l0_raises", "yarn without original_max_position_embeddings raises ValueError naming it",
-           scaled(16, 10000.0, "yarn", 4.0), ("original_max_position_embeddings",)),
+           scaled(16, 10000.0, "yarn", 4.0), ("original_max_position_embeddings",),
+           twin=scaled(even(4, 64), base(), "yarn", real(1.0, 16.0))),
     raises("dynamic_without_l0_raises", "dynamic without original_max_position_embeddings raises ValueError naming it",
-           scaled(16, 10000.0, "dynamic", 4.0, seq_len=4096), ("original_max_position_embeddings",)),
+           scaled(16, 10000.0, "dynamic", 4.0, seq_len=4096), ("original_max_position_embeddings",),
+           twin=scaled(even(4, 64), base(), "dynamic", real(1.0, 16.0), seq_len=draw_int(1, 16384))),
     raises("llama3_without_l0_raises", "llama3 without original_max_position_embeddings raises ValueError naming it",
-           scaled(16, 500000.0, "llama3", 8.0, **L31), ("original_max_position_embeddings",)),
+           scaled(16, 500000.0, "llama3", 8.0, **L31), ("original_max_position_embeddings",),
+           twin=scaled(even(4, 64), base(), "llama3", real(1.0, 16.0), **L31)),
     raises("llama3_without_bands_raises",
            "llama3 without low_freq_factor / high_freq_factor raises ValueError naming them",
-           scaled(16, 500000.0, "llama3", 8.0, 8192), ("low_freq_factor",)),
+           scaled(16, 500000.0, "llama3", 8.0, 8192), ("low_freq_factor",),
+           twin=scaled(even(4, 64), base(), "llama3", real(1.0, 16.0), draw_int(512, 16384))),
     raises("unused_parameter_raises",
            "a parameter the rope_type does not use raises ValueError naming it (a typo: beta_fats)",
            scaled(16, 10000.0, "yarn", 4.0, 2048, beta_fats=16.0), ("beta_fats",),
+           twin=scaled(even(4, 64), base(), "yarn", real(1.0, 16.0), draw_int(512, 16384), beta_fats=real(8.0, 64.0)),
            hint="compare params with the keys the rope_type uses; an unknown key is a typo that would "
                 "otherwise be silently ignored"),
     raises("yarn_factor_below_1_raises",
-           "factor < 1 raises ValueError for yarn too", scaled(16, 10000.0, "yarn", 0.25, 2048), ("factor",)),
+           "factor < 1 raises ValueError for yarn too", scaled(16, 10000.0, "yarn", 0.25, 2048), ("factor",),
+           twin=scaled(even(4, 64), base(), "yarn", real(0.01, 0.99), draw_int(512, 16384))),
 ]
 
 # ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
-HEAD_DIM, BASE, FACTOR, L0 = (draw_choice(8, 16, 32, 64), draw_choice(10000.0, 500000.0), draw_choice(2.0, 4.0, 8.0),
-                              draw_choice(1024, 2048, 4096))
+HEAD_DIM, BASE, FACTOR, L0 = even(8, 128), base(1000.0, 1000000.0), real(1.5, 16.0), draw_int(512, 8192, step=64)
 CHECKS += [
     unseen_like(find(CHECKS, WAVE, "matches_reference_head_dim_8_base_100"),
-                {"args": [draw_int(4, 96, step=2), draw_choice(100.0, 10000.0, 500000.0)]},
+                {"args": [draw_int(4, 96, step=2), base(100.0, 1000000.0)]},
                 "matches the reference for head_dim and base drawn for this submission", id="main_wavelengths"),
     unseen_like(find(CHECKS, RAMP, "matches_reference_head_dim_16_base_10000"), ramp(HEAD_DIM, BASE, L0),
                 "matches the reference for head_dim, base and L0 drawn for this submission", id="main_ramp"),
