@@ -7,8 +7,9 @@ when its twins are answered as the reference answers them too (grading.with_twin
 grader's secret (grader/unseen.py). One passing check opens nothing else: each check has twins of its own.
 
 What a check's twins are:
-- declared with `twin=` beside the check: a params dict with draws, or a tuple of them and of Checks (a twin
-  on another probe, such as a main-like computation);
+- declared with `twin=` beside the check: a params dict with draws, a dict {"params": ..., and other fields of
+  the check, such as "mentions": ("d_model", same("d"))}, or a tuple of them and of Checks (a twin on another
+  probe, such as a main-like computation);
 - otherwise derived: the check's params with every seed drawn (`reseeded`: each tensor's values, each module's
   initial weights, each probe's random choice);
 - a check whose answer does not depend on the input's values (an error raised, a module's fields, a run on the meta
@@ -24,17 +25,18 @@ from __future__ import annotations
 import dataclasses
 
 from .settings import TWINS
-from .spec import SEED, Check, has_draws
+from .spec import Check, has_draws
 
 SEED_KEYS = ("seed", "seed_params")  # a tensor spec's generator, a module's initial weights, a probe's random choice
 VALUE_FREE = ("raises", "fields", "ok")  # expectations whose answer does not depend on the input's values
 
 
 def reseeded(value):
-    """`value` (params) with every integer seed replaced by a draw."""
+    """`value` (params) with every integer seed replaced by a draw: one draw per seed value, so that tensors the
+    check builds from one seed (its params and its property's) stay equal to each other in the twin."""
     if isinstance(value, dict):
-        return {k: SEED if k in SEED_KEYS and isinstance(v, int) and not isinstance(v, bool) else reseeded(v)
-                for k, v in value.items()}
+        return {k: {"draw": "seed", "name": f"seed{v}"} if k in SEED_KEYS and isinstance(v, int)
+                and not isinstance(v, bool) else reseeded(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [reseeded(v) for v in value]
     return value
@@ -49,7 +51,8 @@ def _entries(check, main):
     """The declared or derived twin entries of `check`: params dicts and Checks."""
     declared = check.twin
     if declared is None:
-        entries = [reseeded(check.params)] if has_draws(reseeded(check.params)) else []
+        drawn = {"params": reseeded(check.params), "property_params": reseeded(check.property_params)}
+        entries = [drawn] if has_draws(drawn) else []
     elif isinstance(declared, dict):
         entries = [declared]
     else:
@@ -69,7 +72,12 @@ def twins_of(check, checks):
     out = []
     for n, entry in enumerate(_entries(check, main)):
         shared = isinstance(entry, Check) and entry.id and not entry.main
-        base = entry if isinstance(entry, Check) else dataclasses.replace(check, params=entry)
+        if isinstance(entry, Check):
+            base = entry
+        elif "params" in entry:  # {"params": ..., "mentions": ...}: other fields of the check drawn too
+            base = dataclasses.replace(check, **entry)
+        else:
+            base = dataclasses.replace(check, params=entry)
         twin_id = f"{TWINS.separator}{entry.id}" if shared else f"{check.id}{TWINS.separator}{n}"
         out.append(dataclasses.replace(base, id=twin_id, twin_of=check.key, twin=None, main=False, public=False,
                                        points=0.0))

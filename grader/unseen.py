@@ -80,7 +80,7 @@ def identity(secret, assignment, student):
 class _Draws:
     """The values of one check's draws, each from its own HMAC stream."""
 
-    def __init__(self, ident, key, attempt, *declared):
+    def __init__(self, ident, key, attempt, *declared):  # declared: params, property_params (their named draws)
         self.key = hmac.new(ident, f"{key}|{attempt}".encode(), hashlib.sha256).digest()
         self.n, self.named, self.specs = 0, {}, {}
         for value in declared:
@@ -113,7 +113,10 @@ class _Draws:
         if spec.get("name") in self.named:  # drawn already, where a `same` came first
             return self.named[spec["name"]]
         if kind == "seed":
-            return self._number() % (1 << 31)
+            value = self._number() % (1 << 31)
+            if spec.get("name"):
+                self.named[spec["name"]] = value
+            return value
         if kind == "shuffle":
             items = self.resolve(spec["of"])
             for i in range(len(items) - 1, 0, -1):  # Fisher-Yates on the HMAC stream
@@ -180,8 +183,10 @@ def resolve(check, ident, shipped=frozenset()):
         draws = _Draws(ident, check.key, attempt, check.params, check.property_params)
         params = json.loads(json.dumps(draws.resolve(check.params)))
         property_params = json.loads(json.dumps(draws.resolve(check.property_params)))
+        # words an error's message must hold may name a drawn value ("d_model", same("d")): as text
+        mentions = tuple(str(w) for w in draws.resolve(list(check.mentions)))
         if canonical(params) not in shipped:
-            return dataclasses.replace(check, params=params, property_params=property_params)
+            return dataclasses.replace(check, params=params, property_params=property_params, mentions=mentions)
     raise DrawError(f"{check.key}: {MAX_ATTEMPTS} draws in a row equal inputs whose answers ship to learners")
 
 

@@ -3,7 +3,7 @@ mrope_position_ids, mrope_cos_sin."""
 
 
 from grader.checks.mutation import Catalogue
-from grader.spec import SEED, Check, Mistake, draw_choice, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_choice, draw_float, draw_int, find, same, unseen_like
 
 RESIZE, SINCOS, AXIAL, PROPERTY, IDS, MROPE = ("resize_position_table_2d", "sincos_2d_table", "axial_rope_cos_sin",
                                                "check_axial_property", "mrope_position_ids", "mrope_cos_sin")
@@ -19,6 +19,11 @@ def randint(high, *shape, seed=0):
 
 def long(values):
     return {"long": values}
+
+
+def drawn_base(lo=1000.0, hi=100000.0):
+    """A base drawn log-uniformly for each student (a twin's or a main check's)."""
+    return draw_float(lo, hi, log=True)
 
 
 # ---- resize_position_table_2d ---------------------------------------------------------------------
@@ -44,6 +49,12 @@ QWEN_IDS = [[0, 0], [0, 1], [1, 0], [1, 1], [0, 2], [0, 3], [1, 2], [1, 3], [0, 
 
 def axial(ids, head_dim, **kwargs):
     return {"args": [ids, head_dim], "kwargs": kwargs}
+
+
+def qwen_order(h, w, merge=2):
+    """(row, column) ids of an h x w grid in Qwen2-VL's order: merge x merge blocks, row-major, each row-major."""
+    return [[r + i, c + j] for r in range(0, h, merge) for c in range(0, w, merge)
+            for i in range(merge) for j in range(merge)]
 
 
 # ---- mrope_position_ids -----------------------------------------------------------------------------
@@ -73,8 +84,98 @@ SEVERAL_IMAGES, SEVERAL_VIDEOS = [[1, 4, 8], [1, 2, 2]], [[4, 2, 4]]
 PADDED = [[T, T, I, I, I, I, I, I, T, T, T], [T, T, T, T, I, I, T, T, T, T, T]]
 PADDED_MASK = [[1] * 11, [0, 0, 0] + [1] * 8]
 
+
+# ---- prompts for the twins and the main check: many of each case, built here, one drawn for each student ----
+def image_prompts(merge=2):
+    """Text, one image of h x w merged tokens (merge·h x merge·w patches), text."""
+    extra = {} if merge == 2 else {"spatial_merge_size": merge}
+    return [prompt([[T] * a + [I] * (h * w) + [T] * b], images=[[1, merge * h, merge * w]], **extra)
+            for a in range(1, 11) for h in range(1, 6) for w in range(1, 6) for b in range(1, 7) if h * w > 1]
+
+
+# videos with more time than space: (t, h, w) merged tokens, t > max(h, w)
+LONG_VIDEOS = [(t, h, w) for t in (2, 3, 4) for h in (1, 2, 3) for w in (1, 2, 3) if t > max(h, w)]
+
+
+def several_groups():
+    """SEVERAL's layout with other sizes: text, an image, text, a video, text, an image, text (groups for
+    vision_ids: an int is that many text tokens, (t, h, w) a grid of merged tokens)."""
+    return [[a, (1, h1, w1), 2, video, 2, (1, h2, w2), 1]
+            for a in (1, 2, 3) for h1, w1 in ((1, 2), (2, 1), (2, 2), (1, 3), (2, 3), (3, 2)) for video in LONG_VIDEOS
+            for h2, w2 in ((1, 1), (1, 2), (2, 1), (2, 2))]
+
+
+def groups_prompt(rows, merge=2):
+    """A prompt of rows of groups (several_groups' form), shorter rows left-padded (attention_mask 0)."""
+    kinds, images, videos = [], [], []
+    for groups in rows:
+        row = []
+        for g in groups:
+            if isinstance(g, int):
+                row += [T] * g
+            else:
+                kind = V if g[0] > 1 else I
+                row += [kind] * (g[0] * g[1] * g[2])
+                (videos if kind == V else images).append([g[0], merge * g[1], merge * g[2]])
+        kinds.append(row)
+    n = max(len(r) for r in kinds)
+    mask = [[0] * (n - len(r)) + [1] * len(r) for r in kinds]
+    return prompt([[T] * (n - len(r)) + r for r in kinds], images=images or None, videos=videos or None,
+                  mask=mask if len(kinds) > 1 else None)
+
+
+def padded_rows():
+    """Two rows of text, an image, text, of different lengths (the shorter one left-padded)."""
+    rows = [[[a, (1, h1, w1), b], [c, (1, h2, w2), d]]
+            for a in (1, 2, 3) for h1, w1 in ((1, 2), (2, 2), (2, 3), (3, 2), (1, 3)) for b in (1, 2, 3)
+            for c in (1, 2, 3, 4) for h2, w2 in ((1, 2), (2, 1), (1, 1)) for d in (1, 2, 3)]
+    return [r for r in rows if _length(r[0]) != _length(r[1])]
+
+
+def image_video_rows():
+    """An image, text, a video, text; and text, an image, text: two rows of different lengths."""
+    rows = [[[(1, h1, w1), a, video, b], [c, (1, h3, w3), d]]
+            for h1, w1 in ((1, 2), (2, 2), (2, 1)) for a in (1, 2)
+            for video in ((2, 1, 2), (2, 2, 2), (2, 2, 1), (3, 1, 1)) for b in (1, 2)
+            for c in range(2, 7) for h3, w3 in ((2, 2), (1, 2)) for d in (1, 2, 3, 4)]
+    return [r for r in rows if _length(r[0]) != _length(r[1])]
+
+
+def _length(groups):
+    return sum(g if isinstance(g, int) else g[0] * g[1] * g[2] for g in groups)
+
+
+def mismatched_prompts():
+    """Text, a group of n image tokens whose grid holds h·w != n merged tokens, text."""
+    return [prompt([[T] * a + [I] * n + [T] * b], images=[[1, 2 * h, 2 * w]])
+            for a in (1, 2, 3, 4) for n in range(1, 9) for h in (1, 2, 3) for w in (1, 2, 3) for b in range(1, 6)
+            if h * w != n]
+
+
+def vision_ids(groups):
+    """The (3, 1, L) ids of one row of groups, as mrope_position_ids gives them (text advances all three ids; grid
+    token (t, i, j) at s takes (s + t, s + i, s + j), and s then moves on by max(h, w))."""
+    ids, s = [[], [], []], 0
+    for g in groups:
+        if isinstance(g, int):
+            for k in range(3):
+                ids[k] += range(s, s + g)
+            s += g
+            continue
+        t, h, w = g
+        for a in range(t):
+            for i in range(h):
+                for j in range(w):
+                    for k, value in enumerate((s + a, s + i, s + j)):
+                        ids[k].append(value)
+        s += max(h, w)
+    return [[row] for row in ids]
+
 # ---- mrope_cos_sin ----------------------------------------------------------------------------------
 MROPE_MISTAKES = ("mrope_sections_reversed", "mrope_sections_over_full_head", "mrope_time_id_only")
+# head sizes with their frequency sections (the three add up to head_dim / 2), for the twins
+SECTIONS = [(8, [1, 1, 2]), (8, [2, 1, 1]), (16, [2, 3, 3]), (16, [4, 2, 2]), (32, [4, 6, 6]), (32, [8, 4, 4]),
+            (64, [8, 12, 12]), (64, [16, 8, 8])]
 # the ids of SEVERAL, written out (3, 1, 25): what mrope_position_ids returns for it
 SEVERAL_IDS = [[[0, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 7, 8, 9, 9, 10, 10, 11, 11, 12, 12, 11, 12, 13, 14]],
                [[0, 1, 2, 3, 3, 3, 3, 4, 4, 4, 4, 7, 8, 9, 9, 9, 9, 9, 9, 9, 9, 11, 12, 13, 14]],
@@ -202,23 +303,34 @@ CHECKS = [
 ] + [
     # ---- sincos_2d_table -----------------------------------------------------------------------------------
     Check(SINCOS, "a 4x6 grid, d_model=16", "call", {"args": [4, 6, 16]}, points=2, public=True,
-          mistakes=SINCOS_MISTAKES, id="grid_4x6_d_16"),
+          mistakes=SINCOS_MISTAKES, id="grid_4x6_d_16",
+          twin={"args": [draw_int(2, 12), draw_int(2, 12), draw_int(8, 64, step=4)], "kwargs": {"base": drawn_base()}}),
     Check(SINCOS, "a 14x14 grid, d_model=64 (MAE's grid)", "call", {"args": [14, 14, 64]}, public=True,
-          mistakes=SINCOS_MISTAKES, id="grid_14x14_d_64"),
+          mistakes=SINCOS_MISTAKES, id="grid_14x14_d_64",
+          twin={"args": [draw_int(10, 20, name="n"), same("n"), draw_int(32, 128, step=4)],
+                "kwargs": {"base": drawn_base()}}),
     Check(SINCOS, "a single row (1x7), d_model=8", "call", {"args": [1, 7, 8]}, public=True, mistakes=SINCOS_MISTAKES,
           hint="with one row, every row angle is 0: the row blocks hold sin 0 = 0 and cos 0 = 1",
-          id="single_row_1x7_d_8"),
+          id="single_row_1x7_d_8",
+          twin={"args": [1, draw_int(2, 30), draw_int(4, 64, step=4)], "kwargs": {"base": drawn_base()}}),
     Check(SINCOS, "another base (3x5, d_model=32, base=100)", "call", {"args": [3, 5, 32], "kwargs": {"base": 100.0}},
-          public=True, mistakes=SINCOS_MISTAKES, id="base_100_3x5_d_32"),
+          public=True, mistakes=SINCOS_MISTAKES, id="base_100_3x5_d_32",
+          twin={"args": [draw_int(2, 8), draw_int(2, 8), draw_int(8, 64, step=4)],
+                "kwargs": {"base": drawn_base(10.0, 1000.0)}}),
     Check(SINCOS, "d_model=6 raises ValueError naming it", "raises", {"args": [4, 4, 6]}, expect="raises",
-          mentions=("d_model",), public=True, id="d_model_6_raises_valueerror"),
+          mentions=("d_model",), public=True, id="d_model_6_raises_valueerror",
+          twin={"args": [draw_int(1, 20), draw_int(1, 20), draw_int(2, 202, step=4)]}),
     Check(SINCOS, "grid_h=0 raises ValueError naming it", "raises", {"args": [0, 4, 8]}, expect="raises",
-          mentions=("grid_h",), public=True, id="grid_h_0_raises_valueerror"),
+          mentions=("grid_h",), public=True, id="grid_h_0_raises_valueerror",
+          twin={"args": [0, draw_int(1, 50), draw_int(4, 128, step=4)]}),
     Check(SINCOS, "builds on the device it is given (checked on the meta device)", "meta_call",
           {"args": [4, 4, 16], "kwargs": {"device": "meta"}}, expect="ok", public=True,
-          hint="create every tensor with device=device", id="builds_device_checked_meta"),
+          hint="create every tensor with device=device", id="builds_device_checked_meta",
+          twin={"args": [draw_int(1, 20), draw_int(1, 20), draw_int(4, 64, step=4)], "kwargs": {"device": "meta"}}),
     Check(SINCOS, "a 24x16 grid, d_model=128", "call", {"args": [24, 16, 128]}, mistakes=SINCOS_MISTAKES,
-          id="grid_24x16_d_128_hidden"),
+          id="grid_24x16_d_128_hidden",
+          twin={"args": [draw_int(16, 32), draw_int(12, 24), draw_int(96, 192, step=4)],
+                "kwargs": {"base": drawn_base()}}),
 ] + [
     # ---- axial_rope_cos_sin --------------------------------------------------------------------------------
     Check(AXIAL, "(row, column) ids in [0, 16), head_dim=16", "call", axial(randint(16, 10, 2), 16), points=2,
@@ -226,7 +338,10 @@ CHECKS = [
           hint="θ_j = base^(-2j/(d/2)) over half the head; angles [r·θ | c·θ] (d/2), tables cat(angles, angles)",
           id="ids_0_16_head_dim_16"),
     Check(AXIAL, "Qwen2-VL's patch order (2x2 blocks) for a 4x6 and a 2x2 grid, head_dim=32", "call_ints",
-          axial(long(QWEN_IDS), 32), public=True, mistakes=AXIAL_MISTAKES, id="qwen_order_head_dim_32"),
+          axial(long(QWEN_IDS), 32), public=True, mistakes=AXIAL_MISTAKES, id="qwen_order_head_dim_32",
+          twin=draw_choice(*[axial(long(qwen_order(h, w) + qwen_order(*second)), head_dim, base=drawn_base())
+                             for h in (2, 4, 6) for w in (2, 4, 6, 8) for second in ((2, 2), (2, 4), (4, 2))
+                             for head_dim in (8, 16, 32, 64, 80)])),
     Check(AXIAL, "ids up to 100, head_dim=64, base=100", "call", axial(randint(100, 12, 2, seed=1), 64, base=100.0),
           public=True, mistakes=AXIAL_MISTAKES, tol=angle_tol(100), id="ids_100_head_dim_64_base_100"),
     Check(AXIAL, "head_dim=6 raises ValueError naming it", "raises", axial(randint(4, 3, 2), 6), expect="raises",
@@ -255,43 +370,53 @@ CHECKS = [
     Check(IDS, "text, a 1x4x4 image, text", "call_ints", prompt(ONE_IMAGE, images=[[1, 4, 4]]), points=2,
           public=True, mistakes=IDS_MISTAKES,
           hint="text takes s, s + 1, ... in all three ids; the image's token (t, i, j) takes (s + t, s + i, s + j); "
-               "the text after it starts at s + max(H, W)/m", id="text_image_text"),
+               "the text after it starts at s + max(H, W)/m", id="text_image_text", twin=draw_choice(*image_prompts())),
     Check(IDS, "two images and a video with 4 temporal patches (more time than space), between text", "call_ints",
           prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS), points=2, public=True,
           mistakes=IDS_MISTAKES,
           hint="a 1x4x8 image is a 2x4 grid of merged tokens (height 2, width 4); after a video, transformers 5.23 "
-               "moves on by max(H, W)/m as after an image, whatever T is", id="two_images_video"),
+               "moves on by max(H, W)/m as after an image, whatever T is", id="two_images_video",
+          twin=draw_choice(*[groups_prompt([g]) for g in several_groups()])),
     Check(IDS, "a batch of two, the second left-padded by 3 (attention_mask)", "call_ints",
           prompt(PADDED, images=[[1, 4, 6], [1, 2, 4]], mask=PADDED_MASK), points=2, public=True,
           mistakes=IDS_MISTAKES, hint="compute the ids over the real tokens of each row only; padded entries stay 0",
-          id="left_padding_batch_2"),
+          id="left_padding_batch_2", twin=draw_choice(*[groups_prompt(rows) for rows in padded_rows()])),
     Check(IDS, "text only: three equal ids 0 .. L-1", "call_ints", prompt([[T] * 6]), public=True,
-          mistakes=IDS_MISTAKES, id="text_only"),
+          mistakes=IDS_MISTAKES, id="text_only",  # token kinds all 0 (text), a batch and length drawn
+          twin={"args": [{"t": "randint", "low": 0, "high": 1, "shape": [draw_int(1, 8), draw_int(2, 200)],
+                          "seed": SEED}], "kwargs": {}}),
     Check(IDS, "spatial_merge_size=1: every patch is a token", "call_ints",
           prompt([[T, I, I, I, I, I, I, T]], images=[[1, 2, 3]], spatial_merge_size=1), public=True,
-          mistakes=IDS_MISTAKES, id="merge_size_1"),
+          mistakes=IDS_MISTAKES, id="merge_size_1", twin=draw_choice(*image_prompts(merge=1))),
     Check(IDS, "a group whose length does not match its grid raises ValueError naming grid_thw", "raises_ints",
           prompt([[T, I, I, I, T]], images=[[1, 4, 4]]), expect="raises", mentions=("grid_thw",), public=True,
-          id="group_mismatch_raises_valueerror"),
+          id="group_mismatch_raises_valueerror", twin=draw_choice(*mismatched_prompts())),
     Check(IDS, "an image, a video of 2x4x4 patches and padding, batch of two", "call_ints",
           prompt([[I, I, I, I, T, V, V, V, V, V, V, V, V, T], [T, T, T, T, T, T, I, I, I, I, T, T, T, T]],
                  images=[[1, 4, 4], [1, 4, 4]], videos=[[2, 4, 4]], mask=[[1] * 14, [0] * 4 + [1] * 10]),
-          mistakes=IDS_MISTAKES, id="image_video_padding_hidden"),
+          mistakes=IDS_MISTAKES, id="image_video_padding_hidden",
+          twin=draw_choice(*[groups_prompt(rows) for rows in image_video_rows()])),
     Check(IDS, "on CUDA", "call_ints", {**prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS),
                                         "device": "cuda"},
-          cuda=True, hint="build the ids on token_types.device", id="cuda_int64"),
+          cuda=True, hint="build the ids on token_types.device", id="cuda_int64",
+          twin=draw_choice(*[{**groups_prompt([g]), "device": "cuda"} for g in several_groups()])),
     # ---- mrope_cos_sin -----------------------------------------------------------------------------------
     Check(MROPE, "the ids of two images and a video, head_dim=16, mrope_section=[2, 3, 3]", "call_ints",
           mrope(long(SEVERAL_IDS), 16, [2, 3, 3]), points=2, public=True, mistakes=MROPE_MISTAKES,
           hint="angles of every id with chapter 4's ladder over the whole head, (3, B, L, d/2); the first s_t "
                "frequencies from the time id, the next s_h from the height id, the last s_w from the width id; "
-               "tables cat(angles, angles)", id="several_head_dim_16"),
+               "tables cat(angles, angles)", id="several_head_dim_16",
+          twin=draw_choice(*[mrope(long(vision_ids(g)), head_dim, section, base=drawn_base())
+                             for g in several_groups()[::20] for head_dim, section in SECTIONS])),
     Check(MROPE, "Qwen2-VL's head: head_dim=128, mrope_section=[16, 24, 24], ids up to 300", "call",
           mrope({"t": "randint", "low": 0, "high": 300, "shape": [3, 2, 7], "seed": 1}, 128, [16, 24, 24]),
           public=True, mistakes=MROPE_MISTAKES, tol=angle_tol(300), id="qwen2_vl_head_128"),
     Check(MROPE, "text ids (three equal rows) give chapter 4's RoPE tables", "call_ints",
           mrope(long([[[0, 1, 2, 3, 4, 5]]] * 3), 8, [1, 1, 2], base=100.0), public=True,
-          mistakes=MROPE_MISTAKES, id="text_ids_plain_rope"),
+          mistakes=MROPE_MISTAKES, id="text_ids_plain_rope",
+          twin=draw_choice(*[mrope(long([[list(range(start, start + n))]] * 3), head_dim, section,
+                                   base=drawn_base(10.0, 1000.0))
+                             for start in range(10) for n in range(3, 9) for head_dim, section in SECTIONS])),
     Check(MROPE, "a section that does not sum to head_dim // 2 raises ValueError naming mrope_section", "raises",
           mrope(randint(5, 3, 1, 4), 16, [2, 3, 2]), expect="raises", mentions=("mrope_section",), public=True,
           id="section_sum_raises_valueerror"),
@@ -317,9 +442,8 @@ def drawn_ids(high, *shape):
     return {"t": "randint", "low": 0, "high": high, "shape": list(shape), "seed": SEED}
 
 
-# prompts the release has never shown: text, one image of (2h) x (2w) patches (h·w tokens), text
-PROMPTS = [prompt([[T] * before + [I] * (h * w) + [T] * after], images=[[1, 2 * h, 2 * w]])
-           for before in (1, 2, 3) for h in (1, 2, 3) for w in (1, 2, 3) for after in (1, 2) if h * w > 1]
+# prompts: text, one image of (2h) x (2w) patches (h·w tokens), text (a shipped one is drawn again)
+PROMPTS = image_prompts()
 # head sizes with their frequency sections (the three sections add up to head_dim / 2)
 HEADS = [(16, [2, 3, 3]), (32, [4, 6, 6]), (32, [8, 4, 4]), (64, [8, 12, 12])]
 CHECKS += [
@@ -328,7 +452,7 @@ CHECKS += [
                           [draw_int(5, 8), draw_int(5, 9)]], "kwargs": {}},
                 "grow a 4 x W grid with a class token, sizes drawn for this submission", id="main_grow"),
     unseen_like(find(CHECKS, SINCOS, "grid_4x6_d_16"),
-                {"args": [draw_int(2, 9), draw_int(2, 9), draw_choice(8, 16, 32)]},
+                {"args": [draw_int(2, 9), draw_int(2, 9), draw_int(8, 64, step=4)], "kwargs": {"base": drawn_base()}},
                 "a grid and d_model drawn for this submission", id="main_grid"),
     unseen_like(find(CHECKS, AXIAL, "ids_0_16_head_dim_16"), axial(drawn_ids(16, draw_int(4, 12), 2),
                                                                    draw_choice(8, 16, 32)),
