@@ -352,8 +352,8 @@ CHECKS += [
                 {"args": [{"t": "arange", "start": draw_int(-300, -20), "end": draw_int(20, 300)}],
                  "kwargs": {"bidirectional": False}},
                 "causal buckets for distances drawn for this submission", id="main_causal"),
-    unseen_like(find(CHECKS, SLOPES, "8_heads_1_2_1_4_1_256"), {"args": [heads(*POWERS_OF_TWO, lo=2)]},
-                "a power-of-two number of heads drawn for this submission", id="main_power_of_two"),
+    # no power-of-two main: one call of alibi_slopes(n) has only 13 powers of two up to 4096 to draw from, fewer
+    # than Settings' twins.min_space; that case rests on the three-draw twins of the 8, 1 and 64 heads checks
     unseen_like(find(CHECKS, SLOPES, "12_heads_not_power_two"), {"args": [heads(*NOT_POWERS)]},
                 "a number of heads (not a power of two) drawn for this submission", id="main_other"),
     unseen_like(find(CHECKS, ALIBI, "8_heads_q_len_k_len_5"),
