@@ -31,7 +31,7 @@ def shifts_twin(k, bases=(100.0, 100000.0)):
     return Check("shift_matrix", "M_k PE[p] = PE[p+k] for a k, d_model and base drawn for this student", "call",
                  params, expect="property", property="shifts_sinusoids",
                  property_params={"k": same("k"), "d_model": same("d"), "base": same("b")},
-                 mistakes=("shift_backwards",), id="twin")
+                 mistakes=("shift_backwards",))  # no id: a twin of its own check only, never shared
 
 
 def forward(ctor, x, **fkw):

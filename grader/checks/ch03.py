@@ -300,7 +300,7 @@ CHECKS = [
                       {"args": [draw_int(1, 32, name="h"), draw_int(2, 40, name="n"), same("n")]},
                       expect="property", property="linear_distance_penalty",
                       property_params={"num_heads": same("h"), "q_len": same("n"), "k_len": same("n")},
-                      mistakes=ALIBI_MISTAKES, id="twin"),)),
+                      mistakes=ALIBI_MISTAKES),)),  # no id: its check's own twin, never shared
     Check(ALIBI, "built on the requested device (checked on the meta device)", "meta_call",
           {"args": [4, 3, 5], "kwargs": {"device": "meta"}}, expect="ok", public=True,
           hint=DEVICE_HINT.format(where="the one asked for", device="device, for the slopes and for the distances"),

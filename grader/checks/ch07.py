@@ -139,7 +139,11 @@ CHECKS = [
           "scheme_sdpa_mask_dtype", {**SIZES, "scheme": {**BIAS, "float32": True}, "x": randn(2, 7, 32, seed=15),
                                      "dtype": "bfloat16"},
           expect="property", property="mask_in_q_dtype", public=True, mistakes=("scheme_bias_not_cast",),
-          id="bfloat16_mask_dtype"),
+          id="bfloat16_mask_dtype",  # its answer (SDPA's mask dtype) does not depend on the values: its twin is the
+          twin=(Check(ATTN, "bfloat16 with a float32 bias, weights and x drawn for this student", "scheme_attention",
+                      attention({**BIAS, "seed": SEED, "float32": True}, randn(2, draw_int(2, 12), 32, seed=SEED),
+                                dtype="bfloat16", seed=SEED),
+                      mistakes=ALL_ATTN + ("scheme_bias_not_cast",)),)),  # forward (no id: never shared)
     Check(ATTN, "d_model not divisible by num_heads raises ValueError naming num_heads", "raises",
           {"ctor_args": [30, 4, None]}, expect="raises", mentions=("num_heads",), id="indivisible_raises"),
 ] + [
