@@ -1,7 +1,7 @@
 """Chapter 5's exercises: rope_wavelengths, yarn_ramp, scaled_rope_inv_freq (the reference equals transformers
 5.23.0's modeling_rope_utils.ROPE_INIT_FUNCTIONS; tests/test_ch05.py proves it)."""
 
-from grader.spec import Check, Mistake, draw_float, draw_int, find, same, unseen_like
+from grader.spec import Check, Mistake, draw_choice, draw_float, draw_int, find, same, unseen_like
 
 WAVE = "rope_wavelengths"
 WAVE_MISTAKES = ("wavelength_per_radian", "wavelength_turns_per_token", "wavelength_i_over_d")
@@ -75,15 +75,18 @@ CHECKS = [
           public=True, mistakes=WAVE_MISTAKES[:2], id="head_dim_2_single_pair",  # [2π] whatever the base: the next
           twin={"args": [even(4, 8), base(100.0, 1000000.0)]}),  # smallest head_dims
     Check(WAVE, "odd head_dim raises ValueError naming it", "raises", {"args": [7]}, expect="raises",
-          mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming"),
+          mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming",
+          twin={"params": {"args": [draw_int(1, 255, step=2, name="d"), base()]}, "mentions": ("head_dim", same("d"))}),
     Check(WAVE, "head_dim=0 raises ValueError naming it", "raises", {"args": [0]}, expect="raises",
-          mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming"),
+          mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming", twin={"args": [0, base()]}),
     # ---- yarn_ramp --------------------------------------------------------------------------------
     Check(RAMP, "matches the reference for head_dim=16, base=10000, L0=2048", "call", ramp(16, 10000.0, 2048),
           public=True, mistakes=RAMP_MISTAKES, id="matches_reference_head_dim_16_base_10000",
           twin=ramp(even(8, 64), base(), draw_int(512, 8192))),
     Check(RAMP, "odd head_dim raises ValueError naming it", "raises", ramp(7, 10000.0, 2048), expect="raises",
-          mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming"),
+          mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming",
+          twin={"params": ramp(draw_int(1, 255, step=2, name="d"), base(), draw_int(512, 8192)),
+                "mentions": ("head_dim", same("d"))}),
     Check(RAMP, "LLaMA 2's geometry: head_dim=128, base=10000, L0=4096", "call", ramp(128, 10000.0, 4096),
           points=2, mistakes=RAMP_MISTAKES, public=True, id="llama_2_s_geometry_head_dim_128_base",
           twin=ramp(128, base(5000.0, 20000.0), draw_int(2048, 8192))),
@@ -105,7 +108,8 @@ CHECKS = [
           public=True, id="high_clamped_head_dim_1_yarn_s_code_head",  # small bases, long L0: high > d/2 - 1
           twin=ramp(even(8, 32), base(100.0, 800.0), draw_int(4096, 16384))),
     Check(RAMP, "head_dim=0 raises ValueError naming it", "raises", ramp(0, 10000.0, 2048), expect="raises",
-          mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming"),
+          mentions=("head_dim",), public=True, id="head_dim_0_raises_valueerror_naming",
+          twin=ramp(0, base(), draw_int(512, 8192))),
     # ---- scaled_rope_inv_freq --------------------------------------------------------------------
     match("default_head_dim_8",
           "default: base^(-2i/d), attention factor 1 (head_dim=8)", scaled(8, 10000.0, "default"),
@@ -128,7 +132,11 @@ CHECKS = [
           mistakes=("llama3_swapped",),
           twin=scaled(even(8, 32), base(100000.0, 1000000.0), "llama3", real(4.0, 16.0), draw_int(4096, 16384), **L31)),
     raises("unknown_rope_type_raises",
-           "an unknown rope_type raises ValueError naming it", scaled(8, 10000.0, "ntk", 2.0), ("ntk",)),
+           "an unknown rope_type raises ValueError naming it", scaled(8, 10000.0, "ntk", 2.0), ("ntk",),
+           twin={"params": scaled(even(4, 64), base(), draw_choice("ntk", "longrope", "su", "dynamic_ntk", "yarn2",
+                                                                  "ntk-aware", "llama2", "rope", name="t"),
+                                  real(1.0, 16.0)),
+                 "mentions": (same("t"),)}),
     raises("factor_below_1_raises",
            "factor < 1 raises ValueError naming it", scaled(8, 10000.0, "linear", 0.5), ("factor",),
            twin=scaled(even(4, 64), base(), "linear", real(0.01, 0.99))),
@@ -189,7 +197,9 @@ CHECKS = [
           twin=scaled(even(32, 128), base(), "llama3", real(2.0, 8.0), draw_int(1024, 8192),
                       low_freq_factor=real(1.0, 3.0), high_freq_factor=real(4.0, 16.0))),
     raises("odd_head_dim_raises",
-           "odd head_dim raises ValueError naming it", scaled(9, 10000.0, "linear", 2.0), ("head_dim", "9")),
+           "odd head_dim raises ValueError naming it", scaled(9, 10000.0, "linear", 2.0), ("head_dim", "9"),
+           twin={"params": scaled(draw_int(1, 255, step=2, name="d"), base(), "linear", real(1.0, 16.0)),
+                 "mentions": ("head_dim", same("d"))}),
     raises("yarn_without_l0_raises", "yarn without original_max_position_embeddings raises ValueError naming it",
            scaled(16, 10000.0, "yarn", 4.0), ("original_max_position_embeddings",),
            twin=scaled(even(4, 64), base(), "yarn", real(1.0, 16.0))),
