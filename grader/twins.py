@@ -8,8 +8,8 @@ grader's secret (grader/unseen.py). One passing check opens nothing else: each c
 
 What a check's twins are:
 - declared with `twin=` beside the check: a params dict with draws, a dict {"params": ..., and other fields of
-  the check, such as "mentions": ("d_model", same("d"))}, or a tuple of them and of Checks (a twin on another
-  probe, such as a main-like computation);
+  the check, such as "mentions": ("d_model", same("d"))}, or a tuple of them, of Checks (a twin on another
+  probe) and of `MAIN` (the exercise's main check, where the case's own answer hardly depends on the work);
 - otherwise derived: the check's params with every seed drawn (`reseeded`: each tensor's values, each module's
   initial weights, each probe's random choice);
 - a check whose answer does not depend on the input's values (an error raised, a module's fields, a run on the meta
@@ -29,6 +29,7 @@ from .spec import Check, has_draws
 
 SEED_KEYS = ("seed", "seed_params")  # a tensor spec's generator, a module's initial weights, a probe's random choice
 VALUE_FREE = ("raises", "fields", "ok")  # expectations whose answer does not depend on the input's values
+MAIN = "main"  # in a declared twin: the exercise's main check, drawn anew under the twin's key
 
 
 def reseeded(value):
@@ -57,6 +58,9 @@ def _entries(check, main):
         entries = [declared]
     else:
         entries = list(declared)
+    # "main": the exercise's main check, drawn anew, where the case's own answer hardly depends on the work (a
+    # one-row table is sin 0, cos 0 whatever the frequencies; M_0 is the identity whatever the base)
+    entries = [main if e == MAIN else e for e in entries if not (e == MAIN and main is None)]
     if check.expect in VALUE_FREE and main is not None and not any(isinstance(e, Check) for e in entries):
         entries.append(main)
     return entries
