@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox import cleanup, confine, kernel, landlock, probe, procs
-from grader.sandbox.paths import SYSTEM_PATHS, python_paths
+from grader.sandbox.paths import SYSTEM_PATHS, python_paths, within, without
 
 USER = 61999  # a uid no account has, standing for a grading user who is not root
 
@@ -121,10 +121,28 @@ def test_files_of_the_sandbox_uid_in_temporary_folders_are_removed():
 
 
 def test_landlock_reads_of_etc_leave_out_its_secrets():
-    entries = landlock._withhold_etc(["/usr", "/etc"])
+    entries = without(["/usr", "/etc"], landlock.withheld())
     assert entries[0] == "/usr" and "/etc/passwd" in entries and "/etc" not in entries
     assert not {"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"} & set(entries)
-    assert len(entries) == 1 + len([n for n in os.listdir("/etc") if n not in landlock.ETC_WITHHELD])
+    kept = [n for n in os.listdir("/etc") if n not in landlock.ETC_WITHHELD
+            and not any(within(os.path.realpath(f"/etc/{n}"), w) for w in landlock.withheld())]
+    assert len(entries) == 1 + len(kept)
+
+
+def test_a_withheld_file_is_cut_out_of_the_folders_around_it_and_of_links_to_it(tmp_path):
+    """The grader's secret below a readable folder: that folder is allowed as its entries, down to the
+    secret's siblings; a link to the secret, or to a folder holding it, is left out."""
+    secret = tmp_path / "etc" / "posenc" / "secret"
+    secret.parent.mkdir(parents=True)
+    secret.write_bytes(b"x" * 32)
+    (tmp_path / "etc" / "posenc" / "sibling").write_text("")
+    (tmp_path / "etc" / "passwd").write_text("")
+    (tmp_path / "etc" / "to-secret").symlink_to(secret)
+    (tmp_path / "etc" / "to-folder").symlink_to(secret.parent)
+    (tmp_path / "usr").mkdir()
+    entries = without([str(tmp_path / "etc"), str(tmp_path / "usr")], [str(secret)])
+    assert set(entries) == {str(tmp_path / p) for p in ("etc/passwd", "etc/posenc/sibling", "usr")}
+    assert without([str(secret)], [str(secret)]) == [] and without([str(tmp_path)], []) == [str(tmp_path)]
 
 
 def test_capabilities_are_what_the_policy_takes():
