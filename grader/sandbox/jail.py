@@ -3,9 +3,10 @@
 `build_jail` gives the calling process private mount, network and IPC namespaces (inside a user namespace
 of its own when it is not root; a PID namespace too where the kernel allows) and chroots it into a tmpfs
 that holds only read-only binds of the system and Python folders (the grader's secret covered where one of
-them holds it), a private /tmp and /dev/shm, a /dev with a few devices and no terminal, /sys, a /proc (its own namespace's where there is one), the stub package and a size-limited tmpfs
-working folder. The grader's repository, other students' files and the results folders do not exist
-in that view. confine.apply calls it; probe.py tries it once in a throw-away child.
+them holds it), a private /tmp and /dev/shm, a /dev with a few devices and no terminal, /sys, a /proc (its
+own namespace's where there is one), the stub package and a size-limited tmpfs working folder. The grader's
+repository, other students' files and the results folders do not exist in that view. confine.apply calls it;
+probe.py tries it once in a throw-away child.
 """
 
 import os
