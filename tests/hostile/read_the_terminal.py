@@ -24,7 +24,7 @@ def _attack():
         refused.add(type(exc).__name__)
     for path in ["/dev/tty", "__TTY__", *glob.glob("/dev/pts/[0-9]*"), *glob.glob("/dev/tty[0-9]*")]:
         try:
-            held[path] = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+            held[path] = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)  # reading needs no more
         except OSError as exc:
             refused.add(type(exc).__name__)
             continue
