@@ -145,6 +145,20 @@ def test_a_withheld_file_is_cut_out_of_the_folders_around_it_and_of_links_to_it(
     assert without([str(secret)], [str(secret)]) == [] and without([str(tmp_path)], []) == [str(tmp_path)]
 
 
+def test_a_withheld_file_in_a_folder_the_child_cannot_list_leaves_that_folder_out(shared_tmp):
+    """A root grader's secret in /etc/posenc (0700, root's): Landlock's rules are made after the child took its
+    own uid, which cannot list that folder. The folder is left out (its files were unreadable to the child
+    anyway); the rest is allowed, and the rules are made (it once failed the child's set-up)."""
+    (shared_tmp / "etc" / "posenc").mkdir(parents=True)
+    (shared_tmp / "etc" / "posenc" / "secret").write_bytes(b"x" * 32)
+    (shared_tmp / "etc" / "passwd").write_text("")
+    os.chmod(shared_tmp / "etc", 0o755)
+    os.chmod(shared_tmp / "etc" / "posenc", 0o700)
+    expected = [str(shared_tmp / "etc" / "passwd")]
+    assert as_user(lambda: without([str(shared_tmp / "etc")], [str(shared_tmp / "etc" / "posenc" / "secret")])
+                   == expected) == 0
+
+
 def test_capabilities_are_what_the_policy_takes():
     from grader.sandbox import policy
 

@@ -20,7 +20,9 @@ def without(paths, withheld):
     """`paths` (folders and files to allow) with every path of `withheld` (real paths) cut out. A rule on a
     folder covers everything below it, so a folder that holds a withheld path is replaced by its entries,
     and the entry on the way to the withheld path by its own, down to the withheld path's siblings. Each
-    entry is judged by its real path: a link to a withheld path (or into it) is left out too."""
+    entry is judged by its real path: a link to a withheld path (or into it) is left out too. A folder
+    this process cannot list (a root grader's 0700 folder, for a child that took its own uid) is left out:
+    nothing in it was readable to the child anyway."""
     out = []
     for path in paths:
         real = os.path.realpath(path)
@@ -29,8 +31,12 @@ def without(paths, withheld):
             continue
         if not inside:
             out.append(path)
-        elif os.path.isdir(real):
-            out += without([os.path.join(real, name) for name in sorted(os.listdir(real))], inside)
+            continue
+        try:
+            names = sorted(os.listdir(real)) if os.path.isdir(real) else []
+        except OSError:
+            continue
+        out += without([os.path.join(real, name) for name in names], inside)
     return out
 
 

@@ -1,7 +1,7 @@
 """Read the grader's secret (Settings.secret_file, POSENC_GRADER_SECRET) where the instructor keeps it outside
 the repository: below /etc, in a temporary folder, in the grading user's home, in /dev/shm (__SECRETS__ lists
 where the test put it, 32 random bytes, the grader's, mode 0600). With it a student computes every main check's
-inputs. Tried by its path; through /proc/<pid>/root of another process; through the file descriptors of the
+inputs. Tried by its path; through /proc/self/root and /proc/<pid>/root of another process; through the file descriptors of the
 grader and its forks (/proc/<pid>/fd: a process that holds it open), their environment (/proc/<pid>/environ) and
 memory (/proc/<pid>/mem). Stopped by Landlock (the secret is cut out of every folder a child may read, and /proc
 shows only the child's own folder), by the jail (an empty file nobody may read is bound over it; a PID namespace),
@@ -51,6 +51,7 @@ def _attack():
     secrets = [p for p in "__SECRETS__".split(os.pathsep) if p]
     for path in secrets:
         attempt(path, lambda: _read(path))
+        attempt(f"/proc/self/root{path}", lambda: _read(f"/proc/self/root{path}"))
     for pid in _pids():
         for path in secrets:
             attempt(f"/proc/{pid}/root{path}", lambda: _read(f"/proc/{pid}/root{path}"))
