@@ -1,12 +1,12 @@
 """Read the grader's secret (Settings.secret_file, POSENC_GRADER_SECRET) where the instructor keeps it outside
 the repository: below /etc, in a temporary folder, in the grading user's home, in /dev/shm (__SECRETS__ lists
 where the test put it, 32 random bytes, the grader's, mode 0600). With it a student computes every main check's
-inputs. Tried by its path; through /proc/self/root and /proc/<pid>/root of another process; through the file descriptors of the
-grader and its forks (/proc/<pid>/fd: a process that holds it open), their environment (/proc/<pid>/environ) and
-memory (/proc/<pid>/mem). Stopped by Landlock (the secret is cut out of every folder a child may read, and /proc
-shows only the child's own folder), by the jail (an empty file nobody may read is bound over it; a PID namespace),
-by a uid of its own (the file is the grader's, 0600), and in mode none by the grader's refusal to grade with a
-secret."""
+inputs. Tried by its path; through /proc/self/root and another process's /proc/<pid>/root; through the file
+descriptors of the grader and its forks (/proc/<pid>/fd: a process that holds it open), their environment
+(/proc/<pid>/environ) and memory (/proc/<pid>/mem). Stopped by Landlock (the secret is cut out of every folder a
+child may read, and /proc shows only the child's own folder), by the jail (an empty file nobody may read is bound
+over it; a PID namespace), by a uid of its own (the file is the grader's, 0600), and in mode none by the grader's
+refusal to grade with a secret."""
 import os
 
 
