@@ -11,11 +11,13 @@ import os
 
 
 def _pids():
+    """Every process /proc lists; where it lists none, the parent, the grader and the 300 pids before this one
+    (the zygote, the trusted grading process and the session server started shortly before it)."""
     mine, found = os.getpid(), {os.getppid(), int("__GRADER__")}
     try:
         found |= {int(n) for n in os.listdir("/proc") if n.isdigit()}
     except OSError:
-        pass
+        found |= set(range(max(1, mine - 300), mine))
     return sorted(p for p in found if p not in (0, mine))
 
 
