@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import cleanup, confine, kernel, landlock, probe, procs
-from grader.sandbox.paths import SYSTEM_PATHS, python_paths, within, without
+from grader.sandbox import cleanup, confine, jail, kernel, landlock, probe, procs
+from grader.sandbox.paths import DEVICES, SYSTEM_PATHS, python_paths, within, without
 
 USER = 61999  # a uid no account has, standing for a grading user who is not root
 
@@ -157,6 +157,39 @@ def test_a_withheld_file_in_a_folder_the_child_cannot_list_leaves_that_folder_ou
     expected = [str(shared_tmp / "etc" / "passwd")]
     assert as_user(lambda: without([str(shared_tmp / "etc")], [str(shared_tmp / "etc" / "posenc" / "secret")])
                    == expected) == 0
+
+
+def test_the_jail_covers_a_withheld_file_and_folder_and_holds_no_terminal(shared_tmp):
+    """In the jail, a withheld file or folder below a bound folder is an empty one nobody may read (its siblings
+    stay readable), and /dev holds the devices asked for and no terminal (it once bound the machine's /dev)."""
+    if not probe.can_jail():
+        pytest.skip("no mount namespaces here")
+    system = [p for p in SYSTEM_PATHS if os.path.exists(p)] + python_paths()
+    (shared_tmp / "sys" / "keys").mkdir(parents=True)
+    for name, text in (("keys/k", "KEY"), ("file", "SECRET"), ("open", "OPEN")):
+        (shared_tmp / "sys" / name).write_text(text)
+        os.chmod(shared_tmp / "sys" / name, 0o644)
+    for sub in ("jail", "stub"):
+        (shared_tmp / sub).mkdir()
+
+    def seen():
+        jail.build_jail(str(shared_tmp / "jail"), system + [str(shared_tmp / "sys")], str(shared_tmp / "stub"),
+                        str(shared_tmp / "work"), 0, 0, 1 << 20, devices=DEVICES,
+                        withhold=[str(shared_tmp / "sys" / "keys"), str(shared_tmp / "sys" / "file")])
+        confine.drop_to(USER, USER)
+        out = {}
+        for path in ("sys/keys", "sys/keys/k", "sys/file", "sys/open"):
+            try:
+                full = shared_tmp / path
+                out[path] = os.listdir(full) if full.is_dir() else full.read_text()
+            except OSError as exc:
+                out[path] = type(exc).__name__
+        return out, sorted(os.listdir("/dev"))
+
+    out, dev = probe.in_child(seen)
+    assert out == {"sys/keys": "PermissionError", "sys/keys/k": "PermissionError", "sys/file": "PermissionError",
+                   "sys/open": "OPEN"}, out
+    assert dev == sorted([d.split("/")[-1] for d in DEVICES] + ["fd", "shm", "stdin", "stdout", "stderr"]), dev
 
 
 def test_capabilities_are_what_the_policy_takes():
