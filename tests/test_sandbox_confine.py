@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import cleanup, confine, kernel, landlock, probe, procs
-from grader.sandbox.paths import SYSTEM_PATHS, python_paths
+from grader.sandbox import cleanup, confine, jail, kernel, landlock, probe, procs
+from grader.sandbox.paths import DEVICES, SYSTEM_PATHS, python_paths, within, without
 
 USER = 61999  # a uid no account has, standing for a grading user who is not root
 
@@ -121,10 +121,75 @@ def test_files_of_the_sandbox_uid_in_temporary_folders_are_removed():
 
 
 def test_landlock_reads_of_etc_leave_out_its_secrets():
-    entries = landlock._withhold_etc(["/usr", "/etc"])
+    entries = without(["/usr", "/etc"], landlock.withheld())
     assert entries[0] == "/usr" and "/etc/passwd" in entries and "/etc" not in entries
     assert not {"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"} & set(entries)
-    assert len(entries) == 1 + len([n for n in os.listdir("/etc") if n not in landlock.ETC_WITHHELD])
+    kept = [n for n in os.listdir("/etc") if n not in landlock.ETC_WITHHELD
+            and not any(within(os.path.realpath(f"/etc/{n}"), w) for w in landlock.withheld())]
+    assert len(entries) == 1 + len(kept)
+
+
+def test_a_withheld_file_is_cut_out_of_the_folders_around_it_and_of_links_to_it(tmp_path):
+    """The grader's secret below a readable folder: that folder is allowed as its entries, down to the
+    secret's siblings; a link to the secret, or to a folder holding it, is left out."""
+    secret = tmp_path / "etc" / "posenc" / "secret"
+    secret.parent.mkdir(parents=True)
+    secret.write_bytes(b"x" * 32)
+    (tmp_path / "etc" / "posenc" / "sibling").write_text("")
+    (tmp_path / "etc" / "passwd").write_text("")
+    (tmp_path / "etc" / "to-secret").symlink_to(secret)
+    (tmp_path / "etc" / "to-folder").symlink_to(secret.parent)
+    (tmp_path / "usr").mkdir()
+    entries = without([str(tmp_path / "etc"), str(tmp_path / "usr")], [str(secret)])
+    assert set(entries) == {str(tmp_path / p) for p in ("etc/passwd", "etc/posenc/sibling", "usr")}
+    assert without([str(secret)], [str(secret)]) == [] and without([str(tmp_path)], []) == [str(tmp_path)]
+
+
+def test_a_withheld_file_in_a_folder_the_child_cannot_list_leaves_that_folder_out(shared_tmp):
+    """A root grader's secret in /etc/posenc (0700, root's): Landlock's rules are made after the child took its
+    own uid, which cannot list that folder. The folder is left out (its files were unreadable to the child
+    anyway); the rest is allowed, and the rules are made (it once failed the child's set-up)."""
+    (shared_tmp / "etc" / "posenc").mkdir(parents=True)
+    (shared_tmp / "etc" / "posenc" / "secret").write_bytes(b"x" * 32)
+    (shared_tmp / "etc" / "passwd").write_text("")
+    os.chmod(shared_tmp / "etc", 0o755)
+    os.chmod(shared_tmp / "etc" / "posenc", 0o700)
+    expected = [str(shared_tmp / "etc" / "passwd")]
+    assert as_user(lambda: without([str(shared_tmp / "etc")], [str(shared_tmp / "etc" / "posenc" / "secret")])
+                   == expected) == 0
+
+
+def test_the_jail_covers_a_withheld_file_and_folder_and_holds_no_terminal(shared_tmp):
+    """In the jail, a withheld file or folder below a bound folder is an empty one nobody may read (its siblings
+    stay readable), and /dev holds the devices asked for and no terminal (it once bound the machine's /dev)."""
+    if not probe.can_jail():
+        pytest.skip("no mount namespaces here")
+    system = [p for p in SYSTEM_PATHS if os.path.exists(p)] + python_paths()
+    (shared_tmp / "sys" / "keys").mkdir(parents=True)
+    for name, text in (("keys/k", "KEY"), ("file", "SECRET"), ("open", "OPEN")):
+        (shared_tmp / "sys" / name).write_text(text)
+        os.chmod(shared_tmp / "sys" / name, 0o644)
+    for sub in ("jail", "stub"):
+        (shared_tmp / sub).mkdir()
+
+    def seen():
+        jail.build_jail(str(shared_tmp / "jail"), system + [str(shared_tmp / "sys")], str(shared_tmp / "stub"),
+                        str(shared_tmp / "work"), 0, 0, 1 << 20, devices=DEVICES,
+                        withhold=[str(shared_tmp / "sys" / "keys"), str(shared_tmp / "sys" / "file")])
+        confine.drop_to(USER, USER)
+        out = {}
+        for path in ("sys/keys", "sys/keys/k", "sys/file", "sys/open"):
+            try:
+                full = shared_tmp / path
+                out[path] = os.listdir(full) if full.is_dir() else full.read_text()
+            except OSError as exc:
+                out[path] = type(exc).__name__
+        return out, sorted(os.listdir("/dev"))
+
+    out, dev = probe.in_child(seen)
+    assert out == {"sys/keys": "PermissionError", "sys/keys/k": "PermissionError", "sys/file": "PermissionError",
+                   "sys/open": "OPEN"}, out
+    assert dev == sorted([d.split("/")[-1] for d in DEVICES] + ["fd", "shm", "stdin", "stdout", "stderr"]), dev
 
 
 def test_capabilities_are_what_the_policy_takes():

@@ -75,8 +75,14 @@ EXPECTED = {
     "processes alive when the child ends": ("fork_outlives_parent", (B, O, O, B, O, O)),
     "the grader's limits and priority": ("renice_the_grader", (B, B, B, B, B, B)),
     "the grader's terminal": ("terminal_settings", (B, B, B, B, B, B)),
+    "what is typed into the grader's terminal": ("read_the_terminal", (B, B, B, B, B, O)),
     "other processes in /proc": ("proc_snoop", (B, B, B, B, B, O)),
+    # none: policy.decide refuses a request that withholds the grader's secret (as every session's does)
+    "the grader's secret, outside the repository": ("read_the_secret", (B, B, B, B, B, B)),
 }
+SECRET_ROW = "the grader's secret, outside the repository"
+KEYS = b"posenc-keystrokes typed by the instructor\n"  # typed into the grader's terminal before the run
+TYPED_ROWS = ("what is typed into the grader's terminal",)
 # rows tried on a machine that lacks something: row: (what is taken away, request changes)
 ROW_SETUP = {"memory, CUDA exercise, no cgroup": ({"cgroup"}, {"cuda": True})}  # a GPU box, not root (no RLIMIT_AS)
 # (row, mode, what is taken away, request changes, expected): which mechanism stops what
@@ -106,6 +112,13 @@ CONTROLS = [
     ("other processes in /proc", "root-jail", {"pidns", "landlock"}, {}, O),  # the machine's /proc, bound
     ("leftover processes", "user-jail", {"cgroup"}, {}, B),  # the subreaper, and the namespace's end
     ("processes alive when the child ends", "root-jail", {"pidns"}, {}, O),  # the PID namespace kills them
+    # the secret not withheld (as before): the grader's uid reads its own file below /etc, /dev/shm...
+    (SECRET_ROW, "root-user", set(), {"withhold": ()}, O),
+    (SECRET_ROW, "user", set(), {"withhold": ()}, O),
+    (SECRET_ROW, "user-jail", set(), {"withhold": ()}, O),
+    (SECRET_ROW, "user-jail", {"landlock"}, {}, B),  # the jail's cover alone keeps it
+    (SECRET_ROW, "root-jail", set(), {"withhold": ()}, B),  # its own uid alone keeps it (0600, the grader's)
+    (SECRET_ROW, "root-nojail", set(), {"withhold": ()}, B),
 ]
 
 
@@ -244,15 +257,28 @@ def world(machine):
         s.setblocking(False)
     tty_master, tty = os.openpty()  # stands for the terminal the instructor grades from
     os.set_blocking(tty, False)
+    os.set_blocking(tty_master, False)
+    # the grader's secret where an instructor may keep it outside the repository (32 random bytes, 0600, the
+    # grader's own: its owner is set for each run): below /etc, in a temporary folder, in the home, in /dev/shm
+    secrets = [f"/etc/posenc-secret-{top.name}", str(top / "tmp" / "grader-secret"),
+               str(top / "home" / ".config" / "posenc" / "secret"), f"/dev/shm/posenc-secret-{top.name}"]
+    secret = os.urandom(32)
+    for path in secrets:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+            f.write(secret)
     subs = {"__TTY__": os.ttyname(tty), "__TOP__": str(top), "__RUN__": top.name,
             "__REPO__": str(top / "repo"), "__HOME__": str(top / "home"), "__OTHERS__": str(top / "class"),
             "__MARKER__": str(top / "drop" / "marker"), "__TARGET__": str(top / "drop"),
-            "__PORT__": str(port), "__SOCKET__": sock_path}
-    yield {"top": top, "subs": subs, "udp": udp, "tcp": tcp, "unix": unix, "abstract": abstract, "tty": tty}
+            "__PORT__": str(port), "__SOCKET__": sock_path, "__SECRETS__": os.pathsep.join(secrets)}
+    yield {"top": top, "subs": subs, "udp": udp, "tcp": tcp, "unix": unix, "abstract": abstract, "tty": tty,
+           "tty_master": tty_master, "secrets": secrets, "secret": secret}
     for s in (udp, tcp, unix, abstract):
         s.close()
     os.close(tty)
     os.close(tty_master)
+    for path in secrets:
+        os.unlink(path)
     shutil.rmtree(top)
 
 
@@ -391,13 +417,21 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
         (folder / sub).mkdir(parents=True)
     os.chmod(folder / "work", 0o700)
     os.chown(folder / "work", runner, runner)
+    # the secret rows withhold the world's secrets, as every session withholds Settings.secret_file
+    withhold = tuple(world["secrets"]) if row == SECRET_ROW else ()
+    for path in world["secrets"]:  # the grader's own file
+        os.chown(path, INSTRUCTOR if instructor else 0, INSTRUCTOR if instructor else 0)
     req = policy.Request(workdir=str(folder / "work"), stub=str(folder / "stub"), jail_dir=str(folder / "jail"),
                          system=system_folders(INSTRUCTOR if instructor else None),
                          protect=(str(world["top"] / "repo"),), uid=None if instructor else SANDBOX,
                          gid=None if instructor else SANDBOX, memory_mb=MEMORY_MB, nproc=PIDS, cpu_seconds=20,
                          file_bytes=Limits().file_bytes, work_bytes=Limits().work_bytes,
-                         **(request or {}))
-    pol = policy.decide(caps_for(mode, m, without), req)
+                         **{"withhold": withhold, **(request or {})})
+    try:
+        pol = policy.decide(caps_for(mode, m, without), req)
+    except policy.Refused as exc:  # mode none with a secret: no child runs
+        shutil.rmtree(folder)
+        return {"outcome": f"REFUSED {exc}", "secret": world["secret"].hex()}
     assert pol.mode == mode
     group = None
     if pol.cgroup_mb:
@@ -413,6 +447,8 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
     os.fchown(tty, INSTRUCTOR if instructor else 0, 5 if os.path.exists("/dev/pts") else 0)  # the grader's own
     os.fchmod(tty, 0o620)
     tty_before = termios.tcgetattr(tty)
+    keys = KEYS if row in TYPED_ROWS else b""
+    os.write(world["tty_master"], keys)
     drained(world)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -432,6 +468,7 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
     report["grader alive"] = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     report["received"] = drained(world)
     report["runner"] = runner
+    report["secret"] = world["secret"].hex()
     report["oom"] = group.oom_killed() if group else False
     new_home = os.stat(world["top"] / "home")
     report["home changed"] = (new_home.st_mode, new_home.st_uid, new_home.st_mtime) != (
@@ -443,8 +480,13 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
         typed = os.read(tty, 100)
     except BlockingIOError:
         typed = b""
-    report["tty changed"] = termios.tcgetattr(tty) != tty_before or typed != b""
+    report["tty changed"] = termios.tcgetattr(tty) != tty_before or typed != keys
     termios.tcsetattr(tty, termios.TCSANOW, tty_before)
+    try:
+        while os.read(world["tty_master"], 1 << 16):  # the terminal's echo of what was typed
+            pass
+    except (BlockingIOError, OSError):
+        pass
     report["left files"] = [e.path for folder_ in cleanup.TEMP_FOLDERS if os.path.isdir(folder_)
                             for e in os.scandir(folder_)
                             if e.name.startswith(tuple(f"{a}{world['subs']['__RUN__']}-" for a in ATTACK_FILES))
@@ -509,7 +551,12 @@ CHECKS = {
                                                                            "RuntimeError: CHANGED"))
     and not r["grader changed"],
     "the grader's terminal": lambda r: _blocked_word(r) and not r["tty changed"],
+    "what is typed into the grader's terminal": lambda r: _blocked_word(r) and not r["tty changed"]
+    and KEYS.strip().decode() not in r["outcome"],
     "other processes in /proc": lambda r: _blocked_word(r),
+    # mode none refuses to run it (policy.NONE_REFUSAL); r["secret"]: the world's secret, in hex
+    SECRET_ROW: lambda r: (_blocked_word(r) or r["outcome"].startswith("REFUSED sandbox mode none "))
+    and r["secret"] not in r["outcome"],
 }
 
 

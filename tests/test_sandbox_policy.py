@@ -134,3 +134,30 @@ def test_requests_that_cannot_be_honoured():
         decide(Caps(forced="jail"), USER_REQ)
     with pytest.raises(ValueError, match="must name the sandbox's uid"):
         decide(Caps(root=True, jail=True, **FULL), USER_REQ)
+
+
+def test_the_secret_is_withheld_in_every_mode_and_mode_none_refuses_it():
+    """The grader's secret reaches Landlock and the jail in every confining mode; mode none, which has neither,
+    refuses a request that withholds it and names it (it once ran, and learner code read the secret)."""
+    secret = ("/etc/posenc/secret",)
+    for caps, req in ((Caps(root=True, jail=True, **FULL), REQ),
+                      (Caps(root=True, python_readable=True, **FULL), REQ),
+                      (Caps(root=True, forced="user", **FULL), REQ),
+                      (Caps(userns_jail=True, **FULL), USER_REQ), (Caps(**FULL), USER_REQ)):
+        assert decide(caps, Request(**{**REQ.__dict__, **req.__dict__, "withhold": secret})).withhold == secret
+    for caps in (Caps(**{**FULL, "landlock": 0}), Caps(forced="nolandlock", **FULL)):
+        with pytest.raises(Refused, match="sandbox mode none cannot keep learner code from reading the grader's "
+                                          "secret /etc/posenc/secret"):
+            decide(caps, Request(**{**USER_REQ.__dict__, "withhold": secret}))
+
+
+def test_no_terminal_is_among_the_devices_a_child_may_open():
+    """Of /dev, a child reads a few devices (never /dev as a whole: /dev/pts/N, /dev/tty); the jail's /dev holds
+    those and, for a CUDA exercise, the GPU's (it once bound the machine's whole /dev)."""
+    devices = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+    for caps in (Caps(root=True, jail=True, **FULL), Caps(root=True, forced="user", **FULL), Caps(**FULL)):
+        p = decide(caps, REQ)
+        assert not [r for r in p.readable if r == "/dev" or r.startswith(("/dev/pts", "/dev/tty"))], p.readable
+        assert set(devices) <= set(p.readable) and p.devices == devices
+    cuda = decide(Caps(root=True, jail=True, **FULL), Request(**{**REQ.__dict__, "cuda": True}))
+    assert cuda.devices == devices + ("/dev/nvidia0", "/dev/nvidiactl")

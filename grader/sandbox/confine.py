@@ -8,7 +8,8 @@ freshly forked child, each layer where the machine allows it:
 - **jail** (jail.py: root, or a user namespace where the kernel allows unprivileged ones): private mount,
   network, IPC (and PID) namespaces, chrooted into a view with nothing of the grader's files;
 - **user** (root): a user id of its own, no groups, no new privileges; otherwise no capabilities;
-- **Landlock** (landlock.py): reads below the system and Python folders, writes in the working folder;
+- **Landlock** (landlock.py): reads below the system and Python folders (never the grader's secret, wherever
+  it lies), a few devices (no terminal), writes in the working folder;
 - **rlimits** always (`limit`): CPU time, address space, file size, open files, no core dumps;
 - **seccomp** (seccomp.py) last: chmod/chown, sockets, System V IPC, ptrace, namespaces... fail with EPERM.
 
@@ -93,7 +94,8 @@ def apply(policy, cgroup=None):
     owner = (policy.uid, policy.gid) if policy.uid is not None else (os.getuid(), os.getgid())
     if policy.jail:
         jail.build_jail(policy.jail_dir, list(policy.binds), policy.stub, policy.workdir, owner[0], owner[1],
-                        policy.work_bytes, userns=policy.jail == "user", pidns=policy.pidns)
+                        policy.work_bytes, userns=policy.jail == "user", pidns=policy.pidns,
+                        devices=list(policy.devices), withhold=list(policy.withhold))
     os.chdir(policy.workdir)
     if policy.uid is not None:
         drop_to(policy.uid, policy.gid)
@@ -106,7 +108,8 @@ def apply(policy, cgroup=None):
         nproc += tasks_of(os.getuid())  # before Landlock, which hides other processes' /proc folders)
     # a PID namespace's /proc shows the exercise's processes only: all of it may be read (a process learner code
     # forks, or a probe, reads its own /proc/self); the machine's /proc only the child's own folder
-    landlock.restrict(list(policy.readable), list(policy.writable), policy.landlock, own_proc=not policy.pidns)
+    landlock.restrict(list(policy.readable), list(policy.writable), policy.landlock, own_proc=not policy.pidns,
+                      withhold=list(policy.withhold))
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     limit(policy.cpu_seconds, (policy.memory_mb or 0) << 20, policy.file_bytes, nproc)
     if policy.seccomp:

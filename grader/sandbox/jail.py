@@ -2,10 +2,11 @@
 
 `build_jail` gives the calling process private mount, network and IPC namespaces (inside a user namespace
 of its own when it is not root; a PID namespace too where the kernel allows) and chroots it into a tmpfs
-that holds only read-only binds of the system and Python folders, a private /tmp and /dev/shm, /dev,
-/sys, a /proc (its own namespace's where there is one), the stub package and a size-limited tmpfs
-working folder. The grader's repository, other students' files and the results folders do not exist
-in that view. confine.apply calls it; probe.py tries it once in a throw-away child.
+that holds only read-only binds of the system and Python folders (the grader's secret covered where one of
+them holds it), a private /tmp and /dev/shm, a /dev with a few devices and no terminal, /sys, a /proc (its
+own namespace's where there is one), the stub package and a size-limited tmpfs working folder. The grader's
+repository, other students' files and the results folders do not exist in that view. confine.apply calls it;
+probe.py tries it once in a throw-away child.
 """
 
 import os
@@ -20,8 +21,17 @@ except ImportError:
     from paths import SYSTEM_PATHS, within
 
 
+def _mount_point(source, target):
+    """An empty folder, or an empty file where `source` is no folder (a device, the grader's secret)."""
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    elif not os.path.lexists(target):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0))
+
+
 def _bind(source, target, readonly=True, devices=False):
-    os.makedirs(target, exist_ok=True)
+    _mount_point(source, target)
     kernel.mount(source, target, None, kernel.MS_BIND | kernel.MS_REC)
     if readonly:
         # keep the flags the source is mounted with: in a user namespace they are locked, and a
@@ -125,9 +135,43 @@ def enter_pid_namespace():
     os.setpgid(0, 0)
 
 
-def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False, pidns=False):
-    """Private namespaces; chroot into `jail` holding only `readable` (read-only), the stub package,
-    /dev, /proc, /sys, a private /tmp and /dev/shm, and a tmpfs `workdir` owned by uid:gid.
+def _dev(jail, devices):
+    """The jail's /dev: a tmpfs holding only `devices` (bound from the machine's /dev), the links to this
+    process's file descriptors and a private /dev/shm. No terminal: no /dev/tty, /dev/pts, /dev/ptmx,
+    /dev/console."""
+    _tmpfs(jail + "/dev", "size=64k,mode=755")
+    for device in devices:
+        if os.path.exists(device):
+            _bind(device, jail + device, devices=True)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{jail}/dev/{name}")
+    _tmpfs(jail + "/dev/shm", "size=64m,mode=1777")
+
+
+def _withhold(jail, withhold):
+    """Cover each of `withhold` that a bind shows in the jail (the grader's secret below a system or Python
+    folder) with an empty folder or file that nobody may read (mode 0), bound read-only over it."""
+    blank = jail + "/.withheld"
+    for path in withhold:
+        target = jail + os.path.realpath(path)
+        if not os.path.lexists(target):
+            continue
+        if os.path.isdir(target):
+            _tmpfs(target, "size=4k,mode=0")
+            kernel.mount(None, target, None, kernel.MS_REMOUNT | kernel.MS_RDONLY | kernel.MS_NOSUID
+                         | kernel.MS_NODEV)
+            continue
+        _mount_point(blank, blank)
+        _bind(blank, target)
+        os.unlink(blank)
+
+
+def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False, pidns=False, devices=(),
+               withhold=()):
+    """Private namespaces; chroot into `jail` holding only `readable` (read-only) but `withhold` (covered), the
+    stub package, `devices` in a /dev of its own, /proc, /sys, a private /tmp and /dev/shm, and a tmpfs
+    `workdir` owned by uid:gid.
     userns: not root; the namespaces come with a user namespace of their own (the caller then drops
     its capabilities in it). pidns: a PID namespace too (enter_pid_namespace: this function returns in
     a grandchild, pid 2 of it) with a /proc of its own, which lists only the namespace's processes;
@@ -156,8 +200,7 @@ def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False
         if real != path and not os.path.lexists(jail + path):
             os.makedirs(os.path.dirname(jail + path), exist_ok=True)
             os.symlink(real, jail + path)
-    _bind("/dev", jail + "/dev", devices=True)
-    _tmpfs(jail + "/dev/shm", "size=64m,mode=1777")
+    _dev(jail, devices)
     if pidns:
         os.makedirs(jail + "/proc", exist_ok=True)
         kernel.mount("proc", jail + "/proc", "proc", kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC)
@@ -166,6 +209,7 @@ def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False
     _bind("/sys", jail + "/sys")
     _bind(stub, jail + stub)
     _tmpfs(jail + workdir, f"size={work_bytes},mode=700,uid={uid},gid={gid}")
+    _withhold(jail, withhold)
     _hide_skeleton(jail, bound + [stub, workdir], keep=("/", "/tmp", "/dev"))
     os.chroot(jail)
     os.chdir("/")

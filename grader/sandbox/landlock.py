@@ -1,7 +1,8 @@
 """Landlock for one sandbox child (Linux 5.13+, root or not; standard library and ctypes only).
 
-`restrict` allows reads only below the system and Python folders (/etc without its secrets; of the machine's
-/proc only the child's own folder), writes only in the working folder, and no program execution; from ABI 4
+`restrict` allows reads only below the system and Python folders (/etc without its secrets, and never the
+grader's secret file wherever it lies; of the machine's /proc only the child's own folder; of /dev only the
+devices paths.DEVICES names), writes only in the working folder, and no program execution; from ABI 4
 no TCP, from ABI 5 no ioctl on a device it may only read (no terminal), from ABI 6 no signals to processes
 outside the sandbox. `abi()` says which ABI the kernel offers (0: none).
 """
@@ -12,8 +13,10 @@ import stat
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
     from .kernel import PR_SET_NO_NEW_PRIVS, check, libc, prctl
+    from .paths import without
 except ImportError:
     from kernel import PR_SET_NO_NEW_PRIVS, check, libc, prctl
+    from paths import without
 
 # Entries of /etc that Landlock never lets a child read, should it run as uid 0 (policy.py: only
 # with POSENC_SANDBOX_MODE=user), where owner permissions would let it: password hashes, sudo rules,
@@ -56,15 +59,11 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def _withhold_etc(paths):
-    """/etc as its entries but ETC_WITHHELD (a rule on a folder covers all below it)."""
-    out = []
-    for path in paths:
-        if os.path.realpath(path) == "/etc":
-            out += [os.path.join(path, n) for n in sorted(os.listdir(path)) if n not in ETC_WITHHELD]
-        else:
-            out.append(path)
-    return out
+def withheld(extra=()):
+    """The real paths no child reads, whatever folder around them it may: /etc's secrets (ETC_WITHHELD) and
+    `extra` (the grader's secret, policy.Request.withhold)."""
+    etc = os.path.realpath("/etc")
+    return [os.path.join(etc, n) for n in ETC_WITHHELD] + [os.path.realpath(p) for p in extra]
 
 
 def _own_proc(paths):
@@ -82,13 +81,14 @@ def _own_proc(paths):
     return out
 
 
-def restrict(read, write, abi, own_proc=True):
-    """Restrict this process (and everything it starts) to reading `read` (/etc without its
-    secrets: ETC_WITHHELD; with `own_proc`, /proc without other processes' folders) and writing
-    `write`; nothing may be executed. Returns the ABI used (0 when Landlock is unavailable)."""
+def restrict(read, write, abi, own_proc=True, withhold=()):
+    """Restrict this process (and everything it starts) to reading `read` but `withhold` and /etc's
+    secrets (`withheld`: wherever they lie below `read`; with `own_proc`, /proc without other processes'
+    folders) and writing `write`; nothing may be executed. Returns the ABI used (0 when Landlock is
+    unavailable)."""
     if abi < 1:
         return 0
-    read = _withhold_etc(read)
+    read = without(read, withheld(withhold))
     read = _own_proc(read) if own_proc else read
     # refer from ABI 2, truncate from 3, ioctl on devices from 5: none on a device it may only read (a
     # terminal: no stty, no TIOCSTI, even where seccomp is missing)

@@ -7,10 +7,37 @@ import stat
 import sys
 
 SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc")
+# the devices a child may open (never /dev as a whole: no terminal, no /dev/pts, no host /dev/shm); a CUDA
+# exercise adds the GPU's (policy.Request.gpu_devices)
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 
 def within(path, parent):
     return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def without(paths, withheld):
+    """`paths` (folders and files to allow) with every path of `withheld` (real paths) cut out. A rule on a
+    folder covers everything below it, so a folder that holds a withheld path is replaced by its entries,
+    and the entry on the way to the withheld path by its own, down to the withheld path's siblings. Each
+    entry is judged by its real path: a link to a withheld path (or into it) is left out too. A folder
+    this process cannot list (a root grader's 0700 folder, for a child that took its own uid) is left out:
+    nothing in it was readable to the child anyway."""
+    out = []
+    for path in paths:
+        real = os.path.realpath(path)
+        inside = [w for w in withheld if within(w, real)]
+        if any(within(real, w) for w in withheld):
+            continue
+        if not inside:
+            out.append(path)
+            continue
+        try:
+            names = sorted(os.listdir(real)) if os.path.isdir(real) else []
+        except OSError:
+            continue
+        out += without([os.path.join(real, name) for name in names], inside)
+    return out
 
 
 def python_paths():

@@ -29,6 +29,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+try:  # inside the grader's package, or copied flat beside it in the fork server's folder
+    from .paths import DEVICES
+except ImportError:
+    from paths import DEVICES
+
 MODES = ("root-jail", "root-nojail", "root-user", "user-jail", "user", "none")
 FORCED = ("auto", "nojail", "user", "nolandlock")  # POSENC_SANDBOX_MODE (grader.settings.MODES is this list)
 CGROUP_HEADROOM_MB = 256  # over the memory allowance: copy-on-write copies of the server's pages,
@@ -66,6 +71,8 @@ class Request:
     jail_dir: str  # an empty folder to build a jail on
     system: tuple = ()  # readable system and Python folders, none of which holds a protected path
     protect: tuple = ()  # the grader's folders (the repository, POSENC_SANDBOX_PROTECT)
+    withhold: tuple = ()  # files no child may read wherever they lie, even below a readable folder: the
+    # grader's secret (Settings.secret_file), whose owner is the grader's uid
     uid: int | None = None  # root: the sandbox's own uid and gid
     gid: int | None = None
     cuda: bool = False  # the exercise has CUDA checks and the machine a GPU
@@ -86,6 +93,8 @@ class Policy:
     pidns: bool  # the jail has a PID namespace and a /proc of its own (killed whole when the child ends)
     jail_dir: str
     binds: tuple  # read-only in the jail
+    devices: tuple  # the devices in the jail's /dev (paths.DEVICES, and the GPU's for a CUDA exercise)
+    withhold: tuple  # files no child reads: Landlock leaves them out, the jail covers them with an empty file
     stub: str
     workdir: str
     readable: tuple  # Landlock
@@ -117,6 +126,14 @@ ROOT_REFUSAL = (
     "capabilities under Landlock{landlock}.")
 
 
+NONE_REFUSAL = (
+    "sandbox mode none cannot keep learner code from reading the grader's secret {path} (the grader is not "
+    "root, and this machine has neither user namespaces nor Landlock, so learner code runs as you and reads "
+    "every file you can); with it, the main checks' inputs could be predicted, so this grader will not grade "
+    "here. Grade as root (a container, Gradescope) or on a Linux with Landlock (5.13+) or unprivileged user "
+    "namespaces.")
+
+
 def _mode(caps, landlock):
     """The mode's name, or Refused."""
     if caps.root:
@@ -140,13 +157,16 @@ def decide(caps: Caps, req: Request) -> Policy:
         raise Refused(f"POSENC_SANDBOX_MODE={caps.forced!r} is not one of {', '.join(FORCED)}")
     landlock = 0 if caps.forced == "nolandlock" else caps.landlock
     mode = _mode(caps, landlock)
+    if mode == "none" and req.withhold:
+        raise Refused(NONE_REFUSAL.format(path=req.withhold[0]))
     own_uid = mode in ("root-jail", "root-nojail")
     if own_uid and req.uid is None:
         raise ValueError("as root, the request must name the sandbox's uid")
     jail = {"root-jail": "root", "user-jail": "user"}.get(mode)
     devices = tuple(req.gpu_devices) if req.cuda else ()
     writable = (req.workdir, "/dev/null") + (("/tmp", "/dev/shm") if jail else ()) + devices
-    readable = tuple(req.system) + (req.stub, "/dev", "/proc", "/sys")
+    # of /dev, the harmless devices only: no terminal (/dev/tty, /dev/pts), no host /dev/shm
+    readable = tuple(req.system) + (req.stub,) + DEVICES + ("/proc", "/sys")
     cgroup = caps.cgroup is not None
     notes = []
 
@@ -213,7 +233,8 @@ def decide(caps: Caps, req: Request) -> Policy:
     return Policy(
         mode=mode, uid=req.uid if own_uid else None, gid=req.gid if own_uid else None, jail=jail,
         pidns=bool(jail) and caps.pidns,
-        jail_dir=req.jail_dir, binds=tuple(req.system), stub=req.stub, workdir=req.workdir,
+        jail_dir=req.jail_dir, binds=tuple(req.system), devices=DEVICES + devices,
+        withhold=tuple(req.withhold), stub=req.stub, workdir=req.workdir,
         readable=readable, writable=writable, landlock=landlock, seccomp=caps.seccomp,
         cgroup_mb=req.memory_mb + CGROUP_HEADROOM_MB if cgroup else None,
         cgroup_pids=req.nproc if cgroup else None, memory_mb=memory_mb, nproc=nproc, nproc_shared=nproc_shared,

@@ -15,7 +15,7 @@ import tempfile
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
     from . import cgroup, jail, kernel, landlock, seccomp
     from .confine import drop_to
-    from .paths import other_can_read, python_paths, readable_paths
+    from .paths import DEVICES, other_can_read, python_paths, readable_paths
 except ImportError:
     import cgroup
     import jail
@@ -23,7 +23,7 @@ except ImportError:
     import landlock
     import seccomp
     from confine import drop_to
-    from paths import other_can_read, python_paths, readable_paths
+    from paths import DEVICES, other_can_read, python_paths, readable_paths
 
 
 def in_child(test):
@@ -67,13 +67,13 @@ def can_jail():
 def can_userns_jail(readable=None):
     """Everything `jail.build_jail(..., userns=True)` does: a user namespace with mount, network and IPC
     namespaces, uid and gid maps, the tmpfs, the read-only binds of `readable` (default: the system and
-    Python folders), the chroot, dropping all capabilities."""
+    Python folders) and of the devices, the chroot, dropping all capabilities."""
     readable = readable_paths([]) if readable is None else readable
     top = tempfile.mkdtemp(prefix="posenc-userns-")
 
     def test():
         jail.build_jail(top + "/jail", readable, top + "/stub", top + "/work", os.getuid(), os.getgid(), 1 << 20,
-                        userns=True)
+                        userns=True, devices=DEVICES)
         kernel.drop_capabilities()
         kernel.prctl(kernel.PR_SET_NO_NEW_PRIVS, 1)
         return os.path.isdir(top + "/work") and not os.path.exists(top + "/jail")

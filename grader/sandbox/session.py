@@ -14,7 +14,9 @@ What this side adds to the servers' confinement:
   statement alarm) is found from the child's progress marker and skipped on a retry, so the rest of
   the notebook is still graded;
 - **no instructor path reaches a child**: the child is told which system and Python folders it may
-  read, never which folders are protected (the reference, the class's submissions, the output).
+  read, never which folders are protected (the reference, the class's submissions, the output);
+- **the grader's secret stays out of reach** wherever it lies: the request withholds it (policy.py), and a
+  mode that cannot (none) refuses the session.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..records import ExerciseRun
+from ..settings import DEFAULT_SECRET
 from . import paths, policy, procs, slots, tmpdirs, wire
 from .errors import SandboxError
 
@@ -47,6 +50,12 @@ def gpu_present():
 def protected_paths(settings):
     """What no child may see: the grader's repository and the settings' protected folders."""
     return [str(REPO)] + [str(Path(p).resolve()) for p in settings.protect]
+
+
+def secret_path(settings):
+    """The grader's secret (grader/unseen.py), as a real path: no child may read it, wherever it lies (below
+    /etc, a Python folder, /dev/shm...). policy.decide refuses a mode that cannot keep it from them."""
+    return os.path.realpath(settings.secret_file or REPO / DEFAULT_SECRET)
 
 
 _PROTECTED_BY_CHMOD = set()
@@ -144,7 +153,8 @@ class Session:
         cuda = cuda and gpu_present()
         return policy.Request(workdir=str(workdir), stub=str(self.stub), jail_dir=str(self.root / "jail"),
                               system=tuple(paths.readable_paths(protected_paths(self.settings), self.caps["python"])),
-                              protect=tuple(protected_paths(self.settings)), uid=uid, gid=uid, cuda=cuda,
+                              protect=tuple(protected_paths(self.settings)),
+                              withhold=(secret_path(self.settings),), uid=uid, gid=uid, cuda=cuda,
                               gpu_devices=gpus, memory_mb=lim.memory_mb, nproc=lim.nproc,
                               cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes)
 
