@@ -133,6 +133,7 @@ def pairs(*items):
 
 
 SEED = {"draw": "seed"}  # a tensor spec's seed, drawn per submission
+MAIN = "main"  # in a declared twin (grader/twins.py): the exercise's main check, drawn anew under the twin's key
 
 
 def has_draws(value):

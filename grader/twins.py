@@ -25,11 +25,10 @@ from __future__ import annotations
 import dataclasses
 
 from .settings import TWINS
-from .spec import Check, has_draws
+from .spec import MAIN, Check, has_draws
 
 SEED_KEYS = ("seed", "seed_params")  # a tensor spec's generator, a module's initial weights, a probe's random choice
 VALUE_FREE = ("raises", "fields", "ok")  # expectations whose answer does not depend on the input's values
-MAIN = "main"  # in a declared twin: the exercise's main check, drawn anew under the twin's key
 
 
 def reseeded(value):

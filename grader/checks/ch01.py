@@ -1,6 +1,6 @@
 """Chapter 1 checks: sinusoidal_table, shift_matrix, SinusoidalPositionalEncoding."""
 
-from grader.spec import SEED, Check, Mistake, draw_float, draw_int, find, same, unseen_like
+from grader.spec import MAIN, SEED, Check, Mistake, draw_float, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0):
@@ -55,7 +55,8 @@ CHECKS = [
           twin=table(draw_int(5, 16), draw_int(2, 64, step=2), base=drawn_base())),
     Check("sinusoidal_table", "a single position (seq_len=1)", "call", table(1, 4), public=True,
           mistakes=TABLE_MISTAKES, id="single_position_seq_len_1",
-          twin=table(1, draw_int(2, 128, step=2), base=drawn_base())),
+          # one row is sin 0, cos 0 whatever the frequencies: the main check asks for the work
+          twin=(table(1, draw_int(2, 128, step=2), base=drawn_base()), MAIN)),
     Check("sinusoidal_table", "odd d_model raises ValueError naming it", "raises", table(5, 7),
           expect="raises", mentions=("d_model", "7"), public=True,
           hint="interleaved sin/cos needs an even width: check d_model first",
@@ -100,7 +101,7 @@ CHECKS = [
           hint="use the base argument in the frequencies", public=True, id="m_k_pe_p_pe_p_k_base_500",
           twin=(shifts_twin((1, 20), (20.0, 5000.0)),)),
     Check("shift_matrix", "M_0 is the identity", "call", {"args": [0, 10]}, public=True, id="m_0_identity",
-          twin={"args": [0, draw_int(2, 128, step=2)], "kwargs": {"base": drawn_base()}}),
+          twin=({"args": [0, draw_int(2, 128, step=2)], "kwargs": {"base": drawn_base()}}, MAIN)),
     Check("shift_matrix", "M_k is orthogonal (a rotation)", "call", {"args": [11, 24]},
           expect="property", property="orthogonal", public=True, id="m_k_orthogonal_rotation",
           twin={"args": [draw_int(-60, 60), draw_int(2, 64, step=2)], "kwargs": {"base": drawn_base()}}),
