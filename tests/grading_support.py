@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 
-def drawn(check, identity=b"tests"):
-    """A main check with its inputs drawn (grader/unseen.py) from the tests' secret; any other check as it is."""
+def drawn(check, student="tests"):
+    """A main check or twin with its inputs drawn (grader/unseen.py) from the tests' secret for `student`; any
+    other check as it is."""
     import os
 
-    from grader import unseen
+    from grader import shipped, unseen
 
     if not check.unseen:
         return check
-    return unseen.resolve(check, unseen.load_secret(os.environ["POSENC_GRADER_SECRET"]), identity)
+    secret = unseen.load_secret(os.environ["POSENC_GRADER_SECRET"])
+    return unseen.resolve(check, unseen.identity(secret, "course", student), shipped.inputs())
 
 
 def judge_in_process(ns, check):

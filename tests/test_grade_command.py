@@ -36,6 +36,14 @@ def test_grade_writes_a_report_and_gradescope_json(tmp_path):
     failed = [t for t in tests if t.get("status") == "failed"]
     assert failed and all(t["output"] for t in failed)  # every failure says why
     assert any(t["visibility"] == "after_due_date" for t in tests)  # hidden checks are marked
+    # graded without --student: one fixed set of draws, and the report says so
+    assert "graded without a student id" in out.stdout
+
+
+def test_student_keys_the_draws_and_silences_the_note(tmp_path):
+    out = run("-m", "grader", "grade", str(SUB), "--assignment", "ch01", "--student", "alice", "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert "graded without a student id" not in out.stdout and "Total:" in out.stdout
 
 
 def test_a_sandbox_mode_the_machine_refuses_is_a_clear_error_with_exit_status_2():
