@@ -40,8 +40,12 @@ def _match(check, got, expected):
             problems.append(f"{key}: missing from the result")
             continue
         if check.get("check_dtype", True) and f"{key}:dtype" in got and got[f"{key}:dtype"] != dtype_name:
-            problems.append(f"{key}: expected dtype {dtype_name}, got {got[f'{key}:dtype']} "
-                            f"(outputs keep the input's floating dtype)")
+            # an integer output's dtype is fixed by the exercise (ids and indices: int64, as torch.arange and
+            # transformers make them); a floating output follows its input's
+            problems.append(f"{key}: expected dtype {dtype_name}, got {got[f'{key}:dtype']}"
+                            + (f" (this integer output is {dtype_name}: create it with dtype=torch.{dtype_name}, "
+                               f"or convert it with .to(torch.{dtype_name}))" if dtype_name.startswith(("int", "uint"))
+                               else " (outputs keep the input's floating dtype)"))
             continue
         if f"{key}:device" in expected and got.get(f"{key}:device") != expected[f"{key}:device"]:
             problems.append(f"{key}: expected it on {expected[f'{key}:device']}, got {got.get(f'{key}:device')} "
@@ -55,6 +59,46 @@ def _match(check, got, expected):
             if got.get(key) != value:
                 problems.append(f"{key}: expected {value!r}, got {got.get(key)!r}")
     return problems
+
+
+def _label(key):
+    return "output" if key == "out" else key
+
+
+def _complex(got):
+    """Why an answer is not judged at all, or None: it holds a complex tensor. No answer in this course is complex,
+    and every comparison and property reads real numbers (cast to float64, a complex value loses its imaginary
+    part, NaN included)."""
+    for key, value in got.items():
+        if isinstance(value, torch.Tensor) and value.is_complex():
+            return f"{_label(key)} is a complex tensor ({str(value.dtype).removeprefix('torch.')}): every answer in this course is real"
+    return None
+
+
+def _not_finite(got):
+    """Why an answer a property judges is not finite, or None. A property compares errors with a tolerance, where
+    NaN > tol is False and inf - inf is NaN, and no answer it judges holds either. Read in float64, so that every
+    floating dtype (float16, bfloat16, float8 too) is checked alike."""
+    for key, value in got.items():
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            wide = value.detach().to("cpu", torch.float64)
+            if wide.isnan().any():
+                return f"{_label(key)} holds NaN"
+            if wide.isinf().any():
+                return f"{_label(key)} holds inf: a correct answer is finite everywhere"
+    return None
+
+
+def blamed(check, got, expected, mistakes):
+    """The first known mistake whose answer is the learner's on this input, leaving out every mistake whose answer
+    is the reference's here too (on one row, numbering the patches column by column is right: that mistake is
+    not the cause), and every mistake at all when the learner's values are the reference's (a dtype-only failure)."""
+    if expected is not None and same_answer(check, got, expected):
+        return None
+    for message, result in mistakes:
+        if same_answer(check, got, result) and not (expected is not None and same_answer(check, expected, result)):
+            return message
+    return None
 
 
 def same_answer(check, got, other):
@@ -78,6 +122,10 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
         check = {**check, "hint": None}
     if "skipped" in got:
         return SKIPPED, got["skipped"]
+    refused = _complex(got)
+    if refused:  # before any comparison or property reads the answer
+        hint = check.get("hint")
+        return FAILED, refused + (f". Hint: {hint}" if hint else "")
     expect = check["expect"]
     if "error" in got:
         status, message = _error_message(got)
@@ -92,9 +140,9 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
         problems = _match(check, got, expected)
         if not problems:
             return PASSED, ""
-        for message, result in mistakes:
-            if same_answer(check, got, result):
-                return FAILED, f"{message} ({problems[0]})"
+        message = blamed(check, got, expected, mistakes)
+        if message:
+            return FAILED, f"{message} ({problems[0]})"
         hint = check.get("hint")
         return FAILED, "; ".join(problems) + (f". Hint: {hint}" if hint else "")
     if expect == "raises":
@@ -136,16 +184,16 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
         hint = check.get("hint")
         return FAILED, f"{got.get('problem') or 'failed'}" + (f". Hint: {hint}" if hint else "")
     if expect == "property":
-        # a property compares errors with a tolerance, and NaN > tol is False: never let NaN pass
-        nan = [k for k, v in got.items() if isinstance(v, torch.Tensor) and v.is_floating_point() and v.isnan().any()]
-        if nan:
-            return FAILED, f"{'output' if nan[0] == 'out' else nan[0]} holds NaN"
+        # a property compares errors with a tolerance, and NaN > tol is False: never let NaN or inf pass
+        problem = _not_finite(got)
+        if problem:
+            return FAILED, problem
         ok, message = PROPERTIES[check["property"]](got, **check.get("property_params", {}))
         if ok:
             return PASSED, ""
-        for mistake_message, result in mistakes:
-            if same_answer(check, got, result):
-                return FAILED, f"{mistake_message} ({message})"
+        mistake_message = blamed(check, got, expected, mistakes)
+        if mistake_message:
+            return FAILED, f"{mistake_message} ({message})"
         hint = check.get("hint")
         return FAILED, message + (f". Hint: {hint}" if hint else "")
     raise ValueError(f"unknown expectation {expect!r} in check {check.get('name')!r}")
