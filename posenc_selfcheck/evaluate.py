@@ -122,10 +122,10 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
         check = {**check, "hint": None}
     if "skipped" in got:
         return SKIPPED, got["skipped"]
-    refused = _complex(got)
-    if refused:  # before any comparison or property reads the answer
+    message = _complex(got)
+    if message:  # refused before any comparison or property reads the answer
         hint = check.get("hint")
-        return FAILED, refused + (f". Hint: {hint}" if hint else "")
+        return FAILED, message + (f". Hint: {hint}" if hint else "")
     expect = check["expect"]
     if "error" in got:
         status, message = _error_message(got)
