@@ -89,14 +89,28 @@ def _not_finite(got):
     return None
 
 
+def _dtypes(result, keys):
+    """{key: dtype name} of an answer's tensors (what its `:dtype` says, else the tensor's own)."""
+    return {k: result.get(f"{k}:dtype", str(result[k].dtype).replace("torch.", "")) for k in keys
+            if isinstance(result.get(k), torch.Tensor)}
+
+
 def blamed(check, got, expected, mistakes):
-    """The first known mistake whose answer is the learner's on this input, leaving out every mistake whose answer
-    is the reference's here too (on one row, numbering the patches column by column is right: that mistake is
-    not the cause), and every mistake at all when the learner's values are the reference's (a dtype-only failure)."""
-    if expected is not None and same_answer(check, got, expected):
-        return None
+    """The first known mistake that explains what is wrong with the learner's answer, or None. A mistake's answer
+    must equal the learner's (values, to the check's tolerance), and what sets it apart from the reference's
+    must be wrong in the learner's answer too: its values (then the learner's values are not the reference's) or
+    its dtype (then the learner's dtype is the mistake's: float32 tables promote a bfloat16 output). A mistake
+    whose answer is the reference's on this input is never named: on one row, numbering the patches column by
+    column is right, and an answer right in every value but its dtype is told its dtype."""
     for message, result in mistakes:
-        if same_answer(check, got, result) and not (expected is not None and same_answer(check, expected, result)):
+        if not same_answer(check, got, result):
+            continue
+        if expected is None:  # a property: the answer alone is judged
+            return message
+        keys = tensor_keys(expected)
+        wrong_values = not same_answer(check, expected, result) and not same_answer(check, got, expected)
+        wrong_dtype = _dtypes(got, keys) == _dtypes(result, keys) != _dtypes(expected, keys)
+        if wrong_values or wrong_dtype:
             return message
     return None
 

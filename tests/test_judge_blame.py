@@ -41,20 +41,24 @@ def as_int32(*args, **kwargs):
     return posenc_ref.mrope_position_ids(*args, **kwargs).int()
 
 
-def _other_dtype(dtype):
-    """A dtype the check does not expect, of the same kind: float64 for a float32 answer, int32 for int64."""
-    if dtype.is_floating_point:
-        return torch.float32 if dtype == torch.float64 else torch.float64
-    return torch.int32 if dtype == torch.int64 else torch.int64
+def _dtype_name(result, key):
+    return result.get(f"{key}:dtype", str(result[key].dtype).replace("torch.", ""))
 
 
-def recast(answer):
-    """An answer with the reference's values, each tensor in another dtype of its kind (its `:dtype` said so)."""
+def recast(answer, mistakes=()):
+    """An answer with the reference's values, each tensor in another dtype of its kind that neither the reference
+    nor any of `mistakes` ((message, answer), ...) has there (its `:dtype` says so): nothing but its dtype is
+    wrong, and no known mistake is wrong that way."""
     out = dict(answer)
     for key, value in answer.items():
-        if isinstance(value, torch.Tensor) and value.device.type != "meta" and not value.dtype == torch.bool:
-            out[key] = value.to(_other_dtype(value.dtype))
-            out[f"{key}:dtype"] = str(out[key].dtype).replace("torch.", "")
+        if not isinstance(value, torch.Tensor) or value.device.type == "meta" or value.dtype == torch.bool:
+            continue
+        taken = {_dtype_name(answer, key)} | {_dtype_name(r, key) for _, r in mistakes
+                                              if isinstance(r.get(key), torch.Tensor)}
+        choices = (torch.float64, torch.float32, torch.float16, torch.bfloat16) if value.is_floating_point() \
+            else (torch.int32, torch.int64, torch.int16)
+        out[key] = value.to(next(d for d in choices if str(d).replace("torch.", "") not in taken))
+        out[f"{key}:dtype"] = str(out[key].dtype).replace("torch.", "")
     return out
 
 
@@ -110,7 +114,7 @@ def test_no_public_check_names_a_mistake_for_the_right_values_in_another_dtype()
         for spec, expected, mistakes in public_checks(exercise):
             if spec["expect"] != "match" or not mistakes or "error" in expected:
                 continue
-            status, feedback = evaluate(spec, recast(expected), expected, mistakes)
+            status, feedback = evaluate(spec, recast(expected, mistakes), expected, mistakes)
             if any(feedback.startswith(message) for message, _ in mistakes):
                 blamed.append((exercise, spec["name"], feedback[:100]))
     assert blamed == []
@@ -119,7 +123,7 @@ def test_no_public_check_names_a_mistake_for_the_right_values_in_another_dtype()
 def test_no_grader_check_names_a_mistake_for_the_right_values_in_another_dtype():
     blamed = []
     for check in GRADED_WITH_MISTAKES:
-        verdict = judge(check, recast(answer(check)))
+        verdict = judge(check, recast(answer(check), mistake_answers(check)))
         if verdict.mistake:
             blamed.append((check.key, verdict.mistake[:60]))
     assert blamed == []
@@ -135,7 +139,7 @@ def test_a_mistake_whose_answer_is_the_references_on_this_input_is_never_named()
             if "error" in result or not same_answer(check.spec(), result, expected):
                 continue
             seen.append(message)
-            verdict = judge(check, recast(result))
+            verdict = judge(check, recast(result, mistake_answers(check)))
             if verdict.status != FAILED or verdict.mistake or verdict.feedback.startswith(message):
                 blamed.append((check.key, verdict.status, message[:60]))
     assert {COLUMN_MAJOR, AFTER_VIDEO} <= set(seen)  # on one row; on a prompt without a video
