@@ -40,8 +40,7 @@ def _match(check, got, expected):
             problems.append(f"{key}: missing from the result")
             continue
         if check.get("check_dtype", True) and f"{key}:dtype" in got and got[f"{key}:dtype"] != dtype_name:
-            # an integer output's dtype is fixed by the exercise (ids and indices: int64, as torch.arange and
-            # transformers make them); a floating output follows its input's
+            # an integer output (ids, indices) has the dtype the exercise states; a floating one follows its input's
             problems.append(f"{key}: expected dtype {dtype_name}, got {got[f'{key}:dtype']}"
                             + (f" (this integer output is {dtype_name}: create it with dtype=torch.{dtype_name}, "
                                f"or convert it with .to(torch.{dtype_name}))" if dtype_name.startswith(("int", "uint"))
@@ -71,7 +70,8 @@ def _complex(got):
     part, NaN included)."""
     for key, value in got.items():
         if isinstance(value, torch.Tensor) and value.is_complex():
-            return f"{_label(key)} is a complex tensor ({str(value.dtype).removeprefix('torch.')}): every answer in this course is real"
+            dtype = str(value.dtype).replace("torch.", "")
+            return f"{_label(key)} is a complex tensor ({dtype}): every answer in this course is real"
     return None
 
 
@@ -116,7 +116,8 @@ def blamed(check, got, expected, mistakes):
 
 
 def same_answer(check, got, other):
-    """True when `got` equals `other` (a known mistake's result) within the check's tolerance."""
+    """True when `got` has the values of `other` (a known mistake's answer, or the reference's) within the check's
+    tolerance, whatever their dtypes."""
     if "error" in other or "error" in got:
         return False
     keys = tensor_keys(other)
