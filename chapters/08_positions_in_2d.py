@@ -498,7 +498,7 @@ run_axial_property_test()
 # The full signature ends with `attention_mask=None, spatial_merge_size=2`.
 # `token_types` is an integer (batch, seq) tensor: 0 text, 1 image, 2 video. `image_grid_thw` and
 # `video_grid_thw` are integer (count, 3) tensors of $(T, H, W)$ in patches, one row per image (video) in the
-# order they appear in the batch. Return the (3, batch, seq) integer tensor of (time, height, width) ids that
+# order they appear in the batch. Return the (3, batch, seq) int64 tensor of (time, height, width) ids that
 # transformers 5.23's `get_rope_index` returns, 0 at padded positions. Raise `ValueError` when a group of
 # vision tokens has a length other than $T\,(H/m)(W/m)$ or there are more groups than grids.
 

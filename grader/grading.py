@@ -145,8 +145,9 @@ def judge(check, got, seconds=None) -> Verdict:
         return Verdict(check, Status.FAILED, problem)
     compared = expected if check.needs_reference() else None
     try:
-        # evaluate() decides every kind of check, as the self-check does; for a property it first fails an answer
-        # that holds NaN (a property that tested `err > tol` would let NaN through): that rule is written there, once
+        # evaluate() decides every kind of check, as the self-check does. It refuses an answer that holds a complex
+        # tensor before anything reads it, and for a property it first fails an answer that holds NaN or inf (a
+        # property that tested `err > tol` would let NaN through): those rules are written there, once
         with _time_limit(seconds):
             status, feedback = evaluate(check.spec(), got, compared, ())
             if status == Status.FAILED and check.mistakes:

@@ -40,8 +40,11 @@ def _match(check, got, expected):
             problems.append(f"{key}: missing from the result")
             continue
         if check.get("check_dtype", True) and f"{key}:dtype" in got and got[f"{key}:dtype"] != dtype_name:
-            problems.append(f"{key}: expected dtype {dtype_name}, got {got[f'{key}:dtype']} "
-                            f"(outputs keep the input's floating dtype)")
+            # an integer output (ids, indices) has the dtype the exercise states; a floating one follows its input's
+            problems.append(f"{key}: expected dtype {dtype_name}, got {got[f'{key}:dtype']}"
+                            + (f" (this integer output is {dtype_name}: create it with dtype=torch.{dtype_name}, "
+                               f"or convert it with .to(torch.{dtype_name}))" if dtype_name.startswith(("int", "uint"))
+                               else " (outputs keep the input's floating dtype)"))
             continue
         if f"{key}:device" in expected and got.get(f"{key}:device") != expected[f"{key}:device"]:
             problems.append(f"{key}: expected it on {expected[f'{key}:device']}, got {got.get(f'{key}:device')} "
@@ -57,8 +60,64 @@ def _match(check, got, expected):
     return problems
 
 
+def _label(key):
+    return "output" if key == "out" else key
+
+
+def _complex(got):
+    """Why an answer is not judged at all, or None: it holds a complex tensor. No answer in this course is complex,
+    and every comparison and property reads real numbers (cast to float64, a complex value loses its imaginary
+    part, NaN included)."""
+    for key, value in got.items():
+        if isinstance(value, torch.Tensor) and value.is_complex():
+            dtype = str(value.dtype).replace("torch.", "")
+            return f"{_label(key)} is a complex tensor ({dtype}): every answer in this course is real"
+    return None
+
+
+def _not_finite(got):
+    """Why an answer a property judges is not finite, or None. A property compares errors with a tolerance, where
+    NaN > tol is False and inf - inf is NaN, and no answer it judges holds either. Read in float64, so that every
+    floating dtype (float16, bfloat16, float8 too) is checked alike."""
+    for key, value in got.items():
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            wide = value.detach().to("cpu", torch.float64)
+            if wide.isnan().any():
+                return f"{_label(key)} holds NaN"
+            if wide.isinf().any():
+                return f"{_label(key)} holds inf: a correct answer is finite everywhere"
+    return None
+
+
+def _dtypes(result, keys):
+    """{key: dtype name} of an answer's tensors (what its `:dtype` says, else the tensor's own)."""
+    return {k: result.get(f"{k}:dtype", str(result[k].dtype).replace("torch.", "")) for k in keys
+            if isinstance(result.get(k), torch.Tensor)}
+
+
+def blamed(check, got, expected, mistakes):
+    """The first known mistake that explains what is wrong with the learner's answer, or None. A mistake's answer
+    must equal the learner's (values, to the check's tolerance), and what sets it apart from the reference's
+    must be wrong in the learner's answer too: its values (then the learner's values are not the reference's) or
+    its dtype (then the learner's dtype is the mistake's: float32 tables promote a bfloat16 output). A mistake
+    whose answer is the reference's on this input is never named: on one row, numbering the patches column by
+    column is right, and an answer right in every value but its dtype is told its dtype."""
+    for message, result in mistakes:
+        if not same_answer(check, got, result):
+            continue
+        if expected is None:  # a property: the answer alone is judged
+            return message
+        keys = tensor_keys(expected)
+        wrong_values = not same_answer(check, expected, result) and not same_answer(check, got, expected)
+        wrong_dtype = _dtypes(got, keys) == _dtypes(result, keys) != _dtypes(expected, keys)
+        if wrong_values or wrong_dtype:
+            return message
+    return None
+
+
 def same_answer(check, got, other):
-    """True when `got` equals `other` (a known mistake's result) within the check's tolerance."""
+    """True when `got` has the values of `other` (a known mistake's answer, or the reference's) within the check's
+    tolerance, whatever their dtypes."""
     if "error" in other or "error" in got:
         return False
     keys = tensor_keys(other)
@@ -78,6 +137,10 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
         check = {**check, "hint": None}
     if "skipped" in got:
         return SKIPPED, got["skipped"]
+    message = _complex(got)
+    if message:  # refused before any comparison or property reads the answer
+        hint = check.get("hint")
+        return FAILED, message + (f". Hint: {hint}" if hint else "")
     expect = check["expect"]
     if "error" in got:
         status, message = _error_message(got)
@@ -92,9 +155,9 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
         problems = _match(check, got, expected)
         if not problems:
             return PASSED, ""
-        for message, result in mistakes:
-            if same_answer(check, got, result):
-                return FAILED, f"{message} ({problems[0]})"
+        message = blamed(check, got, expected, mistakes)
+        if message:
+            return FAILED, f"{message} ({problems[0]})"
         hint = check.get("hint")
         return FAILED, "; ".join(problems) + (f". Hint: {hint}" if hint else "")
     if expect == "raises":
@@ -136,16 +199,16 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
         hint = check.get("hint")
         return FAILED, f"{got.get('problem') or 'failed'}" + (f". Hint: {hint}" if hint else "")
     if expect == "property":
-        # a property compares errors with a tolerance, and NaN > tol is False: never let NaN pass
-        nan = [k for k, v in got.items() if isinstance(v, torch.Tensor) and v.is_floating_point() and v.isnan().any()]
-        if nan:
-            return FAILED, f"{'output' if nan[0] == 'out' else nan[0]} holds NaN"
+        # a property compares errors with a tolerance, and NaN > tol is False: never let NaN or inf pass
+        problem = _not_finite(got)
+        if problem:
+            return FAILED, problem
         ok, message = PROPERTIES[check["property"]](got, **check.get("property_params", {}))
         if ok:
             return PASSED, ""
-        for mistake_message, result in mistakes:
-            if same_answer(check, got, result):
-                return FAILED, f"{mistake_message} ({message})"
+        mistake_message = blamed(check, got, expected, mistakes)
+        if mistake_message:
+            return FAILED, f"{mistake_message} ({message})"
         hint = check.get("hint")
         return FAILED, message + (f". Hint: {hint}" if hint else "")
     raise ValueError(f"unknown expectation {expect!r} in check {check.get('name')!r}")

@@ -87,6 +87,7 @@ CASES = {
     "tensor_subclass": Case(zero=S, feedback="tensor subclass"),
     "pickle_payload": Case(zero=S, feedback="expected a tensor"),
     "nan_output": Case(zero=S),
+    "complex_nan": Case(zero=S, zero_if=lambda check: check.expect == "property", feedback="is a complex tensor"),
     "wrong_dtype": Case(zero=S, zero_if=match, feedback="expected dtype float32, got float64"),
     "lying_metadata": Case(zero=S, zero_if=returns_a_tensor, feedback="said to be float32 but holds torch.float64"),
     "kill_the_grader": Case(bystander=True),

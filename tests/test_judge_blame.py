@@ -1,0 +1,146 @@
+"""The diagnosis never blames a mistake that is not there (issue 28): a known mistake whose answer equals the
+reference's on a check's input is never named by that check, and an answer whose values are the reference's but
+whose dtype is not is told the dtype, the integer dtype it should have for an integer output. Through the learner's
+self-check (posenc_selfcheck, on the stored public data) and through the grader's `judge` (on the reference's and
+the mistakes' answers computed here).
+
+The two cases the issue measured: `sincos_2d_table` in float64 on one row (where numbering the patches column by
+column is right) was told "the patches are numbered column by column", and `mrope_position_ids` in int32 on a
+text-and-image prompt was told "after a video the text started one past the largest id"."""
+
+import re
+
+import pytest
+import torch
+
+import posenc_ref
+from grader.checks import all_checks, chapter_checks
+from grader.grading import judge
+from grader.mistakes import MISTAKES
+from grader.reference import answer
+from posenc_selfcheck import FAILED, public_checks
+from posenc_selfcheck.evaluate import evaluate, same_answer
+from posenc_selfcheck.runner import run_checks
+from tests.conftest import ROOT
+from tests.grading_support import drawn, judge_in_process, mistake_answers
+
+COLUMN_MAJOR = MISTAKES["sincos2d_column_major"].message
+AFTER_VIDEO = MISTAKES["mrope_text_after_largest_id"].message
+FLOATING = "floating dtype"
+# every check that compares values and knows mistakes; a main check on inputs drawn as for a submission
+GRADED_WITH_MISTAKES = [drawn(c) for c in all_checks() if c.expect == "match" and c.mistakes and not c.cuda]
+
+
+def as_float64(*args, **kwargs):
+    """The reference's table, right in every value, returned in float64."""
+    return posenc_ref.sincos_2d_table(*args, **kwargs).double()
+
+
+def as_int32(*args, **kwargs):
+    """The reference's ids, right in every value, returned in int32."""
+    return posenc_ref.mrope_position_ids(*args, **kwargs).int()
+
+
+def _dtype_name(result, key):
+    return result.get(f"{key}:dtype", str(result[key].dtype).replace("torch.", ""))
+
+
+def recast(answer, mistakes=()):
+    """An answer with the reference's values, each tensor in another dtype of its kind that neither the reference
+    nor any of `mistakes` ((message, answer), ...) has there (its `:dtype` says so): nothing but its dtype is
+    wrong, and no known mistake is wrong that way."""
+    out = dict(answer)
+    for key, value in answer.items():
+        if not isinstance(value, torch.Tensor) or value.device.type == "meta" or value.dtype == torch.bool:
+            continue
+        taken = {_dtype_name(answer, key)} | {_dtype_name(r, key) for _, r in mistakes
+                                              if isinstance(r.get(key), torch.Tensor)}
+        choices = (torch.float64, torch.float32, torch.float16, torch.bfloat16) if value.is_floating_point() \
+            else (torch.int32, torch.int64, torch.int16)
+        out[key] = value.to(next(d for d in choices if str(d).replace("torch.", "") not in taken))
+        out[f"{key}:dtype"] = str(out[key].dtype).replace("torch.", "")
+    return out
+
+
+# ---- the issue's two cases ------------------------------------------------------------------------------------
+def test_the_self_check_tells_a_float64_table_on_one_row_its_dtype_not_a_mistake():
+    verdicts = {spec["name"]: (status, message) for spec, status, message in run_checks("sincos_2d_table", as_float64)}
+    status, message = verdicts["a single row (1x7), d_model=8"]
+    assert status == FAILED
+    assert message.startswith("out: expected dtype float32, got float64"), message
+    assert COLUMN_MAJOR not in message
+    assert not any(m.message in text for m in MISTAKES.values() for _, text in verdicts.values())
+
+
+def test_the_self_check_tells_int32_ids_their_integer_dtype_not_a_mistake():
+    verdicts = {spec["name"]: (status, message) for spec, status, message in run_checks("mrope_position_ids", as_int32)}
+    status, message = verdicts["text, a 1x4x4 image, text"]
+    assert status == FAILED
+    assert message.startswith("out: expected dtype int64, got int32"), message
+    assert "torch.int64" in message and FLOATING not in message
+    assert AFTER_VIDEO not in message
+    assert not any(m.message in text for m in MISTAKES.values() for _, text in verdicts.values())
+
+
+@pytest.mark.parametrize("exercise, function, want, got", [
+    ("sincos_2d_table", as_float64, "float32", "float64"), ("mrope_position_ids", as_int32, "int64", "int32")])
+def test_the_grader_tells_the_same_answers_their_dtype_and_names_no_mistake(exercise, function, want, got):
+    """Every check of the exercise that compares values, the main check on inputs drawn as for a submission."""
+    checks = [c for c in chapter_checks("ch08") if c.exercise == exercise and c.expect == "match" and not c.cuda]
+    assert any(c.main for c in checks) and any(c.key.endswith("single_row_1x7_d_8") or c.key.endswith(
+        "text_image_text") for c in checks)
+    for check in checks:
+        verdict = judge_in_process({exercise: function}, check)
+        assert verdict.status == FAILED, check.key
+        assert verdict.feedback.startswith(f"out: expected dtype {want}, got {got}"), (check.key, verdict.feedback)
+        assert verdict.mistake == "", (check.key, verdict.mistake)
+        assert (FLOATING in verdict.feedback) == want.startswith("float"), verdict.feedback
+
+
+def test_exercise_8_5_states_the_dtype_its_checks_require():
+    """The statement names the reference's integer dtype (the dtype message says it too)."""
+    source = (ROOT / "chapters" / "08_positions_in_2d.py").read_text()
+    statement = source[source.index("### Exercise 8.5"):source.index("def mrope_position_ids")]
+    said = re.search(r"Return the \(3, batch, seq\) (\w+) tensor", statement)
+    ids = posenc_ref.mrope_position_ids(torch.tensor([[0, 0, 0]]))
+    assert said and said.group(1) == str(ids.dtype).replace("torch.", "") == "int64"
+
+
+# ---- every check: a dtype-only failure names no mistake ---------------------------------------------------------
+def test_no_public_check_names_a_mistake_for_the_right_values_in_another_dtype():
+    """From the stored self-check data alone (what the learner's kernel has)."""
+    blamed = []
+    for exercise in dict.fromkeys(c.exercise for c in all_checks()):
+        for spec, expected, mistakes in public_checks(exercise):
+            if spec["expect"] != "match" or not mistakes or "error" in expected:
+                continue
+            status, feedback = evaluate(spec, recast(expected, mistakes), expected, mistakes)
+            if any(feedback.startswith(message) for message, _ in mistakes):
+                blamed.append((exercise, spec["name"], feedback[:100]))
+    assert blamed == []
+
+
+def test_no_grader_check_names_a_mistake_for_the_right_values_in_another_dtype():
+    blamed = []
+    for check in GRADED_WITH_MISTAKES:
+        verdict = judge(check, recast(answer(check), mistake_answers(check)))
+        if verdict.mistake:
+            blamed.append((check.key, verdict.mistake[:60]))
+    assert blamed == []
+
+
+def test_a_mistake_whose_answer_is_the_references_on_this_input_is_never_named():
+    """The answer of such a mistake, in another dtype (so that it fails): the dtype is what is wrong, never the
+    mistake. Every grader check, and every mistake of it whose answer is the reference's on the check's input."""
+    seen, blamed = [], []
+    for check in GRADED_WITH_MISTAKES:
+        expected = answer(check)
+        for message, result in mistake_answers(check):
+            if "error" in result or not same_answer(check.spec(), result, expected):
+                continue
+            seen.append(message)
+            verdict = judge(check, recast(result, mistake_answers(check)))
+            if verdict.status != FAILED or verdict.mistake or verdict.feedback.startswith(message):
+                blamed.append((check.key, verdict.status, message[:60]))
+    assert {COLUMN_MAJOR, AFTER_VIDEO} <= set(seen)  # on one row; on a prompt without a video
+    assert blamed == []
