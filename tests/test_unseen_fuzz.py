@@ -41,14 +41,17 @@ def _by_exercise(grade):
 def test_seeded_partial_work_lookups_and_resalted_files(tmp_path):
     rng = random.Random(20261202)
     grader = Grader(settings(**LIMITS), CH01)
-    lookup = _forged(tmp_path, EXERCISES, "expected").read_text()
     for n in range(2):
         kinds = {ex: rng.choice(["honest", "stub", "lookup"]) for ex in EXERCISES}
         if n == 0:
             kinds[EXERCISES[0]] = "honest"  # at least one honest and one looked-up exercise in the first mix
             kinds[EXERCISES[1]] = "lookup"
+        if "lookup" not in kinds.values():
+            kinds[rng.choice([ex for ex in EXERCISES if kinds[ex] != "honest"] or EXERCISES[1:])] = "lookup"
         stubs = "\n\n".join(STUB[ex] for ex, kind in kinds.items() if kind != "honest")
         plain = honest_source() + "\n\n" + stubs + "\n"
+        # the release's answers to the looked-up exercises' public checks, served in place of the stubs
+        lookup = _forged(tmp_path, [ex for ex, kind in kinds.items() if kind == "lookup"], "expected").read_text()
         looked_up = plain + "\n" + _lookup_part(lookup)
         a, b = tmp_path / f"plain{n}.py", tmp_path / f"lookup{n}.py"
         a.write_text(plain)
@@ -70,4 +73,6 @@ def test_seeded_partial_work_lookups_and_resalted_files(tmp_path):
 def _lookup_part(forged_text):
     """The lookup of the release's answers (forged_from_release.py) without its stubs: it serves the public inputs
     and passes every other request to the real probe runner."""
-    return forged_text.split("\ndef sinusoidal_table(*args, **kwargs)", 1)[0] + "\n"
+    starts = [forged_text.find(f"\ndef {ex}(*args, **kwargs)") for ex in EXERCISES]
+    starts += [forged_text.find(f"\nclass {ex}:\n    pass") for ex in EXERCISES]
+    return forged_text[:min(i for i in starts if i >= 0)] + "\n"
