@@ -30,7 +30,8 @@ FOLDER = "zh"  # notebooks/zh, solutions/zh, _build/book/zh
 CATALOGS = ROOT / "locale" / LANGUAGE / "LC_MESSAGES"
 # every catalog's header: who translates, and where to report a bad translation (gettext's header fields)
 TEAM = "posenc-course maintainers <maintainers@users.noreply.a-seed-ad51cb3d.example>"
-HEADER = {"last_translator": TEAM, "language_team": TEAM.replace(" <", ", Chinese (Simplified) <"), "msgid_bugs_address": TEAM}
+HEADER = {"last_translator": TEAM, "language_team": TEAM.replace(" <", ", Chinese (Simplified) <"),
+          "msgid_bugs_address": TEAM}
 
 _ITEM = re.compile(r"^(\s*(?:[*+-]|\d+\.)\s+)(.*)$")
 _HEADING = re.compile(r"^(#{1,6}\s+)(.*)$")
