@@ -141,3 +141,18 @@ def test_the_books_note_opens_the_chapters_notebook_in_its_language_as_written(c
     for chapter in sorted(generated.glob("[0-9][0-9]_*.ipynb")):  # every chapter's page: its notebook is there
         opened = json.loads((root / folder / chapter.name).read_text())
         assert opened["metadata"]["posenc"].get("language", "en").startswith(lang), chapter.name
+
+
+def _commands(markdown):
+    """The commands of a README's bash blocks, without their comments."""
+    blocks = re.findall(r"^```bash\n(.*?)^```", markdown, flags=re.M | re.S)
+    return [line.split("#")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_the_chinese_readme_gives_the_readmes_commands_with_the_chinese_lab():
+    english, chinese = (ROOT / "README.md").read_text(), (ROOT / "README.zh-CN.md").read_text()
+    assert "bash scripts/lab.sh" in _commands(english) and len(_commands(english)) >= 5
+    assert _commands(chinese) == [c + " --lang zh" if c == "bash scripts/lab.sh" else c for c in _commands(english)]
+    # each links the other from its first lines
+    assert "](README.zh-CN.md)" in "\n".join(english.splitlines()[:4])
+    assert "](README.md)" in "\n".join(chinese.splitlines()[:4])
