@@ -156,3 +156,51 @@ def test_the_chinese_readme_gives_the_readmes_commands_with_the_chinese_lab():
     # each links the other from its first lines
     assert "](README.zh-CN.md)" in "\n".join(english.splitlines()[:4])
     assert "](README.md)" in "\n".join(chinese.splitlines()[:4])
+
+
+def _english_words(report):
+    """Words of English prose left in a Chinese report: outside code, identifiers, dtypes, numbers and a Python
+    exception's message (the filter of tests/test_i18n.py's test of the self-check's Chinese report)."""
+    words = []
+    for line in report.splitlines():
+        prose = re.sub(r"`[^`]*`|\w*_\w*|[A-Z][a-zA-Z]*Error.*$|[a-z]+\(|float\d+|\d\w*", " ", line)
+        words += [w for w in re.findall(r"[A-Za-z]{3,}", prose) if w not in ("sin", "cos", "atol", "rtol", "base")]
+    return words
+
+
+def test_a_chinese_learner_works_chapter_1_in_the_lab_that_lab_sh_lang_zh_opens(course, tmp_path, capsys):
+    """A real JupyterLab on the folder `lab.sh --lang zh` opens (served as lab.sh serves it, with the browser tests'
+    own settings and kernel): chapter 1 in Chinese, a wrong answer diagnosed in Chinese, then a right one passes."""
+    from tests import test_browser as tb
+
+    tb._needs()
+    from playwright.sync_api import expect, sync_playwright
+
+    root, run = course
+    lab = run("bash", "scripts/lab.sh", "--lang", "zh", "--version")
+    work = root / "my_notebooks" / "zh"
+    assert lab.returncode == 0 and f"JupyterLab 打开 {work} 中你的 notebook" in lab.stdout, lab.stdout + lab.stderr
+    with tb.jupyterlab(tmp_path, work) as (base, token), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=tb.CHROMIUM, headless=True, args=tb.FLAGS)
+        try:
+            page = tb.open_notebook(browser, base, token, "01_sinusoidal.ipynb")
+            expect(page.locator(".jp-Notebook .jp-MarkdownOutput").first).to_contain_text("正弦位置编码")
+            exercise = tb.code_cell(page, "def sinusoidal_table")
+            selfcheck = tb.code_cell(page, 'check("sinusoidal_table"')
+            tb.run_all_above(page, exercise)
+            tb.type_into(page, exercise, tb.wrong_answer())
+            tb.run_selected_and_next(page)
+            text = tb.wait_for_output(selfcheck, r"项检查中有 \d+ 项未通过")
+            assert "sin 和 cos 放反了" in text and "提示 1/" in text
+            assert _english_words(text) == [], text
+            selfcheck.scroll_into_view_if_needed()
+            shots = [tb.shot(page, "07_zh_lab_wrong_answer.png")]
+            tb.type_into(page, exercise, tb.right_answer())
+            tb.run_selected_and_next(page)
+            text = tb.wait_for_output(selfcheck, r"(?<!未)通过（\d")
+            assert "✗" not in text and "未通过" not in text
+            shots.append(tb.shot(page, "08_zh_lab_right_answer.png"))
+        finally:
+            browser.close()
+    with capsys.disabled():
+        print(f"\nbrowser test screenshots: {tb.SHOTS} ({', '.join(s.name for s in shots)})")
