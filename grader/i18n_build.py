@@ -28,6 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 LANGUAGE = "zh_CN"
 FOLDER = "zh"  # notebooks/zh, solutions/zh, _build/book/zh
 CATALOGS = ROOT / "locale" / LANGUAGE / "LC_MESSAGES"
+# every catalog's header: who translates, and where to report a bad translation (gettext's header fields)
+TEAM = "posenc-course maintainers <maintainers@users.noreply.a-seed-ad51cb3d.example>"
+HEADER = {"last_translator": TEAM, "language_team": TEAM.replace(" <", ", Chinese (Simplified) <"),
+          "msgid_bugs_address": TEAM}
 
 _ITEM = re.compile(r"^(\s*(?:[*+-]|\d+\.)\s+)(.*)$")
 _HEADING = re.compile(r"^(#{1,6}\s+)(.*)$")
@@ -114,6 +118,10 @@ def write_catalog(path, catalog):
     from babel.messages.pofile import write_po
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    for name, value in HEADER.items():
+        setattr(catalog, name, value)
+    for message in catalog:  # no message is %-formatted: Babel's guess ("90% is") only makes `msgfmt -c` fail
+        message.flags.discard("python-format")
     with open(path, "wb") as f:
         write_po(f, catalog, width=0, omit_header=False, include_previous=True)
 
@@ -175,7 +183,6 @@ def update(chapter_notebooks):
         catalog.revision_date = template.revision_date
         catalog.creation_date = template.creation_date
         catalog.fuzzy = False
-        catalog.language_team = "Chinese (Simplified)"
         write_catalog(path, catalog)
         written.append(path)
     return written

@@ -7,8 +7,10 @@ English notebooks' cells, code identical. A changed English paragraph turns its 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
 
 import nbformat
 import pytest
@@ -106,21 +108,111 @@ def test_the_chinese_notebooks_import_the_self_check_package_beside_them():
         assert link.is_symlink() and link.resolve() == (ROOT / "posenc_selfcheck").resolve()
 
 
-def test_glossary_terms_are_used_wherever_the_english_uses_them():
-    terms = [line.split("\t") for line in GLOSSARY.read_text().splitlines() if line and not line.startswith("#")]
-    assert len(terms) >= 20
+def _glossary():
+    """[(english, [chinese alternatives], [words no translation uses])] of locale/zh_CN/glossary.tsv."""
+    rows = [line.split("\t") for line in GLOSSARY.read_text().splitlines() if line and not line.startswith("#")]
+    return [(row[0], row[1].split("|"), row[2].split("|") if len(row) > 2 else []) for row in rows]
+
+
+def _every_message():
+    """[(catalog stem, msgid, translation)] of every catalog: the chapters, the book, the self-check, the grader."""
+    out = []
+    for path in sorted(i18n_build.CATALOGS.glob("*.po")):
+        for message in i18n_build.read_catalog(path):
+            if message.id:
+                ids = message.id if isinstance(message.id, tuple) else (message.id,)
+                strings = message.string if isinstance(message.string, tuple) else (message.string,)
+                out += [(path.stem, msgid, string) for msgid, string in zip(ids, strings)]
+    return out
+
+
+def _prose(english):
+    """A message's English outside code spans, formulas and *titles*."""
+    return re.sub(r"`[^`]*`|\$[^$]*\$|(?<!\*)\*[^*]+\*(?!\*)", " ", english)
+
+
+def test_glossary_terms_are_used_wherever_the_english_uses_them_in_every_catalog():
+    terms = _glossary()
+    assert len(terms) >= 30
+    stems = {stem for stem, _, _ in _every_message()}
+    assert stems == set(SOURCES) | {i18n_build.RUNTIME_STEM, i18n_build.GRADER_STEM}  # every catalog
     misses = []
-    for stem in SOURCES:
-        catalog = _catalog(stem)
-        for msgid, _ in i18n_build.messages(SOURCES[stem]):
-            # outside code spans, formulas and *titles*
-            prose = re.sub(r"`[^`]*`|\$[^$]*\$|(?<!\*)\*[^*]+\*(?!\*)", " ", msgid)
-            string = catalog[msgid].string
-            for english, chinese in terms:
-                if re.search(rf"\b{re.escape(english)}(?![_\w]*_)", prose, re.I):
-                    if not any(c in string for c in chinese.split("|")) and english.lower() not in string.lower():
-                        misses.append(f"{stem}: {english!r} -> {chinese!r}: {string[:70]}")
+    for stem, msgid, string in _every_message():
+        prose = _prose(msgid)
+        for english, chinese, avoid in terms:
+            if re.search(rf"\b{re.escape(english)}(?![_\w]*_)", prose, re.I):
+                if not any(c in string for c in chinese) and english.lower() not in string.lower():
+                    misses.append(f"{stem}: {english!r} -> {chinese}: {string[:70]}")
+            misses += [f"{stem}: {word!r}, not {chinese[0]!r}: {string[:70]}" for word in avoid if word in string]
     assert misses == [], "\n".join(misses)
+
+
+# the core terms: at its first use in every chapter (outside headings) each keeps its English, in parentheses
+CORE_TERMS = ("sinusoidal", "learned absolute", "relative bias", "extrapolat", "long context", "position interpolation")
+
+
+def test_each_core_term_keeps_its_english_at_its_first_use_in_every_chapter():
+    chinese = {english: alternatives for english, alternatives, _ in _glossary()}
+    assert set(CORE_TERMS) <= set(chinese)
+    misses, glossed = [], 0
+    for stem, nb in SOURCES.items():
+        if stem == i18n_build.PAGES_STEM:
+            continue
+        catalog, seen = _catalog(stem), set()
+        for cell in nb.cells:
+            if cell.cell_type != "markdown":
+                continue
+            for prefix, msgid, _ in i18n_build.segments(cell.source):
+                if not msgid or re.match(r"#+\s", prefix.rsplit("\n", 1)[-1]):  # headings: no gloss in titles
+                    continue
+                for english in CORE_TERMS:
+                    if english in seen or not re.search(rf"\b{re.escape(english)}", _prose(msgid), re.I):
+                        continue
+                    seen.add(english)
+                    # the Chinese term, then (within a few characters) the English word: 外推（extrapolate）
+                    term = "|".join(map(re.escape, chinese[english]))
+                    if re.search(rf"(?:{term}).{{0,20}}?{re.escape(english)}", catalog[msgid].string, re.I):
+                        glossed += 1
+                    else:
+                        misses.append(f"{stem}: {english!r} at its first use: {catalog[msgid].string[:90]}")
+    assert misses == [], "\n".join(misses)
+    assert glossed >= 20  # the terms are used: the test looked at their first uses
+
+
+def _literal_stars(markdown):
+    """Emphasis markers that CommonMark leaves as text (a `**` that is not left- or right-flanking)."""
+    from markdown_it import MarkdownIt
+
+    text = re.sub(r"`[^`]*`|\$\$.+?\$\$|\$[^$]+\$", "X", markdown, flags=re.S)
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    return [c.content for t in tokens for c in t.children or [] if c.type == "text" and "*" in c.content]
+
+
+def test_emphasis_in_a_translation_renders_as_emphasis():
+    """Chinese has no spaces: `**粗体**的` after a closing parenthesis is not right-flanking and shows its stars."""
+    assert _literal_stars("只是**到 $i$ 为止的 token（顺序任意）**的函数")  # the rule the test relies on
+    assert not _literal_stars("只取决于**到 $i$ 为止、顺序任意的 token**，与其他无关")
+    bad = [f"{stem}: {string[:90]}" for stem, msgid, string in _every_message()
+           if stem not in (i18n_build.RUNTIME_STEM, i18n_build.GRADER_STEM)  # plain text, not Markdown
+           and _literal_stars(string) and not _literal_stars(msgid)]
+    assert bad == [], "\n".join(bad)
+
+
+def test_every_catalog_passes_msgfmt_check_with_real_header_fields():
+    """GNU gettext's own validation (`msgfmt -c`: format strings, header fields), with no warning either (it warns
+    about a header field left at its default value, e.g. Last-Translator: FULL NAME <EMAIL@ADDRESS>)."""
+    if not shutil.which("msgfmt"):
+        pytest.skip("no msgfmt (Debian: apt-get install gettext; .ci/run installs it)")
+    paths = sorted(i18n_build.CATALOGS.glob("*.po"))
+    assert len(paths) == len(SOURCES) + 2
+    for path in paths:
+        checked = subprocess.run(["msgfmt", "-c", "-o", os.devnull, str(path)], capture_output=True, text=True)
+        assert checked.returncode == 0 and checked.stderr == "", f"{path.name}: {checked.stderr}"
+        fields = dict(i18n_build.read_catalog(path).mime_headers)
+        for field in ("Last-Translator", "Language-Team", "Report-Msgid-Bugs-To"):
+            value = fields.get(field)
+            placeholder = re.search(r"FULL NAME|EMAIL@ADDRESS|LL@li\.org|^LANGUAGE", value or "")
+            assert value and not placeholder, (path.name, field, value)
 
 
 def test_a_changed_paragraph_turns_fuzzy_and_a_new_one_is_untranslated(tmp_path, monkeypatch):

@@ -1,0 +1,206 @@
+"""The Chinese learner's lab: `bash scripts/lab.sh --lang zh` opens the learner's own copies of notebooks/zh/ in
+my_notebooks/zh/, beside the self-check package, made like the English ones (once, and for a chapter added since;
+never overwritten). Both languages share one posenc_mine/, so the exercises a chapter exports reach a later chapter
+whichever language either is read in. The book's note on each chapter page names, in the page's language, the
+command and the folder that open that notebook, and both work as written. In a copy of the repository, with
+`--version` passed on to JupyterLab so that nothing is served (tests/test_browser.py opens the lab for real)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_browser import right_answer
+from tests.test_learner_work import _fake_environment, _repository_copy
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    pytest.importorskip("jupyterlab", reason="no JupyterLab (bash scripts/setup.sh)")
+    root = tmp_path_factory.mktemp("course") / "repo"
+    _repository_copy(root)
+    env = {**os.environ, "VIRTUAL_ENV": str(_fake_environment(root.parent / "env"))}
+    env.pop("CONDA_PREFIX", None)
+    env.pop("PYTHONPATH", None)
+    env.pop("POSENC_LANG", None)
+
+    def run(*args, cwd=root):
+        return subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+    return root, run
+
+
+def test_lab_zh_copies_the_chinese_notebooks_once_beside_the_self_check(course):
+    root, run = course
+    generated = sorted((root / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb"))
+    assert len(generated) == len(list((root / "chapters").glob("[0-9][0-9]_*.py")))
+    lab = run("bash", "scripts/lab.sh", "--lang", "zh", "--version")
+    assert lab.returncode == 0, lab.stderr
+    assert "已复制到 my_notebooks/zh/" in lab.stdout and f"{root}/my_notebooks/zh" in lab.stdout
+    assert re.search(r"^\d+\.\d+", lab.stdout, re.M)  # the other arguments reached JupyterLab (its version)
+    work = root / "my_notebooks" / "zh"
+    for path in generated:
+        assert (work / path.name).read_text() == path.read_text()
+        assert json.loads((work / path.name).read_text())["metadata"]["posenc"]["language"] == "zh_CN"
+    # `import posenc_selfcheck` works from the folder, through the link beside the notebooks
+    imported = run(sys.executable, "-c", "import posenc_selfcheck; print(posenc_selfcheck.__file__)", cwd=work)
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.strip() == str(work / "posenc_selfcheck" / "__init__.py")
+    assert (work / "posenc_selfcheck").resolve() == (root / "posenc_selfcheck").resolve()
+    ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", "my_notebooks/zh/01_sinusoidal.ipynb"])
+    assert ignored.returncode == 0  # untracked, like the English copies
+
+    # the learner's edit survives; a chapter added since is copied, and only it
+    mine = work / "01_sinusoidal.ipynb"
+    mine.write_text(mine.read_text().replace("正弦位置编码", "我的笔记：正弦位置编码", 1))
+    edited = mine.read_text()
+    (root / "notebooks" / "zh" / "09_new_chapter.ipynb").write_text(generated[0].read_text())
+    again = run("bash", "scripts/lab.sh", "--lang=zh", "--version")
+    assert again.returncode == 0, again.stderr
+    (copied,) = [line for line in again.stdout.splitlines() if "已复制到 my_notebooks/zh/" in line]
+    assert copied.endswith("： 09_new_chapter.ipynb")
+    assert mine.read_text() == edited and "我的笔记" in edited
+    # the English lab is untouched by it, and an unknown language is refused
+    english = run("bash", "scripts/lab.sh", "--version")
+    assert english.returncode == 0 and "09_new_chapter" not in english.stdout
+    nb = "01_sinusoidal.ipynb"
+    assert (root / "my_notebooks" / nb).read_text() == (root / "notebooks" / nb).read_text()
+    refused = run("bash", "scripts/lab.sh", "--lang", "fr", "--version")
+    assert refused.returncode != 0 and "en and zh" in refused.stderr
+
+
+def _export_script(folder):
+    """What the export cell of chapter 1 runs, after a right sinusoidal_table, as a script in the notebooks' folder
+    (export_exercises reads the definitions from the main script's file outside IPython)."""
+    script = folder / "learner_ch01.py"
+    script.write_text("import math\n\nimport torch\n\n\n" + right_answer() + "\n\n\nimport posenc_selfcheck\n"
+                      "posenc_selfcheck.export_exercises('01_sinusoidal', globals())\n")
+    return script
+
+
+LOAD = ("from posenc_selfcheck.mine import load_exercises\n"
+        "impl = load_exercises(['sinusoidal_table'], fallback=False, quiet=True)\n"
+        "print(impl.sources, impl.problems)\n")
+
+
+def test_both_languages_share_one_posenc_mine(course):
+    root, run = course
+    assert run("bash", "scripts/lab.sh", "--lang", "zh", "--version").returncode == 0
+    assert run("bash", "scripts/lab.sh", "--version").returncode == 0
+    zh, en = root / "my_notebooks" / "zh", root / "my_notebooks"
+    assert (zh / "posenc_mine").resolve() == (en / "posenc_mine").resolve()
+    # nothing exported yet: neither folder finds chapter 1's exercise
+    for folder in (zh, en):
+        before = run(sys.executable, "-c", LOAD, cwd=folder)
+        assert "not in your package yet" in before.stdout, before.stdout + before.stderr
+    # chapter 1 read in Chinese exports; chapter 7 read in English (or in Chinese) finds it
+    exported = run(sys.executable, _export_script(zh).name, cwd=zh)
+    assert exported.returncode == 0, exported.stderr
+    assert "wrote posenc_mine/ch01.py" in exported.stdout and "✓ sinusoidal_table: passed" in exported.stdout
+    written = en / "posenc_mine" / "ch01.py"
+    assert written.is_file() and "copied from 01_sinusoidal.ipynb" in written.read_text()
+    for folder in (en, zh):
+        after = run(sys.executable, "-c", LOAD, cwd=folder)
+        assert "{'sinusoidal_table': 'yours, posenc_mine/ch01.py'} {}" in after.stdout, after.stdout + after.stderr
+
+
+def _note(name, lang):
+    """A chapter page's note as the book stages it (book/build.py's _page)."""
+    spec = importlib.util.spec_from_file_location("book_build", ROOT / "book" / "build.py")
+    book = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(book)
+    return book._page(name, lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_books_note_opens_the_chapters_notebook_in_its_language_as_written(course, lang):
+    root, run = course
+    notes = [_note(page, lang) for page in ("chapter_note", "chapter_note_assignment")]  # solutions, assignment
+    commands = set()
+    for note in notes:
+        assert bool(re.search(r"[\u4e00-\u9fff]", note)) == (lang == "zh")  # the note is in the page's language
+        # the first command and the first folder it names are those of its language
+        command = re.search(r"`(bash scripts/lab\.sh[^`]*)`", note).group(1)
+        folder = re.search(r"`(my_notebooks/[^`]*)`", note).group(1)
+        assert (command, folder) == {"en": ("bash scripts/lab.sh", "my_notebooks/"),
+                                     "zh": ("bash scripts/lab.sh --lang zh", "my_notebooks/zh/")}[lang]
+        commands.add((command, folder))
+    ((command, folder),) = commands
+    ran = run(*shlex.split(command), "--version")
+    assert ran.returncode == 0, ran.stderr
+    assert f"{root}/{folder.rstrip('/')}" in ran.stdout  # JupyterLab opens on that folder
+    generated = root / "notebooks" / ("zh" if lang == "zh" else "")
+    for chapter in sorted(generated.glob("[0-9][0-9]_*.ipynb")):  # every chapter's page: its notebook is there
+        opened = json.loads((root / folder / chapter.name).read_text())
+        assert opened["metadata"]["posenc"].get("language", "en").startswith(lang), chapter.name
+
+
+def _commands(markdown):
+    """The commands of a README's bash blocks, without their comments."""
+    blocks = re.findall(r"^```bash\n(.*?)^```", markdown, flags=re.M | re.S)
+    return [line.split("#")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_the_chinese_readme_gives_the_readmes_commands_with_the_chinese_lab():
+    english, chinese = (ROOT / "README.md").read_text(), (ROOT / "README.zh-CN.md").read_text()
+    assert "bash scripts/lab.sh" in _commands(english) and len(_commands(english)) >= 5
+    assert _commands(chinese) == [c + " --lang zh" if c == "bash scripts/lab.sh" else c for c in _commands(english)]
+    # each links the other from its first lines
+    assert "](README.zh-CN.md)" in "\n".join(english.splitlines()[:4])
+    assert "](README.md)" in "\n".join(chinese.splitlines()[:4])
+
+
+def _english_words(report):
+    """Words of English prose left in a Chinese report: outside code, identifiers, dtypes, numbers and a Python
+    exception's message (the filter of tests/test_i18n.py's test of the self-check's Chinese report)."""
+    words = []
+    for line in report.splitlines():
+        prose = re.sub(r"`[^`]*`|\w*_\w*|[A-Z][a-zA-Z]*Error.*$|[a-z]+\(|float\d+|\d\w*", " ", line)
+        words += [w for w in re.findall(r"[A-Za-z]{3,}", prose) if w not in ("sin", "cos", "atol", "rtol", "base")]
+    return words
+
+
+def test_a_chinese_learner_works_chapter_1_in_the_lab_that_lab_sh_lang_zh_opens(course, tmp_path, capsys):
+    """A real JupyterLab on the folder `lab.sh --lang zh` opens (served as lab.sh serves it, with the browser tests'
+    own settings and kernel): chapter 1 in Chinese, a wrong answer diagnosed in Chinese, then a right one passes."""
+    from tests import test_browser as tb
+
+    tb._needs()
+    from playwright.sync_api import expect, sync_playwright
+
+    root, run = course
+    lab = run("bash", "scripts/lab.sh", "--lang", "zh", "--version")
+    work = root / "my_notebooks" / "zh"
+    assert lab.returncode == 0 and f"JupyterLab 打开 {work} 中你的 notebook" in lab.stdout, lab.stdout + lab.stderr
+    with tb.jupyterlab(tmp_path, work) as (base, token), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=tb.CHROMIUM, headless=True, args=tb.FLAGS)
+        try:
+            page = tb.open_notebook(browser, base, token, "01_sinusoidal.ipynb")
+            expect(page.locator(".jp-Notebook .jp-MarkdownOutput").first).to_contain_text("正弦位置编码")
+            exercise = tb.code_cell(page, "def sinusoidal_table")
+            selfcheck = tb.code_cell(page, 'check("sinusoidal_table"')
+            tb.run_all_above(page, exercise)
+            tb.type_into(page, exercise, tb.wrong_answer())
+            tb.run_selected_and_next(page)
+            text = tb.wait_for_output(selfcheck, r"项检查中有 \d+ 项未通过")
+            assert "sin 和 cos 放反了" in text and "提示 1/" in text
+            assert _english_words(text) == [], text
+            selfcheck.scroll_into_view_if_needed()
+            shots = [tb.shot(page, "07_zh_lab_wrong_answer.png")]
+            tb.type_into(page, exercise, tb.right_answer())
+            tb.run_selected_and_next(page)
+            text = tb.wait_for_output(selfcheck, r"(?<!未)通过（\d")
+            assert "✗" not in text and "未通过" not in text
+            shots.append(tb.shot(page, "08_zh_lab_right_answer.png"))
+        finally:
+            browser.close()
+    with capsys.disabled():
+        print(f"\nbrowser test screenshots: {tb.SHOTS} ({', '.join(s.name for s in shots)})")
