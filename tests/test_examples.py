@@ -23,10 +23,10 @@ def test_the_typical_mistakes_example_names_each_mistake_and_survives_its_broken
     assert "shift_matrix" in report and "not implemented yet" in report
     assert any("NameError" in n and "sinusoidal_tabel" in n for n in notes)  # the scratch cell, reported
     assert not any("timed out" in n for n in notes)  # the hour-long loop was not run
-    # its one answer that happens to be right (position 0, where the exponent does not matter) depends on the
-    # values, and its main check carries the named mistake: it does not count, and the report says why
+    # its one answer that happens to be right (one row, position 0, where the exponent does not matter) does not
+    # count: that case's twins ask for the main check too, which the exponent gets wrong, and the report says why
     assert sum(r.score for r in results) == 0
-    assert "only the checks that do not depend on the values count" in report
+    assert "on inputs drawn for you that no learner has seen" in report and "the exponent is i/d" in report
 
 
 def test_the_report_lists_chapters_in_order_and_says_cuda_checks_were_skipped_once_per_chapter():
