@@ -21,7 +21,9 @@ Children hold one request at a time (sandbox/wire.py), and public and hidden che
 children: first a child for the visible checks (public and main) of every exercise, then a child for
 the hidden checks of every exercise, so nothing a child produces while it holds a hidden request can
 reach a visible check's feedback or the notes. What hidden children log goes to `Grade.hidden_notes`,
-shown only where hidden checks are.
+shown only where hidden checks are. For the same reason `Grade.seconds`, the time every report shows,
+counts the visible work only (reading the submission, drawing, the visible children): how long a hidden
+child ran would tell what it was asked (a learner's code could sleep for as many seconds as an input's value).
 
 Time is one budget: each exercise has `limits.wall_seconds` for all its children and retries, and the
 submission `limits.submission_seconds` for all of its exercises.
@@ -217,6 +219,8 @@ class Grader:
         budget = _Budget(self.settings.limits)
         try:
             for phase in (VISIBLE, HIDDEN):
+                if phase == HIDDEN:  # the clock the report shows stops here: hidden children's time tells their inputs
+                    visible_seconds = time.perf_counter() - start
                 for n, exercise in enumerate(runnable):
                     graded = [c for c in by_exercise[exercise] if (cuda or not c.cuda)
                               and (c.visible if phase == VISIBLE else not c.visible)]
@@ -256,7 +260,7 @@ class Grader:
         notes += _notes(logs[VISIBLE]) + (session.closing_notes if session is not None else [])
         hidden_notes = [n for n in _notes(logs[HIDDEN]) if n not in notes]
         flags = sorted({flag for f in files for flag in f.flags})
-        return Grade(str(submission), verdicts, notes, time.perf_counter() - start, flags, hidden_notes)
+        return Grade(str(submission), verdicts, notes, visible_seconds, flags, hidden_notes)
 
     @staticmethod
     def _warm_reference(by_exercise, runnable, cuda):
