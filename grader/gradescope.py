@@ -177,6 +177,15 @@ def _private(*paths):
                 os.chmod(path, 0o700)
 
 
+def _secret_modes(source):
+    """The secret readable by this user alone, however the bundle was unpacked: an extraction that drops file modes
+    (Python's zipfile does) leaves it 0644, which grader.unseen.load_secret refuses. In the container this runs as
+    root, which owns what it unpacked."""
+    secret = source / DEFAULT_SECRET
+    if secret.is_file() and not secret.is_symlink():
+        os.chmod(secret, 0o600)
+
+
 PACKAGES_NEEDED = ("torch", "numpy", "safetensors")
 
 
@@ -258,6 +267,7 @@ def results_payload(root):
     except (OSError, ValueError):
         pass
     _private(source, submission, results_dir)
+    _secret_modes(source)
     assignment = Assignment.from_spec(config["assignment"]) if config["assignment"] else None
     step = "starting the sandbox"
     try:

@@ -263,3 +263,23 @@ def test_a_hidden_childs_time_never_reaches_what_students_see(tmp_path):
     visible = [[(t["name"], t["score"], t["output"]) for t in seen[p]["tests"] if t["visibility"] == "visible"]
                for p in (0, sleep)]
     assert visible[0] == visible[1] and seen[0]["output"] == seen[sleep]["output"]
+
+
+def test_the_bundle_grades_however_it_was_unpacked(autograder_zip, tmp_path):
+    """Python's zipfile drops file modes (the secret lands 0644, the scripts without x): run_autograder sets the
+    modes it needs itself and grades."""
+    from grader.settings import DEFAULT_SECRET
+
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(autograder_zip) as zf:
+        zf.extractall(root / "source")
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    secret = root / "source" / DEFAULT_SECRET
+    os.chmod(secret, 0o644)  # what an umask of 022 gives: zipfile creates files with the default mode
+    shutil.copy(ROOT / "solutions" / "01_sinusoidal.ipynb", root / "submission")
+    assert run_autograder(root).returncode == 0
+    results = json.loads((root / "results" / "results.json").read_text())
+    valid_results(results, get("ch01"))
+    assert results["score"] == pytest.approx(get("ch01").max_points()), results["output"]
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
