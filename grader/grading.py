@@ -197,7 +197,7 @@ class Grader:
 
     def grade(self, submission, progress=None) -> Grade:
         """Grade one submission. `progress(exercise, done, total)` is called before each exercise that
-        runs (and with exercise None at the end). Raises SubmissionError when the path holds nothing
+        runs, in each of the two phases (visible, then hidden: `total` counts both) (and with exercise None at the end). Raises SubmissionError when the path holds nothing
         gradable."""
         start = time.perf_counter()
         files = read_submission(submission, self.settings.read)
@@ -226,8 +226,8 @@ class Grader:
                               and (c.visible if phase == VISIBLE else not c.visible)]
                     if not graded:
                         continue
-                    if progress and phase == VISIBLE:
-                        progress(exercise, n, len(runnable))
+                    if progress:  # both phases count: an estimate of the time left must include the hidden one
+                        progress(exercise, n + (phase == HIDDEN) * len(runnable), 2 * len(runnable))
                     seconds = budget.left(exercise)
                     if seconds <= 0:
                         why = budget.why(exercise)
@@ -245,7 +245,7 @@ class Grader:
                                                                             "error_type": "NoResult"})
                                     for c in graded})
             if progress:
-                progress(None, len(runnable), len(runnable))
+                progress(None, 2 * len(runnable), 2 * len(runnable))
         finally:
             if session is not None:
                 session.close()
