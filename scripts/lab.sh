@@ -25,6 +25,17 @@ done
 if [ -n "$copied" ]; then
     say "copied to my_notebooks/ (your copies: nothing regenerates or overwrites them):$copied"
 fi
+# no "get notified about official Jupyter news?" prompt on first start: JupyterLab's settings overrides inside the
+# environment (never the user's home) say Never (fetchNews) and no update checks; other overrides there are kept
+"$PY" - "$ENV_DIR/share/jupyter/lab/settings/overrides.json" <<'PY'
+import json, sys
+from pathlib import Path
+path = Path(sys.argv[1])
+overrides = json.loads(path.read_text()) if path.is_file() else {}
+overrides.setdefault("@jupyterlab/apputils-extension:notification", {}).update(fetchNews="false", checkForUpdates=False)
+path.parent.mkdir(parents=True, exist_ok=True)
+path.write_text(json.dumps(overrides, indent=2) + "\n")
+PY
 say "JupyterLab on your notebooks in $WORK (kernel posenc-course); stop it with Ctrl-C"
 ROOT_FLAG=()
 [ "$(id -u)" != 0 ] || ROOT_FLAG=(--allow-root)  # JupyterLab refuses root without it (containers, CI)
