@@ -6,8 +6,9 @@ the hidden checks and probes), `posenc_ref/`, `posenc_selfcheck/`, a pinned `req
 setup.sh once (as root) when it builds the image, then for every submission runs run_autograder,
 which grades /autograder/submission and writes /autograder/results/results.json. Checks that are
 not public get the visibility chosen here (default after_due_date), so their names and feedback stay
-hidden until then; public checks (the learner's self-checks) are visible at once. results.json's `execution_time` is the start-up
-plus the visible work only (never a hidden child's time, which would tell its inputs).
+hidden until then; public checks (the learner's self-checks) are visible at once. results.json's
+`execution_time` is the start-up plus the visible work only (never a hidden child's time, which would tell
+its inputs).
 
 Inside the container, learner code runs in the same sandbox as everywhere (as root: a uid of its
 own, plus a jail where Docker allows mount namespaces, Landlock where the kernel has it), and

@@ -197,8 +197,8 @@ class Grader:
 
     def grade(self, submission, progress=None) -> Grade:
         """Grade one submission. `progress(exercise, done, total)` is called before each exercise that
-        runs, in each of the two phases (visible, then hidden: `total` counts both) (and with exercise None at the end). Raises SubmissionError when the path holds nothing
-        gradable."""
+        runs, in each of the two phases (visible, then hidden: `total` counts both), and with exercise None at
+        the end. Raises SubmissionError when the path holds nothing gradable."""
         start = time.perf_counter()
         files = read_submission(submission, self.settings.read)
         checks = [c for c in self.checks if c.cuda or not self.settings.cuda_only]

@@ -36,8 +36,8 @@ case "$1 $2 $3" in
         for arg in "$@"; do case "$arg" in torch==*)
             mkdir -p "$STATE/site/torch"
             # as torch does before numpy is installed: a UserWarning on import
-            printf "import warnings\nwarnings.warn('Failed to initialize NumPy: No module named numpy')\n__version__ = '%s'\n" \
-                "${arg#torch==}" > "$STATE/site/torch/__init__.py" ;;
+            printf "import warnings\nwarnings.warn('Failed to initialize NumPy: %s')\n__version__ = '%s'\n" \
+                "No module named numpy" "${arg#torch==}" > "$STATE/site/torch/__init__.py" ;;
         esac; done
         exit 0 ;;
 esac
