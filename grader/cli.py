@@ -31,9 +31,9 @@ EXAMPLES = {
     "grade": "python -m grader grade examples/complete --assignment ch01 --json out/results.json",
     "build": "python -m grader build --check",
     "batch": "python -m grader batch submissions/ --out grading/ --assignment ch01 --due 2026-03-01T23:59",
-    "gradescope": "python -m grader gradescope autograder-ch01.zip --assignment ch01",
+    "gradescope": "python -m grader gradescope instructor/autograder-ch01.zip --assignment ch01",
     "release": "python -m grader release student-bundle/ --assignment ch01",
-    "nbgrader": "python -m grader nbgrader course/ --assignment ch01",
+    "nbgrader": "python -m grader nbgrader instructor/nbgrader/ --assignment ch01",
     "i18n": "python -m grader i18n --update",
 }
 MEMORY_WHY = {
@@ -153,7 +153,8 @@ def parser():
     bt.add_argument("--no-progress", action="store_true", dest="quiet", help=argparse.SUPPRESS)  # the old spelling
     _limits_options(bt, DEFAULTS.wall_seconds)
     gs = _sub(sub, "gradescope", "build the Gradescope autograder zip (one per assignment)")
-    gs.add_argument("zip", metavar="OUT.zip", help="where to write the autograder")
+    gs.add_argument("zip", metavar="OUT.zip", help="where to write the autograder: outside the repository or under "
+                                                   "instructor/ (git-ignored; it holds the grader's secret)")
     _assignment_options(gs, "grade")
     gs.add_argument("--hidden-visibility", default=Settings.hidden_visibility, choices=VISIBILITIES,
                     help="when students see the checks that are not public")
@@ -170,7 +171,8 @@ def parser():
     nb = _sub(sub, "nbgrader", "write an nbgrader course source: one assignment per chapter, or --assignment",
               "Write OUT/nbgrader_config.py and OUT/source/<assignment>/ (grader/nbgrader_export.py): solution "
               "cells, locked self-checks, and one autograded test cell per exercise worth the grader's points.")
-    nb.add_argument("out", metavar="OUT", help="the nbgrader course folder to write (its source/ is replaced)")
+    nb.add_argument("out", metavar="OUT", help="the nbgrader course folder to write (its source/ is replaced): outside "
+                                               "the repository or under instructor/ (git-ignored)")
     _assignment_options(nb, "write")
     return p
 
@@ -205,6 +207,7 @@ def cmd_grade(args):
     say("starting the sandbox and loading the reference…", enabled=not args.quiet)
     # grades in a fork of the sandbox's zygote: this process never loads torch
     grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
+    startup = time.perf_counter() - start
     bar = None
 
     def progress(exercise, done, total):
@@ -221,7 +224,7 @@ def cmd_grade(args):
         return 2
     if assignment:
         grade = assignment.apply(grade)
-    grade.seconds = time.perf_counter() - start  # the whole command, start-up included
+    grade.seconds += startup  # start-up plus the visible work: a hidden child's time would tell its inputs
     if bar is not None and bar.tty:
         sys.stderr.write("\r\x1b[K")
     to_stdout = args.json == "-"
@@ -264,9 +267,22 @@ def cmd_batch(args):
     return 0 if not summary["errors"] else 1
 
 
+def _private_output(path, what):
+    """`path` where instructor-only output may go; None (said on stderr) inside the repository's tracked tree."""
+    from .release import private_output
+
+    try:
+        return private_output(path, what)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
 def cmd_gradescope(args):
     from .gradescope import build_zip, container_mb
 
+    if _private_output(args.zip, "the Gradescope bundle") is None:
+        return 2
     assignment = _assignment(args)
     settings = _settings(args)
     names = build_zip(args.zip, args.hidden_visibility, args.wall_seconds, args.memory_mb, assignment,
@@ -307,6 +323,8 @@ def cmd_i18n(args):
 def cmd_nbgrader(args):
     from .nbgrader_export import main as nbgrader_main
 
+    if _private_output(args.out, "an nbgrader course") is None:
+        return 2
     return nbgrader_main(args.out, _assignment(args), args.course)
 
 

@@ -6,7 +6,9 @@ the hidden checks and probes), `posenc_ref/`, `posenc_selfcheck/`, a pinned `req
 setup.sh once (as root) when it builds the image, then for every submission runs run_autograder,
 which grades /autograder/submission and writes /autograder/results/results.json. Checks that are
 not public get the visibility chosen here (default after_due_date), so their names and feedback stay
-hidden until then; public checks (the learner's self-checks) are visible at once.
+hidden until then; public checks (the learner's self-checks) are visible at once. results.json's
+`execution_time` is the start-up plus the visible work only (never a hidden child's time, which would tell
+its inputs).
 
 Inside the container, learner code runs in the same sandbox as everywhere (as root: a uid of its
 own, plus a jail where Docker allows mount namespaces, Landlock where the kernel has it), and
@@ -176,6 +178,15 @@ def _private(*paths):
                 os.chmod(path, 0o700)
 
 
+def _secret_modes(source):
+    """The secret readable by this user alone, however the bundle was unpacked: an extraction that drops file modes
+    (Python's zipfile does) leaves it 0644, which grader.unseen.load_secret refuses. In the container this runs as
+    root, which owns what it unpacked."""
+    secret = source / DEFAULT_SECRET
+    if secret.is_file() and not secret.is_symlink():
+        os.chmod(secret, 0o600)
+
+
 PACKAGES_NEEDED = ("torch", "numpy", "safetensors")
 
 
@@ -272,6 +283,7 @@ def results_payload(root):
     except (OSError, ValueError):
         pass
     _private(source, submission, results_dir)
+    _secret_modes(source)
     assignment = Assignment.from_spec(config["assignment"]) if config["assignment"] else None
     step = "starting the sandbox"
     try:
@@ -280,12 +292,13 @@ def results_payload(root):
                                      secret_file=str(source / DEFAULT_SECRET),
                                      hidden_visibility=config["hidden_visibility"], language=config["language"])
         grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
+        startup = time.perf_counter() - start
         step = "grading the submission"
         student, assignment_id = identity(root / "submission_metadata.json")
         result = grader.grade(submission, student=student, assignment=assignment_id)
     except SubmissionError as exc:
         say = phrasebook(config["language"])
-        return {"score": 0, "execution_time": round(time.perf_counter() - start, 2),
+        return {"score": 0, "execution_time": round(time.perf_counter() - start, 2),  # nothing hidden ran
                 "output": say("Nothing to grade: {why}. Upload your notebooks (.ipynb) or .py files.",
                               why=clean(say.text(str(exc)))),
                 "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
@@ -293,7 +306,8 @@ def results_payload(root):
         return failure(step, exc, assignment)
     if assignment:
         result = assignment.apply(result)
-    result.seconds = time.perf_counter() - start  # what the student waited for: start-up included
+    # start-up plus the visible work (grader/grading.py): a hidden child's time would tell its inputs
+    result.seconds += startup
     payload = gradescope_json(result, settings.hidden_visibility, settings.language)
     if assignment:
         payload["output"] = "\n".join(filter(None, [heading(assignment, settings.language), payload["output"]]))

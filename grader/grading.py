@@ -22,7 +22,9 @@ Children hold one request at a time (sandbox/wire.py), and public and hidden che
 children: first a child for the visible (public) checks of every exercise, then a child for the hidden
 checks, main checks and twins of every exercise, so nothing a child produces while it holds a hidden request can
 reach a visible check's feedback or the notes. What hidden children log goes to `Grade.hidden_notes`,
-shown only where hidden checks are.
+shown only where hidden checks are. For the same reason `Grade.seconds`, the time every report shows,
+counts the visible work only (reading the submission, drawing, the visible children): how long a hidden
+child ran would tell what it was asked (a learner's code could sleep for as many seconds as an input's value).
 
 Time is one budget: each exercise has `limits.wall_seconds` for all its children and retries, and the
 submission `limits.submission_seconds` for all of its exercises.
@@ -210,10 +212,11 @@ class Grader:
 
     def grade(self, submission, progress=None, student=None, assignment=None) -> Grade:
         """Grade one submission. `progress(exercise, done, total)` is called before each exercise that
-        runs (and with exercise None at the end). `student`: the student's id as the platform records it
-        (batch, nbgrader, Gradescope's user ids; `grade --student`), `assignment` the assignment's (default: the
-        settings' assignment, else the course): the draws of main checks and twins are keyed on them, never on
-        the submission's bytes. Raises SubmissionError when the path holds nothing gradable."""
+        runs, in each of the two phases (visible, then hidden: `total` counts both), and with exercise None at
+        the end. `student`: the student's id as the platform records it (batch, nbgrader, Gradescope's user ids;
+        `grade --student`), `assignment` the assignment's (default: the settings' assignment, else the course):
+        the draws of main checks and twins are keyed on them, never on the submission's bytes. Raises
+        SubmissionError when the path holds nothing gradable."""
         start = time.perf_counter()
         files = read_submission(submission, self.settings.read)
         checks = [c for c in self.checks if c.cuda or not self.settings.cuda_only]
@@ -236,13 +239,15 @@ class Grader:
         budget = _Budget(self.settings.limits)
         try:
             for phase in (VISIBLE, HIDDEN):
+                if phase == HIDDEN:  # the clock the report shows stops here: hidden children's time tells their inputs
+                    visible_seconds = time.perf_counter() - start
                 for n, exercise in enumerate(runnable):
                     graded = [c for c in by_exercise[exercise] if (cuda or not c.cuda)
                               and (c.visible if phase == VISIBLE else not c.visible)]
                     if not graded:
                         continue
-                    if progress and phase == VISIBLE:
-                        progress(exercise, n, len(runnable))
+                    if progress:  # both phases count: an estimate of the time left must include the hidden one
+                        progress(exercise, n + (phase == HIDDEN) * len(runnable), 2 * len(runnable))
                     seconds = budget.left(exercise)
                     if seconds <= 0:
                         why = budget.why(exercise)
@@ -260,7 +265,7 @@ class Grader:
                                                                             "error_type": "NoResult"})
                                     for c in graded})
             if progress:
-                progress(None, len(runnable), len(runnable))
+                progress(None, 2 * len(runnable), 2 * len(runnable))
         finally:
             if session is not None:
                 session.close()
@@ -277,7 +282,7 @@ class Grader:
         notes += _notes(logs[VISIBLE]) + (session.closing_notes if session is not None else [])
         hidden_notes = [n for n in _notes(logs[HIDDEN]) if n not in notes]
         flags = sorted({flag for f in files for flag in f.flags})
-        return Grade(str(submission), verdicts, notes, time.perf_counter() - start, flags, hidden_notes)
+        return Grade(str(submission), verdicts, notes, visible_seconds, flags, hidden_notes)
 
     @staticmethod
     def _warm_reference(by_exercise, runnable, cuda):

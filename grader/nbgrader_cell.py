@@ -6,7 +6,8 @@ The first call in a kernel grades the notebook's folder (the kernel's working fo
 notebook there) for the whole assignment with the course's grader, in its sandbox, in a process of its own
 (`python -m grader.nbgrader_cell FOLDER ASSIGNMENT`, run from the repository), and keeps the result; every
 call returns one exercise's points on the CPU checks (what the cell is worth in nbgrader's gradebook).
-nbgrader reads a number as the cell's partial credit, an exception or anything on stderr as zero.
+nbgrader reads a number as the cell's partial credit, an exception or anything on stderr as zero: a cell that
+earns nothing says why on stderr, so `nbgrader validate` shows the cause (not "Partial credit").
 
 This path runs the student's notebook in nbgrader's kernel, without the sandbox, before the test cells:
 code in the notebook can replace this function. docs/instructor.md says so; `python -m grader batch
@@ -40,7 +41,11 @@ def grade(assignment, exercise):
     result = _GRADED[(folder, assignment)].get(exercise)
     if result is None:
         raise KeyError(f"{exercise} is not an exercise of {assignment}")
-    if result["feedback"]:
+    if result["score"] <= 0 < result["max"]:
+        # on stderr: nbgrader then scores the cell 0 and `nbgrader validate` shows why, instead of its "Partial credit;
+        # passed some but not all of the tests", which a number (even 0) makes it say
+        print(result["feedback"] or f"{exercise}: 0/{result['max']:g}", file=sys.stderr)
+    elif result["feedback"]:
         print(result["feedback"])
     # nbgrader refuses partial credit above the cell's points: the sum is rounded, never above the maximum
     return min(round(result["score"], 6), round(result["max"], 6))

@@ -37,6 +37,7 @@ import os
 import re
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -258,8 +259,11 @@ def _inject_grades_class():
             exercise = self.grade_ids.get(meta.get("grade_id"))
             if cell.cell_type == "code" and meta.get("grade") and exercise:
                 result = self.scores[self.student][exercise]
-                outputs = [new_output("stream", name="stdout", text=result["feedback"] + "\n")
-                           for _ in [1] if result["feedback"]]
+                # nothing earned: on stderr, as grader.nbgrader_cell.grade says it, so `nbgrader validate` shows why
+                # (a number alone makes it say "Partial credit; passed some but not all of the tests")
+                stream = "stderr" if result["score"] <= 0 < result["max"] else "stdout"
+                text = result["feedback"] or (f"{exercise}: 0/{result['max']:g}" if stream == "stderr" else "")
+                outputs = [new_output("stream", name=stream, text=text + "\n") for _ in [1] if text]
                 score = min(round(result["score"], 6), float(meta.get("points", 0)))
                 outputs.append(new_output("execute_result", data={"text/plain": repr(score)}, execution_count=index))
                 cell.outputs = outputs
@@ -302,7 +306,12 @@ def save_to_gradebook(submitted, assignment, out, entries, language="en"):
     api = NbGraderAPI(config=config)
     done = {}
     for student in sorted(inject.scores):
-        result = api.autograde(assignment.nbgrader_name, student)
+        with warnings.catch_warnings():
+            # nbgrader 0.9's gradebook adds a submission through a relationship SQLAlchemy 2 warns about (three
+            # SAWarnings per student, "... not in session, add operation along ... will not proceed"); the grades
+            # are recorded all the same (tests/test_nbgrader_grading.py reads them back), and nobody can act on it
+            warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session")
+            result = api.autograde(assignment.nbgrader_name, student)
         done[student] = bool(result["success"])
         if not result["success"]:
             raise RuntimeError(f"nbgrader could not record {student}'s grades: "

@@ -6,13 +6,15 @@ One line that redraws itself on a terminal; elsewhere (a log, CI) a line per ste
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections import deque
 
 
-def clock(seconds):
-    seconds = int(seconds)
+def clock(seconds, up=False):
+    """h:mm:ss; `up`: rounded up (a time left is never shown as 0 while something is left)."""
+    seconds = int(math.ceil(seconds)) if up else int(seconds)
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
@@ -27,11 +29,15 @@ class Progress:
         self.steps = deque(maxlen=window)  # seconds of the recent steps
         self.last_shown = 0.0
 
-    def left(self):
-        """Seconds still to go, from the recent steps' average (None before the first step)."""
-        if not self.steps:
-            return None
-        return sum(self.steps) / len(self.steps) * (self.total - self.done)
+    def left(self, now=None):
+        """Seconds still to go, from the recent steps' average, less the time the current step has already taken
+        (None before the first step, and once that has run past the estimate: the bar then says nothing rather
+        than "~0:00:00 left" while work remains)."""
+        if not self.steps or self.done >= self.total:
+            return None if not self.steps else 0.0
+        since = (now if now is not None else time.monotonic()) - self.last_step
+        estimate = sum(self.steps) / len(self.steps) * (self.total - self.done) - since
+        return estimate if estimate > 0 else None
 
     def step(self, ok=True, label=""):
         self.errors += not ok
@@ -56,9 +62,10 @@ class Progress:
         width = 24
         filled = int(width * self.done / self.total)
         bar = "=" * filled + (">" if filled < width else "") + " " * max(0, width - filled - 1)
-        left = self.left()
+        left = self.left(now)
         line = (f"{self.what} [{bar}] {self.done}/{self.total}" + (f"  errors {self.errors}" if self.errors else "")
-                + f"  {clock(now - self.start)} elapsed" + (f", ~{clock(left)} left" if left is not None else "")
+                + f"  {clock(now - self.start)} elapsed"
+                + (f", ~{clock(left, up=True)} left" if left is not None and self.done < self.total else "")
                 + (f"  {label}" if label else ""))
         if self.tty:
             self.stream.write("\r\x1b[K" + line + ("\n" if self.done == self.total else ""))

@@ -82,7 +82,7 @@ class Grade:
     submission: str
     verdicts: list
     notes: list  # what the learner should know beyond the checks (escaped at output, not here)
-    seconds: float
+    seconds: float  # the visible work's wall clock (grader/grading.py): hidden children's time never counts
     flags: list = field(default_factory=list)  # code a person should look at (grader.parse.FLAGS)
     # what children that held hidden requests logged: shown only where hidden checks are (after the due date)
     hidden_notes: list = field(default_factory=list)

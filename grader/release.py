@@ -24,6 +24,18 @@ from .leaks import code, has_markers, leaked_lines, solution_regions
 
 REPO = Path(__file__).resolve().parent.parent
 MARKER = ".posenc-release"
+# What holds the grader's secret, the reference or the hidden checks, as .gitignore patterns: every one is in
+# .gitignore (tests/test_release.py), `release` refuses to run while git tracks a file it matches, and the
+# `gradescope` and `nbgrader` commands write only outside the repository or under a git-ignored folder.
+PRIVATE = {
+    ".grader-secret": "the grader's secret",
+    "/instructor/": "the instructor's outputs: Gradescope bundles, nbgrader courses",
+    "*.zip": "a Gradescope bundle (the secret, the reference and the hidden checks)",
+    "nbgrader_config.py": "an nbgrader course (solutions and the grader's test cells)",
+    "gradebook.db": "nbgrader's gradebook",
+    "/grading/": "batch results (hidden checks' feedback)",
+}
+PRIVATE_FOLDER = "instructor"  # the git-ignored folder the documented commands write to
 FORBIDDEN_PARTS = {"posenc_ref", "grader", "solutions", "chapters", "hidden_probes", ".git", "tests", "mistakes"}
 GRADER_ONLY = {"nbformat", "jupytext", "pytest", "ipykernel"}
 
@@ -105,6 +117,66 @@ def scan(folder):
     return problems
 
 
+def _private_match(path):
+    """The PRIVATE pattern a repository-relative path (posix) matches, or None."""
+    from fnmatch import fnmatch
+
+    parts = path.split("/")
+    for pattern in PRIVATE:
+        if pattern.startswith("/") and pattern.endswith("/"):
+            if parts[0] == pattern.strip("/") and len(parts) > 1:
+                return pattern
+        elif any(fnmatch(part, pattern) for part in parts):
+            return pattern
+    return None
+
+
+def git_files(repo=REPO):
+    """The files git tracks in `repo` (`git ls-files`), or None where it is no git checkout (or git is missing)."""
+    import subprocess
+
+    try:
+        run = subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return [name for name in run.stdout.decode("utf-8", "replace").split("\0") if name] if run.returncode == 0 \
+        else None
+
+
+def tracked_private(repo=REPO, files=None):
+    """['path: what it holds'] for every tracked file that holds the secret, the reference or hidden checks."""
+    files = git_files(repo) if files is None else files
+    return [f"{path}: {PRIVATE[pattern]}" for path in files or [] for pattern in [_private_match(path)] if pattern]
+
+
+def ignored(path, repo=REPO):
+    """Whether git ignores `path` (inside `repo`; it need not exist yet). Where git cannot say (no checkout, no
+    git): whether it is under PRIVATE_FOLDER, which .gitignore names."""
+    import subprocess
+
+    try:
+        run = subprocess.run(["git", "-C", str(repo), "check-ignore", "-q", "--no-index", str(path)],
+                             capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        run = None
+    if run is not None and run.returncode in (0, 1):  # 0: ignored, 1: not ignored, 128: git could not say
+        return run.returncode == 0
+    return Path(path).is_relative_to(Path(repo) / PRIVATE_FOLDER)
+
+
+def private_output(path, what, repo=REPO):
+    """Refuse (ValueError) to write instructor-only output (`what`) to `path` inside the repository's tracked tree:
+    it goes outside the repository, or under a git-ignored folder (instructor/)."""
+    path = Path(path).absolute()
+    repo = Path(repo).resolve()
+    resolved = path.resolve()
+    if not resolved.is_relative_to(repo) or ignored(resolved, repo):
+        return path
+    raise ValueError(f"{path} is inside the repository and not git-ignored, and {what} holds the grader's secret, "
+                     f"the reference or the hidden checks (one `git add -A` would publish them): write it outside "
+                     f"the repository or under {PRIVATE_FOLDER}/ (git-ignored), e.g. {PRIVATE_FOLDER}/{path.name}")
+
+
 def _requirements():
     try:
         import tomllib  # Python 3.11+
@@ -123,6 +195,10 @@ def build_release(out, check_sync=True, progress=False, assignment=None):
     from .progress import say
 
     out = Path(out).resolve()
+    tracked = tracked_private()
+    if tracked:
+        raise RuntimeError("git tracks files that hold the grader's secret, the reference or hidden checks (`git rm "
+                           "--cached` them; .gitignore covers them):\n  " + "\n  ".join(tracked[:20]))
     if check_sync:
         say("[1/3] checking that the generated files are in sync with chapters/ (renders every chapter)…", progress)
         from . import build

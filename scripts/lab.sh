@@ -57,6 +57,17 @@ else
     [ -z "$copied" ] || say "已复制到 my_notebooks/zh/（这些是你自己的副本，任何命令都不会重新生成或覆盖它们）：$copied"
     say "JupyterLab 打开 $WORK 中你的 notebook（kernel posenc-course）；按 Ctrl-C 停止"
 fi
+# no "get notified about official Jupyter news?" prompt on first start: JupyterLab's settings overrides inside the
+# environment (never the user's home) say Never (fetchNews) and no update checks; other overrides there are kept
+"$PY" - "$ENV_DIR/share/jupyter/lab/settings/overrides.json" <<'PY'
+import json, sys
+from pathlib import Path
+path = Path(sys.argv[1])
+overrides = json.loads(path.read_text()) if path.is_file() else {}
+overrides.setdefault("@jupyterlab/apputils-extension:notification", {}).update(fetchNews="false", checkForUpdates=False)
+path.parent.mkdir(parents=True, exist_ok=True)
+path.write_text(json.dumps(overrides, indent=2) + "\n")
+PY
 ROOT_FLAG=()
 [ "$(id -u)" != 0 ] || ROOT_FLAG=(--allow-root)  # JupyterLab refuses root without it (containers, CI)
 exec "$PY" -m jupyterlab --ServerApp.root_dir="$WORK" "${ROOT_FLAG[@]}" "$@"

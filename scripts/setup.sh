@@ -32,7 +32,7 @@ START=$SECONDS
 pip_install() {
     "$PY" -m pip install "$@" 2>&1 |
         { grep --line-buffered -v -E "^Requirement already satisfied|is ignored: it is neither" || true; } |
-        sed -u -E 's/ \(from [^ ]+->.*$//; s/ \(from [^ )]+\)$//'
+        sed -u -E 's/ \(from [^ ]+->.*$//; s/ \(from -r [^()]*( \(line [0-9]+\))?\)$//; s/ \(from [^ )]+\)$//'
 }
 
 # torch is one large download: on a terminal, pip's own output with its progress bar
@@ -71,8 +71,13 @@ has_nvidia_gpu() {
 answers() {  # does this index answer within 5 s? (pip would retry an unreachable one for minutes)
     "$PY" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)" "$1/torch/" 2>/dev/null
 }
-TORCH_NOW="$("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
-if [ -n "$TORCH_NOW" ] && "$PY" -c "import sys, torch; sys.exit(tuple(map(int, torch.__version__.split('.')[:2])) < (2, 4))"; then
+# torch's version, its warnings silenced: before step 3 installs numpy, `import torch` warns "Failed to initialize
+# NumPy" (a UserWarning nobody can act on: numpy comes next)
+torch_version() {
+    "$PY" -W ignore -c 'import torch; print(torch.__version__)'
+}
+TORCH_NOW="$(torch_version 2>/dev/null || true)"
+if [ -n "$TORCH_NOW" ] && "$PY" -c "import sys; sys.exit(tuple(map(int, sys.argv[1].split('.')[:2])) < (2, 4))" "$TORCH_NOW"; then
     say "[2/4] torch $TORCH_NOW is installed: kept"
 else
     [ -z "$TORCH_NOW" ] || say "      torch $TORCH_NOW is older than 2.4: replacing it"
@@ -106,7 +111,7 @@ else
             pip_install_torch "torch==$TORCH_VERSION" --index-url "$SOURCE" ;;
         *) die "POSENC_TORCH_INDEX=$SOURCE: expected auto, cpu, pypi or an index URL" ;;
     esac
-    TORCH_NOW="$("$PY" -c 'import torch; print(torch.__version__)')" || die "torch did not install (see above)"
+    TORCH_NOW="$(torch_version)" || die "torch did not install (see above)"
 fi
 
 # ---- 3. everything else pyproject.toml lists

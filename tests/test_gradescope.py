@@ -213,3 +213,73 @@ def test_the_bundle_carries_the_graders_secret_readable_by_its_owner_alone(tmp_p
     info = zipfile.ZipFile(tmp_path / "a.zip").getinfo(DEFAULT_SECRET)
     assert zipfile.ZipFile(tmp_path / "a.zip").read(info) == load_secret(secret_file)
     assert (info.external_attr >> 16) & 0o777 == 0o600
+
+
+def _definitions(notebook):
+    """The definitions of a solution notebook, as one .py file."""
+    nb = json.loads((ROOT / "solutions" / notebook).read_text())
+    return "\n\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"
+                       and not {"demo", "selfcheck"} & set(c["metadata"].get("tags", [])))
+
+
+# The timing attack (issue 25): the learner's code sleeps for as long as a hidden input says (here: only when
+# it is asked the hidden check's size on a real device), and reads the input back from the visible time.
+SLEEPY = """
+
+import time as _time
+_honest_shaw_attention = shaw_attention
+
+
+def shaw_attention(q, k, v, *args, **kwargs):
+    if q.shape[-2] == 2048 and q.device.type != "meta":
+        _time.sleep(__SLEEP__)
+    return _honest_shaw_attention(q, k, v, *args, **kwargs)
+"""
+
+
+def test_a_hidden_childs_time_never_reaches_what_students_see(tmp_path):
+    """Two submissions that differ only in how long a hidden child runs get the same visible tests and output, and
+    an execution_time that leaves the hidden child's sleep out: it counts start-up and the visible work alone.
+    (Two runs' times differ by seconds on a loaded machine, so the test compares each with the time waited.)"""
+    hidden = next(c for c in get("ch03").checks if c.key == "shaw_attention.runs_at_scale_within_3_gib")
+    assert not hidden.visible and hidden.params["args"][0]["shape"][-2] == 2048
+    bundle = build(tmp_path / "autograder-ch03.zip", "--assignment", "ch03", "--wall-seconds", "40")
+    sleep = 10
+    seen = {}
+    for pause in (0, sleep):
+        root = tmp_path / f"autograder-{pause}"
+        unpack(bundle, root)
+        (root / "submission" / "notebook.py").write_text(_definitions("03_relative.ipynb")
+                                                         + SLEEPY.replace("__SLEEP__", str(pause)))
+        start = time.monotonic()
+        assert run_autograder(root).returncode == 0
+        waited = time.monotonic() - start
+        results = json.loads((root / "results" / "results.json").read_text())
+        valid_results(results, get("ch03"))
+        seen[pause] = results
+        # the sleep happened (inside `waited`), and the time shown leaves it out: without the fix it is all of `waited`
+        assert results["execution_time"] <= waited - pause
+    assert seen[sleep]["score"] == seen[0]["score"] == get("ch03").max_points()  # the sleep fits the budget
+    visible = [[(t["name"], t["score"], t["output"]) for t in seen[p]["tests"] if t["visibility"] == "visible"]
+               for p in (0, sleep)]
+    assert visible[0] == visible[1] and seen[0]["output"] == seen[sleep]["output"]
+
+
+def test_the_bundle_grades_however_it_was_unpacked(autograder_zip, tmp_path):
+    """Python's zipfile drops file modes (the secret lands 0644, the scripts without x): run_autograder sets the
+    modes it needs itself and grades."""
+    from grader.settings import DEFAULT_SECRET
+
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(autograder_zip) as zf:
+        zf.extractall(root / "source")
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    secret = root / "source" / DEFAULT_SECRET
+    os.chmod(secret, 0o644)  # what an umask of 022 gives: zipfile creates files with the default mode
+    shutil.copy(ROOT / "solutions" / "01_sinusoidal.ipynb", root / "submission")
+    assert run_autograder(root).returncode == 0
+    results = json.loads((root / "results" / "results.json").read_text())
+    valid_results(results, get("ch01"))
+    assert results["score"] == pytest.approx(get("ch01").max_points()), results["output"]
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600

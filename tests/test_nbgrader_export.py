@@ -194,6 +194,9 @@ def test_nbgrader_validate_fails_an_untouched_notebook_and_locks_the_selfchecks(
     assert "changed" not in validation
     assert sorted(cell["source"].split('"')[3] for cell in validation["failed"]) == \
         sorted(["sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding"])
+    # each says why it earned nothing, never nbgrader's "Partial credit; passed some but not all of the tests"
+    for cell in validation["failed"]:
+        assert "Partial credit" not in cell["error"] and "not implemented yet" in cell["error"], cell["error"]
     from nbgrader.utils import compute_checksum
 
     nb = nbformat.read(release / "ch01_sinusoidal" / "01_sinusoidal.ipynb", as_version=4)

@@ -29,9 +29,15 @@ case "$1 $2 $3" in
     "-m ipykernel install") exit 0 ;;
     "-m pip install")
         case "$*" in *--no-index*) exit "$LOCAL_WHEEL_RC" ;; esac
-        if [ "$4" = -r ]; then sed 's/^/  requirement: /' "$5" >> "$STATE/log"; fi
+        if [ "$4" = -r ]; then
+            sed 's/^/  requirement: /' "$5" >> "$STATE/log"
+            echo "Collecting numpy>=1.24 (from -r $5 (line 2))"  # what pip says of a requirements file's line
+        fi
         for arg in "$@"; do case "$arg" in torch==*)
-            mkdir -p "$STATE/site/torch"; echo "__version__ = '${arg#torch==}'" > "$STATE/site/torch/__init__.py" ;;
+            mkdir -p "$STATE/site/torch"
+            # as torch does before numpy is installed: a UserWarning on import
+            printf "import warnings\nwarnings.warn('Failed to initialize NumPy: %s')\n__version__ = '%s'\n" \
+                "No module named numpy" "${arg#torch==}" > "$STATE/site/torch/__init__.py" ;;
         esac; done
         exit 0 ;;
 esac
@@ -190,3 +196,51 @@ def test_timm_comes_with_the_test_extra_without_its_dependencies(tmp_path):
     assert "-m pip install --no-deps timm==1.0.31" in log.splitlines()
     requirements = [line.split(": ", 1)[1] for line in log.splitlines() if line.startswith("  requirement: ")]
     assert not [r for r in requirements if r.startswith(("timm", "torchvision"))]
+
+
+def test_set_up_prints_no_warning_and_no_requirement_chains(tmp_path):
+    """Issue 28: torch's "Failed to initialize NumPy" UserWarning (torch imported before numpy is installed) and
+    pip's "(from -r /tmp/... (line N))" suffixes are noise nobody can act on."""
+    run, log = run_setup(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert torch_installs(log)  # torch was installed, then imported for its version
+    out = run.stdout + run.stderr
+    assert "Collecting numpy>=1.24" in out
+    assert "Warning" not in out and "Failed to initialize NumPy" not in out and "(from -r" not in out, out
+
+
+def test_the_lab_never_asks_about_jupyters_news_and_leaves_the_home_alone(tmp_path):
+    """Issue 28: JupyterLab's "get notified about official Jupyter news?" prompt on first start. lab.sh answers it
+    in the environment's settings overrides (never the user's home), keeping any other override there."""
+    pytest.importorskip("jupyterlab", reason="no JupyterLab (bash scripts/setup.sh)")
+    repo = _copy_scripts(tmp_path)
+    (repo / "notebooks").mkdir()
+    (repo / "notebooks" / "00_first.ipynb").write_text("{}")
+    env_dir = tmp_path / "env"
+    (env_dir / "bin").mkdir(parents=True)
+    (env_dir / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (env_dir / "bin" / "python").chmod(0o755)
+    kernel = env_dir / "share" / "jupyter" / "kernels" / "posenc-course"
+    kernel.mkdir(parents=True)
+    (kernel / "kernel.json").write_text("{}")
+    overrides = env_dir / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    overrides.parent.mkdir(parents=True)
+    overrides.write_text(json.dumps({"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"}}))
+    home = tmp_path / "home"
+    home.mkdir()
+    run = subprocess.run(["bash", str(repo / "scripts" / "lab.sh"), "--version"], capture_output=True, text=True,
+                         timeout=120, env=_clean_env(home, VIRTUAL_ENV=str(env_dir)))
+    assert run.returncode == 0, run.stderr
+    settings = json.loads(overrides.read_text())
+    assert settings["@jupyterlab/apputils-extension:notification"] == {"fetchNews": "false", "checkForUpdates": False}
+    assert settings["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}
+    assert not list(home.iterdir())
+    # the setting exists in this JupyterLab, with "false" meaning Never
+    import jupyterlab
+
+    schema = Path(sys.prefix) / "share" / "jupyter" / "lab" / "schemas" / "@jupyterlab" / "apputils-extension" / \
+        "notification.json"
+    if schema.exists():
+        props = json.loads(schema.read_text())["properties"]
+        assert {"const": "false", "title": "Never"} in props["fetchNews"]["oneOf"] and "checkForUpdates" in props
+    assert jupyterlab.__version__
