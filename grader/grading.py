@@ -233,7 +233,9 @@ class Grader:
         known = shipped.inputs()
         for ex in runnable:
             by_exercise[ex] = [unseen.resolve(c, ident, known) if c.unseen else c for c in by_exercise[ex]]
-        self._warm_reference(by_exercise, runnable, cuda)
+        # the reference's answers to visible checks while the zygote may still be importing torch; those of hidden
+        # checks, main checks and twins once the visible clock has stopped (their drawn sizes set how long they take)
+        self._warm_reference(by_exercise, runnable, cuda, visible=True)
         notes = [n for f in files for n in f.notes] + ([] if student else [NO_STUDENT])
         results, logs, session = {}, {VISIBLE: [], HIDDEN: []}, None
         budget = _Budget(self.settings.limits)
@@ -241,6 +243,7 @@ class Grader:
             for phase in (VISIBLE, HIDDEN):
                 if phase == HIDDEN:  # the clock the report shows stops here: hidden children's time tells their inputs
                     visible_seconds = time.perf_counter() - start
+                    self._warm_reference(by_exercise, runnable, cuda, visible=False)
                 for n, exercise in enumerate(runnable):
                     graded = [c for c in by_exercise[exercise] if (cuda or not c.cuda)
                               and (c.visible if phase == VISIBLE else not c.visible)]
@@ -285,13 +288,13 @@ class Grader:
         return Grade(str(submission), verdicts, notes, visible_seconds, flags, hidden_notes)
 
     @staticmethod
-    def _warm_reference(by_exercise, runnable, cuda):
-        """The reference's answers while the zygote may still be importing torch (two processes, in parallel)."""
+    def _warm_reference(by_exercise, runnable, cuda, visible):
+        """The reference's answers to the visible checks (`visible`), or to the others, computed ahead of judging."""
         from . import reference
 
         for ex in runnable:
             for c in by_exercise[ex]:
-                if (cuda or not c.cuda) and c.expect in SHAPED:
+                if (cuda or not c.cuda) and c.expect in SHAPED and c.visible == visible:
                     reference.answer(c)
 
     @staticmethod

@@ -21,19 +21,19 @@ def namespace():
 
 
 def answer(check: Check):
-    """The reference's answer to a check's probe (a main check's: for the inputs drawn for one submission)."""
-    return _answer(check) if not check.main else _drawn(("answer", check.key, _params(check)), _run, check)
+    """The reference's answer to a check's probe (a main check's or a twin's: for the inputs drawn for one student)."""
+    return _answer(check) if not check.drawn else _drawn(("answer", check.key, _params(check)), _run, check)
 
 
 def mistakes(check: Check):
     """((message, answer), ...) of the known mistakes this check recognises."""
-    return _mistakes(check) if not check.main else _drawn(("mistakes", check.key, _params(check)), _run_mistakes,
-                                                          check)
+    return _mistakes(check) if not check.drawn else _drawn(("mistakes", check.key, _params(check)), _run_mistakes,
+                                                           check)
 
 
-# main checks are resolved per submission (grader/unseen.py): a bounded cache, keyed by what they ask
+# main checks and twins are resolved per student (grader/unseen.py): a bounded cache, keyed by what they ask
 _DRAWN = OrderedDict()
-DRAWN_CACHE = 256
+DRAWN_CACHE = 1024  # a whole course's main checks and twins for one student (about 500), with room
 
 
 def _params(check):
