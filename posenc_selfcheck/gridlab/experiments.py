@@ -110,9 +110,10 @@ class GridLab:
         return GridEncoder(c.d_model, c.num_layers, c.num_heads, scheme)
 
     def ready(self, names):
-        """The schemes whose exercises run (one forward pass each); the others are skipped in one line."""
+        """The schemes whose exercises run (one forward pass each, at a grid other than the training grid, where the
+        learned table is resized); the others are skipped in one line."""
         c, ready, waiting = self.config, [], []
-        kinds = data.sample(1, c.train_grid, torch.Generator().manual_seed(c.seed))[0]
+        kinds = data.sample(1, c.train_grid + 1, torch.Generator().manual_seed(c.seed))[0]
         for name in names:
             try:
                 with torch.no_grad():
