@@ -145,7 +145,9 @@ def test_a_micro_run_produces_the_structure_of_the_stored_full_run(tmp_path, cap
     def shape(value):
         if isinstance(value, dict):
             return {key: shape(v) for key, v in value.items()}
-        return "number" if isinstance(value, (int, float)) else "text" if isinstance(value, str) else type(value).__name__
+        if isinstance(value, (int, float)):
+            return "number"
+        return "text" if isinstance(value, str) else type(value).__name__
 
     assert shape({**results, "config": None, "resolution": None}) == shape({**STORED, "config": None,
                                                                            "resolution": None})

@@ -17,10 +17,10 @@ import platform
 
 import torch
 
+from ..i18n import localize
 from ..lab.experiments import Lab, _config, stored_results
 from ..lab.train import train
 from ..probes_base import unfinished_function
-from ..i18n import localize
 from . import data, plots
 from .model import AxialRoPE, GridEncoder, LearnedTable, NoPositions, Sincos2d
 
@@ -136,8 +136,9 @@ class GridLab:
         """One encoder per scheme, the same batches in the same order for each, from the same initial weights."""
         c = self.config
         if self.stored:
-            print(f"stored: {len(self.results['training'])} encoders trained at {c.train_grid}x{c.train_grid} "
-                  f"({', '.join(self.results['training'])}) in {self.results['seconds_per_step']['train_schemes']:.0f} s")
+            trained, seconds = self.results["training"], self.results["seconds_per_step"]["train_schemes"]
+            print(f"stored: {len(trained)} encoders trained at {c.train_grid}x{c.train_grid} ({', '.join(trained)}) "
+                  f"in {seconds:.0f} s")
             return
         torch.set_num_threads(c.threads)
         out = self.results.setdefault("training", {})

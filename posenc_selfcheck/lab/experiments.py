@@ -189,8 +189,8 @@ class Lab:
         """Train one model per scheme at train_len, on the same batches in the same order."""
         c = self.config
         if self.stored:
-            print(f"stored: {len(self.results['training'])} models trained at L={c.train_len} "
-                  f"({', '.join(self.results['training'])}) in {self.results['seconds_per_step']['train_schemes']:.0f} s")
+            trained, seconds = self.results["training"], self.results["seconds_per_step"]["train_schemes"]
+            print(f"stored: {len(trained)} models trained at L={c.train_len} ({', '.join(trained)}) in {seconds:.0f} s")
             return
         self.results["training"] = {}
         for name in names:
