@@ -343,7 +343,7 @@ print(inspect.getsource(lab.RoPE._tables))
 # %% tags=["demo"]
 # RUN = "full": the chapter's numbers, about 8 minutes on one CPU thread (the measured time is in 7.4);
 # RUN = "reduced": the same code on a smaller model in seconds, numbers that mean nothing.
-# (POSENC_CH7_RUN in the environment, as in CI, takes precedence.)
+# (POSENC_CH7_RUN in the environment, as in CI and the book, takes precedence.)
 RUN = "full"
 experiment = lab.Lab(TinyDecoder, impl, lab.config_from_env(default=RUN))
 

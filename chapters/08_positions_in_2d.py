@@ -662,7 +662,7 @@ impl = gridlab.load_exercises(notebook=globals())  # this notebook's exercises a
 # %% tags=["demo"]
 # RUN = "full": the chapter's numbers, about 150 s of one CPU thread (the measured time is in 8.7);
 # RUN = "reduced": the same code on a smaller model in seconds, numbers that mean nothing.
-# (POSENC_CH8_RUN in the environment, as in CI, takes precedence.)
+# (POSENC_CH8_RUN in the environment, as in CI and the book, takes precedence.)
 RUN = "full"
 experiment = gridlab.GridLab(impl, gridlab.config_from_env(default=RUN))
 
