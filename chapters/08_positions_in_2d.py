@@ -689,9 +689,10 @@ experiment.resolution()
 # Every scheme with positions solved the task at the training grid. Without positions the model reached about
 # its ceiling: {{resolution.accuracy.no positions.2:.3f}} against {{resolution.no_position_ceiling.2:.3f}} at
 # $8\times8$, {{resolution.accuracy.no positions.1:.3f}} against {{resolution.no_position_ceiling.1:.3f}} at
-# $6\times6$. (On average it cannot exceed the ceiling; where it does, {{resolution.accuracy.no positions.4:.3f}}
-# against {{resolution.no_position_ceiling.4:.3f}} at $16\times16$, that is the sampling noise of 512 grids, whose
-# marker sits somewhere else each time.) Away from $8\times8$:
+# $6\times6$. (On average it cannot exceed the ceiling; where it does, at $12\times12$
+# ({{resolution.accuracy.no positions.3:.3f}} against {{resolution.no_position_ceiling.3:.3f}}) and $16\times16$
+# ({{resolution.accuracy.no positions.4:.3f}} against {{resolution.no_position_ceiling.4:.3f}}), that is the sampling
+# noise of 512 grids, whose marker sits somewhere else each time.) Away from $8\times8$:
 #
 # * The **resized learned table** carried over best: {{resolution.accuracy.learned, resized.0}} at $4\times4$,
 #   {{resolution.accuracy.learned, resized.3:.3f}} at $12\times12$ and {{resolution.accuracy.learned, resized.4}} at $16\times16$. Resizing maps every grid onto
