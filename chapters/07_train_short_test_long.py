@@ -614,7 +614,7 @@ experiment.comparison()
 # * RoPE at $4L$: dynamic scaling helps without training ({{rope_scaling.no_finetune.default.2}} to {{rope_scaling.no_finetune.dynamic.2}});
 #   interpolation needs fine-tuning ({{rope_scaling.no_finetune.linear.2}} before, {{rope_scaling.finetuned.linear.2}} after 200 steps); YaRN with
 #   the same fine-tune is best ({{rope_scaling.finetuned.yarn.2}}).
-# * RoPE's sharp heads dissolve past the trained angles; ALiBi's windows do not move.
+# * RoPE's sharp heads dissolve past the trained distances; ALiBi's windows do not move.
 # * What a linear probe finds in this small NoPE model: a position it reads well only with the causal mask *and*
 #   an anchor (a BOS byte at the start of every window took its $R^2$ from {{probe.causal.2.r2}} to
 #   {{probe.causal_bos.2.r2}}); with the mask alone its mean answer still rises along the window; without the
