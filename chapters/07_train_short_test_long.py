@@ -343,7 +343,7 @@ print(inspect.getsource(lab.RoPE._tables))
 # %% tags=["demo"]
 # RUN = "full": the chapter's numbers, about 8 minutes on one CPU thread (the measured time is in 7.4);
 # RUN = "reduced": the same code on a smaller model in seconds, numbers that mean nothing.
-# (POSENC_CH7_RUN in the environment, as in CI, takes precedence.)
+# (POSENC_CH7_RUN in the environment, as in CI and the book, takes precedence.)
 RUN = "full"
 experiment = lab.Lab(TinyDecoder, impl, lab.config_from_env(default=RUN))
 
@@ -386,8 +386,8 @@ experiment.extrapolation()
 # order: ALiBi ({{extrapolation.loss.ALiBi.3}}) < T5 ({{extrapolation.loss.T5.3}}) < RoPE
 # ({{extrapolation.loss.RoPE.3}}) < sinusoidal ({{extrapolation.loss.sinusoidal.3}}).
 #
-# Two things do not reproduce. Our guess, not tested here (it would take larger models), is that scale explains
-# both:
+# Two things do not reproduce. For each we give a guess, not tested here: the model's scale for the first (testing
+# it would take larger models), the byte-level evaluation for the second:
 #
 # * **ALiBi is not the best at the training length**: {{extrapolation.loss.ALiBi.0}} against RoPE's
 #   {{extrapolation.loss.RoPE.0}} and the clipped bias's {{extrapolation.loss.relative.0}}.
@@ -399,7 +399,7 @@ experiment.extrapolation()
 #   to the early token curse of non-overlapping evaluation: in a longer window fewer tokens sit near its start,
 #   where they have little context. The evaluation here is non-overlapping too, but a byte model's early bytes
 #   lack only a few dozen bytes of context, and they are a small share of every window from $L$ on, so the curse
-#   is small here (again a guess, not a measurement).
+#   is small here (a guess about bytes against words, not a measurement).
 #
 # NoPE is a case apart: it extrapolates better than the absolute schemes and RoPE ({{extrapolation.loss.NoPE.3}} at $8L$; Kazemnejad
 # et al., 2023, saw NoPE generalise well on their tasks), but it starts far behind at $L$ ({{extrapolation.loss.NoPE.0}}): at this size it
@@ -456,8 +456,10 @@ experiment.rope_scaling()
 #   and unchanged at $L$, where $\alpha = 1$. (Its fine-tuned row is less clean than it looks: at 128 bytes it
 #   trains with $\alpha = 5$ and is scored at 256 with $\alpha = 13$, frequencies it was not fine-tuned with.)
 # * **YaRN** costs something before fine-tuning ({{rope_scaling.no_finetune.yarn.0}} at $L$: its attention factor sharpens every head),
-#   but after the same 200 steps it has the lowest loss at $L$ and at $4L$ and ties dynamic scaling at $2L$
-#   ({{rope_scaling.finetuned.yarn.1}} against {{rope_scaling.finetuned.dynamic.1}}), and at $4L$ ({{rope_scaling.finetuned.yarn.2}}) it is better than the model ever was at
+#   but after the same 200 steps it ties the fine-tuned default frequencies at $L$
+#   ({{rope_scaling.finetuned.yarn.0:.4f}} against {{rope_scaling.finetuned.default.0:.4f}}) and dynamic scaling at $2L$
+#   ({{rope_scaling.finetuned.yarn.1}} against {{rope_scaling.finetuned.dynamic.1}}), has the lowest loss at $4L$, and there
+#   ({{rope_scaling.finetuned.yarn.2}}) it is better than the model ever was at
 #   $L$: a longer window gives more bytes more context. Peng et al. report that YaRN needs less fine-tuning than
 #   interpolation; here, with equal steps, it also ends lower.
 
@@ -491,12 +493,16 @@ experiment.attention_maps()
 # * **RoPE's heads** are sharp: three of four look at the last one or two bytes (mean distances
 #   {{attention.mean_distance.RoPE.0.1.0:.1f}}, {{attention.mean_distance.RoPE.0.1.2:.1f}},
 #   {{attention.mean_distance.RoPE.0.1.3:.1f}}).
-#   At $8L$ the same heads look back 120–150 bytes on average, close to a uniform average: past the trained
-#   angles the rotation no longer singles out "one byte back", and the pattern dissolves. This is experiment
-#   1's break, seen from inside.
+#   At $8L$ the same heads look back {{attention.mean_distance.RoPE.1.1.1:.0f}}–{{attention.mean_distance.RoPE.1.1.2:.0f}} bytes on average, close to a uniform average. The score for
+#   "one byte back" has not changed: under RoPE it depends on the distance only, at every position. What is new
+#   past $L$ is the keys farther back than any distance seen in training: their scores come from angles the
+#   model never learned to suppress, and there are many of them, so they take the weight away from the nearest
+#   bytes and the pattern dissolves. This is experiment 1's break, seen from inside.
 # * **NoPE's heads** are vertical stripes: each attends to particular bytes wherever they are (which byte, not
-#   how far back), close to a uniform average at every length. A bag of previous bytes, which is also why its
-#   loss is so high.
+#   how far back). They are spread out and mostly content-driven: at $L$ they look back
+#   {{attention.mean_distance.NoPE.0.1.3:.1f}}–{{attention.mean_distance.NoPE.0.1.1:.1f}} bytes on average, less than
+#   a uniform average's 15.8, so position is not entirely absent (experiment 4 finds a probe's answer rising
+#   along the window).
 
 # %% [markdown]
 # ## 7.8 Experiment 4: NoPE knows where it is
@@ -506,9 +512,11 @@ experiment.attention_maps()
 # that only the first token has gives $1/(i+1)$, a position signal that the next layer can use. Even without any
 # special first token the mask leaves a trace: an average of $i + 1$ roughly independent values has a variance
 # that shrinks like $1/(i+1)$, and Chi et al. (2023) show that this shrinking variance carries the position
-# in causal models without position encodings. Haviv et al. (2022) showed that such models learn positions,
-# and that a **linear probe** can read the position from their hidden states; without the causal mask,
-# attention without positions is permutation-equivariant (chapter 0), and no such signal can exist.
+# in causal models without position encodings. Haviv et al. (2022) showed that such models learn positions: a
+# probe reads the position from their hidden states (theirs is a two-layer MLP, a 1,024-way classifier over
+# the positions of a 1.3B-parameter model). Without the causal mask, attention without positions is
+# permutation-equivariant (chapter 0), and no such signal can exist. This chapter's probe is simpler and
+# weaker: a **linear** one, on two-layer models.
 #
 # The probe: from each layer's hidden states of 256 held-out windows of $L$ bytes, fit a ridge regression
 # to the position on half of the windows and score it on the other half ($R^2$: 1 is perfect, 0 is no
@@ -581,8 +589,8 @@ experiment.comparison()
 # {{extrapolation.loss.ALiBi.2}}, clipped bias {{extrapolation.loss.relative.2}} at $4L$) needed nothing.
 #
 # **Is NoPE enough?** Not at this size: 0.6 nats worse than RoPE at $L$. It extrapolates more gracefully than
-# the absolute schemes, and with an anchor token a linear probe reads its positions (experiment 4), but
-# learning them costs capacity that a two-layer model does not have.
+# the absolute schemes, and with an anchor token a linear probe reads its positions (experiment 4). Our guess,
+# not tested here, is that learning them costs capacity that a two-layer model does not have.
 #
 # **And images, video?** Chapter 8 carries the schemes to grids of patches (the last four rows of the table: a
 # learned 2-D table resized as timm does, MAE's 2-D sinusoids, Qwen2-VL's axial 2-D RoPE and its M-RoPE). Its
@@ -590,8 +598,9 @@ experiment.comparison()
 # table kept almost all of its accuracy, axial RoPE lost about a third of it (much less with its positions scaled
 # by $8/16$, no training), the 2-D sinusoidal table more than half (chapter 8 has the numbers). A new resolution
 # is not a longer text: the
-# resized image table keeps every patch's place as a fraction of the image, while on text here even the resized
-# table degraded (2.59 at $8L$).
+# resized image table keeps every patch's place as a fraction of the image, which is enough on that task, whose
+# answer does not change when the image is rescaled; on text here even the resized table degraded
+# ({{extrapolation.loss.learned, table resized.3}} at $8L$).
 
 # %% [markdown]
 # ## 7.10 Summary
@@ -605,7 +614,7 @@ experiment.comparison()
 # * RoPE at $4L$: dynamic scaling helps without training ({{rope_scaling.no_finetune.default.2}} to {{rope_scaling.no_finetune.dynamic.2}});
 #   interpolation needs fine-tuning ({{rope_scaling.no_finetune.linear.2}} before, {{rope_scaling.finetuned.linear.2}} after 200 steps); YaRN with
 #   the same fine-tune is best ({{rope_scaling.finetuned.yarn.2}}).
-# * RoPE's sharp heads dissolve past the trained angles; ALiBi's windows do not move.
+# * RoPE's sharp heads dissolve past the trained distances; ALiBi's windows do not move.
 # * What a linear probe finds in this small NoPE model: a position it reads well only with the causal mask *and*
 #   an anchor (a BOS byte at the start of every window took its $R^2$ from {{probe.causal.2.r2}} to
 #   {{probe.causal_bos.2.r2}}); with the mask alone its mean answer still rises along the window; without the

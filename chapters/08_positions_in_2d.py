@@ -73,9 +73,11 @@ from posenc_selfcheck import demo
 # Chapter 2 resized a 1-D table along its positions. A ViT's table is a grid, so it is resized as an image:
 # the patch rows are reshaped to $(H, W, d)$, the $d$ channels become image channels, the image is resized to
 # $(H', W')$, and the result is flattened back. The class token has no place on the grid and is set aside
-# (in timm, the `num_prefix_tokens` first rows: one class token, or a class token and a distillation token in
-# DeiT, none in models without either). timm's `resample_abs_pos_embed`, which every timm ViT calls when it
-# loads a checkpoint at another `img_size`, does this with
+# (in timm, the `num_prefix_tokens` first rows: a class token, DeiT's distillation token, register tokens, each
+# when the model has it; none in models without them). A model built with `no_embed_class=True` (DeiT III,
+# DINOv2 with registers) keeps its class and register tokens but gives them no row: its table is the grid
+# alone, 0 prefix rows. timm's `resample_abs_pos_embed`, which every timm ViT calls when it loads a checkpoint
+# at another `img_size`, does this with
 #
 # ```
 # F.interpolate(grid, size=new_size, mode="bicubic", align_corners=None, antialias=True)
@@ -278,8 +280,9 @@ show_dot_products()
 #
 # a function of $(\Delta r, \Delta c)$ only, the 2-D version of chapter 4's identity. Every rotation is still
 # orthogonal, so norms are kept. This is **axial** RoPE (the axes are rotated separately; Heo et al., 2024,
-# also study a "mixed" variant whose planes turn by $\theta^x_j r + \theta^y_j c$ with learned frequencies,
-# which has the same property since each angle is still affine in $(r, c)$).
+# also study a "mixed" variant whose planes turn by $\theta^x_j c + \theta^y_j r$ with learned frequencies, $x$
+# being the column in their code ($t_x = t \bmod W$); it has the same property, since each angle is still
+# linear in $(r, c)$).
 #
 # **Qwen2-VL's vision tower** (`Qwen2VLVisionRotaryEmbedding` and `apply_rotary_pos_emb_vision` in
 # transformers 5.23) lays it out in the half layout of chapter 4:
@@ -463,10 +466,11 @@ run_axial_property_test()
 # * a **video** of $(T, H, W)$ patches ($T$ counts *temporal patches*: Qwen2-VL's patch embedding folds 2
 #   frames into one) gives the token at $(t, i, j)$ the ids $(s + t, s + i, s + j)$;
 # * the next text token starts at $s + \max(H, W)/m$. For an image that is one past the largest id used; for a
-#   video whose $T$ exceeds $\max(H, W)/m$, transformers 5.23 starts the text there all the same, below the
-#   largest temporal id (its code advances by the spatial size only);
+#   video whose $T$ exceeds $\max(H, W)/m$, transformers 5.x starts the text there all the same, below the
+#   largest temporal id (its code advances by the spatial size only). This changed with transformers 5:
+#   4.x started the next text one past the largest id used, $\max + 1$, which differs for such a video;
 # * with **left padding** (`attention_mask` 0), the ids are computed on the real tokens alone and the padded
-#   entries keep the value 0.
+#   entries keep the value 0 (transformers 4.x padded with 1).
 #
 # Consecutive tokens of one kind form one group: one image (or video) per group, taken in order from
 # `image_grid_thw` (or `video_grid_thw`). In transformers 5.23 the kinds come as `mm_token_type_ids` (0 text,
@@ -488,8 +492,9 @@ run_axial_property_test()
 # * **Qwen3-VL** **interleaves** the frequencies instead of cutting the head into three blocks: frequency $i$
 #   turns by the height id when $i \equiv 1 \pmod 3$ (within the first $3s_h$), by the width id when
 #   $i \equiv 2 \pmod 3$ (within the first $3s_w$), and by the time id otherwise (its default `mrope_section`
-#   is $[24, 20, 20]$). It also splits each video into single frames separated by timestamp text, so each
-#   frame is a grid with $T = 1$; and its vision tower adds a learned position table, bilinearly interpolated
+#   is $[24, 20, 20]$). It also splits each video into its temporal patches (2 frames each, as in Qwen2-VL),
+#   separated by timestamp text with one timestamp per temporal patch (the mean time of its frames), so each
+#   temporal patch is a grid with $T = 1$; and its vision tower adds a learned position table, bilinearly interpolated
 #   to each image's grid (with `align_corners=True`), on top of the axial RoPE.
 
 # %% [markdown]
@@ -599,7 +604,7 @@ check("mrope_cos_sin", mrope_cos_sin)
 # video of $3\times2\times4$ patches (3 temporal patches on a $1\times2$ grid of merged tokens: 6 tokens), one
 # text token. Read the columns: the image's tokens share their time id and spread over height and width; the text
 # after the image starts at $2 + 2 = 4$; the text after the video starts at $7 + 2 = 9$, the value of the video's
-# last temporal id.
+# last temporal id, as transformers 5.x computes it (4.x started it at 10, one past that id).
 
 # %% tags=["demo"]
 @demo
@@ -620,32 +625,46 @@ show_mrope_ids()
 # Does a vision model's position scheme carry over to another resolution? A small experiment on the CPU. The
 # task (`posenc_selfcheck.gridlab.data`): a $G\times G$ grid of patches, each blank, one of two distractors, or
 # the single **marker**; every patch must answer in which of nine directions the marker lies from it
-# (above/level/below times left/level/right). The answer depends only on where things are, so a model without
-# positions can do no better than the most frequent class.
+# (above/level/below times left/level/right). The answer depends on where things are. A model without positions
+# still recognises the marker's own patch, whose answer is always "level, level"; for every other patch it can
+# do no better than the most frequent class. Its ceiling is therefore the majority rate plus $1/G^2$ (the last
+# row of the table below).
 #
 # **Model.** A pre-norm encoder with $d = 64$, 2 layers, 4 heads of 16 dimensions, bidirectional attention, one
 # 9-way answer per patch; AdamW for 1,000 steps on batches of 32 grids of $8\times8$ patches (learning rate
-# $2\cdot10^{-3}$, 100 warm-up steps, cosine to a tenth, the same batches and initial weights for every scheme).
+# $2\cdot10^{-3}$, 100 warm-up steps, cosine to a tenth). Every scheme sees the same batches in the same order and
+# starts from the same weights outside the scheme (the learned table draws its own first, and the seed is set
+# again before the encoder is built, as chapter 7 keeps its models comparable).
 # Four schemes: **no positions**; a **learned** $64\times d$ table (your `resize_position_table_2d` resizes it,
 # bicubic, to every other grid); the **2-D sinusoidal** table (your `sincos_2d_table`, built for each grid:
 # beyond $8\times8$ it holds rows and columns never seen in training); and **axial RoPE** (your
 # `axial_rope_cos_sin` with chapter 4's `apply_rope`, base 100: with 4 frequencies per axis, base 10000 would
-# leave three of them nearly still over 16 patches). The trained RoPE model is also run with its positions
-# multiplied by $8/G$, so that a larger grid stays within the angles seen in training (chapter 5's position
-# interpolation, in 2-D). Every model is scored on 512 fresh grids at each of $4\times4$, $6\times6$,
-# $8\times8$, $12\times12$ and $16\times16$.
+# turn them by 1, 0.1, 0.01 and 0.001 radians per patch, and the last two would stay nearly still over 16
+# patches). The trained RoPE model is also run with its positions multiplied by $8/G$, so that a larger grid stays
+# within the angles seen in training (chapter 5's position interpolation, in 2-D). Every model is scored on 512
+# fresh grids at each of $4\times4$, $6\times6$, $8\times8$, $12\times12$ and $16\times16$.
 #
-# **Budget.** One thread. The full run used 178 s of CPU time (172 s user, 6 s system, measured with
-# `/usr/bin/time`); on the shared machine this chapter was written on, where the process got a quarter of a core,
-# it took 685 s of wall-clock time. `POSENC_CH8_RUN=reduced` selects a small configuration that runs the same code
-# in seconds (what CI runs; its numbers mean nothing). `python -m posenc_selfcheck.gridlab --out results/` runs
-# it from a terminal.
+# **Budget.** One thread. The full run took {{seconds:.0f}} s on the shared two-core machine this chapter was
+# written on ({{seconds_per_step.train_schemes:.0f}} s to train the four encoders,
+# {{seconds_per_step.resolution:.0f}} s to score them); `/usr/bin/time` counted 153 s of CPU time, about two and a
+# half minutes of an idle core. **Choose the run in the cell below**: `RUN = "full"` (this budget) or
+# `RUN = "reduced"`, a small configuration that runs the same code in seconds (what CI runs, with
+# `POSENC_CH8_RUN=reduced` in the environment); its numbers mean nothing. The experiment uses this notebook's own
+# `resize_position_table_2d`, `sincos_2d_table` and `axial_rope_cos_sin` (and chapter 4's `apply_rope`): while one
+# of them is not finished, its scheme is skipped, in one line. `python -m posenc_selfcheck.gridlab --out results/`
+# runs the experiment from a terminal.
 
 # %% tags=["demo"]
 from posenc_selfcheck import gridlab
 
-impl = gridlab.load_exercises()  # your chapter 8 exercises and chapter 4's apply_rope
-experiment = gridlab.GridLab(impl, gridlab.config_from_env())
+impl = gridlab.load_exercises(notebook=globals())  # this notebook's exercises and chapter 4's apply_rope
+
+# %% tags=["demo"]
+# RUN = "full": the chapter's numbers, about 150 s of one CPU thread (the measured time is in 8.7);
+# RUN = "reduced": the same code on a smaller model in seconds, numbers that mean nothing.
+# (POSENC_CH8_RUN in the environment, as in CI and the book, takes precedence.)
+RUN = "full"
+experiment = gridlab.GridLab(impl, gridlab.config_from_env(default=RUN))
 
 # %% tags=["demo"]
 experiment.train_schemes()
@@ -659,32 +678,44 @@ experiment.resolution()
 #
 # | scheme | 4×4 | 6×6 | **8×8** | 12×12 | 16×16 |
 # | --- | --- | --- | --- | --- | --- |
-# | no positions | 0.21 | 0.19 | 0.21 | 0.23 | 0.24 |
-# | learned, resized (timm's bicubic) | **1.00** | **1.00** | 1.00 | **1.00** | **0.96** |
-# | 2-D sinusoidal | 0.65 | 0.87 | 1.00 | 0.64 | 0.42 |
-# | axial RoPE | 0.72 | **1.00** | 1.00 | 0.93 | 0.68 |
-# | axial RoPE, positions × 8/G | 0.81 | **1.00** | 1.00 | **1.00** | 0.92 |
-# | always the most frequent class | 0.14 | 0.17 | 0.19 | 0.21 | 0.22 |
+# | no positions | {{resolution.accuracy.no positions.0}} | {{resolution.accuracy.no positions.1}} | {{resolution.accuracy.no positions.2}} | {{resolution.accuracy.no positions.3}} | {{resolution.accuracy.no positions.4}} |
+# | learned, resized (timm's bicubic) | {{resolution.accuracy.learned, resized.0}} | {{resolution.accuracy.learned, resized.1}} | {{resolution.accuracy.learned, resized.2}} | {{resolution.accuracy.learned, resized.3}} | {{resolution.accuracy.learned, resized.4}} |
+# | 2-D sinusoidal | {{resolution.accuracy.2-D sinusoidal.0}} | {{resolution.accuracy.2-D sinusoidal.1}} | {{resolution.accuracy.2-D sinusoidal.2}} | {{resolution.accuracy.2-D sinusoidal.3}} | {{resolution.accuracy.2-D sinusoidal.4}} |
+# | axial RoPE | {{resolution.accuracy.axial RoPE.0}} | {{resolution.accuracy.axial RoPE.1}} | {{resolution.accuracy.axial RoPE.2}} | {{resolution.accuracy.axial RoPE.3}} | {{resolution.accuracy.axial RoPE.4}} |
+# | axial RoPE, positions × 8/G | {{resolution.accuracy.axial RoPE, positions scaled.0}} | {{resolution.accuracy.axial RoPE, positions scaled.1}} | {{resolution.accuracy.axial RoPE, positions scaled.2}} | {{resolution.accuracy.axial RoPE, positions scaled.3}} | {{resolution.accuracy.axial RoPE, positions scaled.4}} |
+# | always the most frequent class | {{resolution.majority.0}} | {{resolution.majority.1}} | {{resolution.majority.2}} | {{resolution.majority.3}} | {{resolution.majority.4}} |
+# | best without positions (+ the marker's own patch) | {{resolution.no_position_ceiling.0}} | {{resolution.no_position_ceiling.1}} | {{resolution.no_position_ceiling.2}} | {{resolution.no_position_ceiling.3}} | {{resolution.no_position_ceiling.4}} |
 #
-# (12×12 for the resized table: 0.996.) Every scheme with positions solved the task at the training grid;
-# without positions the model stayed near the most frequent class, as it must. Away from $8\times8$:
+# Every scheme with positions solved the task at the training grid. Without positions the model reached about
+# its ceiling: {{resolution.accuracy.no positions.2:.3f}} against {{resolution.no_position_ceiling.2:.3f}} at
+# $8\times8$, {{resolution.accuracy.no positions.1:.3f}} against {{resolution.no_position_ceiling.1:.3f}} at
+# $6\times6$. (On average it cannot exceed the ceiling; where it does, at $12\times12$
+# ({{resolution.accuracy.no positions.3:.3f}} against {{resolution.no_position_ceiling.3:.3f}}) and $16\times16$
+# ({{resolution.accuracy.no positions.4:.3f}} against {{resolution.no_position_ceiling.4:.3f}}), that is the sampling
+# noise of 512 grids, whose marker sits somewhere else each time.) Away from $8\times8$:
 #
-# * The **resized learned table** carried over best, down to $4\times4$ and up to $16\times16$ (0.96). Resizing
-#   maps every grid onto the same image: a patch keeps its place as a *fraction* of the image, and this task's
-#   answer (which side of the marker, row and column) is unchanged by such a rescaling. We did not test a task
-#   whose answer counts patches, where that would not hold.
+# * The **resized learned table** carried over best: {{resolution.accuracy.learned, resized.0}} at $4\times4$,
+#   {{resolution.accuracy.learned, resized.3:.3f}} at $12\times12$ and {{resolution.accuracy.learned, resized.4}} at $16\times16$. Resizing maps every grid onto
+#   the same image: a patch keeps its place as a *fraction* of the image, and this task's answer (which side of
+#   the marker, row and column) is unchanged by such a rescaling. We did not test a task whose answer counts
+#   patches, where that would not hold.
 # * The **2-D sinusoidal** model fell at every other size, also on the *smaller* grids, whose rows and columns all
-#   occurred in training (0.65 at $4\times4$): what it learned is tied to the $8\times8$ grid, not only to the
-#   positions it saw. At $16\times16$ (rows and columns 8–15 never seen) it kept 0.42.
-# * **Axial RoPE** held at $6\times6$ and degraded with size (0.93, then 0.68): displacements beyond $\pm7$ never
-#   occurred in training, chapter 7's RoPE result in two dimensions. Multiplying the positions by $8/G$ keeps every
-#   displacement within about the trained range (at most 7.5 patches instead of 7) and recovered most of it (1.00
-#   at $12\times12$, 0.92 at $16\times16$), with no training, like chapter 5's position interpolation. On the
-#   $4\times4$ grid it lost accuracy too (0.72, 0.81 scaled), which this run does not explain.
+#   occurred in training ({{resolution.accuracy.2-D sinusoidal.0}} at $4\times4$): what it learned is tied to the $8\times8$ grid, not only
+#   to the positions it saw. At $16\times16$ (rows and columns 8–15 never seen) it kept {{resolution.accuracy.2-D sinusoidal.4}}.
+# * **Axial RoPE** held at $6\times6$ and degraded with size ({{resolution.accuracy.axial RoPE.3}}, then {{resolution.accuracy.axial RoPE.4}}): displacements
+#   beyond $\pm7$ never occurred in training, chapter 7's RoPE result in two dimensions. Multiplying the positions
+#   by $8/G$ squeezes a larger grid into about the trained range (displacements of at most 7.5 patches instead
+#   of 7) and recovered most of it ({{resolution.accuracy.axial RoPE, positions scaled.3}} at $12\times12$, {{resolution.accuracy.axial RoPE, positions scaled.4}} at $16\times16$), with no
+#   training, like chapter 5's position interpolation. On a smaller grid the same factor *stretches* the
+#   positions (×2 at $4\times4$: displacements 0, 2, 4 and 6, the span of the $8\times8$ grid), which is what
+#   lifts it there from {{resolution.accuracy.axial RoPE.0}} to {{resolution.accuracy.axial RoPE, positions scaled.0}}. Why the unscaled model falls at $4\times4$, where every
+#   displacement occurred in training, this run does not explain.
 #
-# At this scale, then: for a resolution change, the resized table and RoPE with scaled positions extrapolated, the
-# fixed sinusoidal table did not. One small task, one seed, one size of model: the ranking is what this run
-# measured, not a law. The figure and the numbers are in `docs/chapter8/` (results.json).
+# At this scale, then: for a resolution change, the resized table (an interpolation of what was learned) and RoPE
+# with scaled positions held up best, the latter with {{resolution.accuracy.axial RoPE, positions scaled.0}} at $4\times4$ and
+# {{resolution.accuracy.axial RoPE, positions scaled.4}} at $16\times16$; the fixed sinusoidal table did not. One small task, one seed,
+# one size of model: the ranking is what this run measured, not a law. The figure and the numbers are in
+# `docs/chapter8/` (results.json).
 
 # %% [markdown]
 # ## 8.8 Summary
@@ -693,8 +724,9 @@ experiment.resolution()
 #   positions, which changes with the image width. 2-D schemes give rows and columns their own channels.
 # * A learned ViT table is resized as an image: prefix rows aside, $(H, W, d) \to (d, H, W)$, bicubic with
 #   `align_corners=False` and (in timm) antialiasing, flattened back row-major.
-# * MAE's 2-D sinusoidal table is chapter 1's table twice, over $d/4$ frequencies each, row block then column
-#   block (the original checkpoints have them the other way round).
+# * MAE's 2-D sinusoidal table is two concatenated blocks, one per axis, each $[\sin \mid \cos]$ over $d/4$
+#   frequencies (not chapter 1's interleaved layout): column block first in MAE's code and checkpoints, row
+#   block first in transformers' builder, whose halves ViTMAE swaps to match those checkpoints.
 # * Axial 2-D RoPE rotates some planes by the row and the others by the column; every score depends on
 #   $(\Delta r, \Delta c)$ only. Qwen2-VL: one ladder over half the head, `cat(rθ, cθ)`, half layout.
 # * M-RoPE gives each token (time, height, width) ids; text keeps all three equal (plain RoPE), and

@@ -6,7 +6,8 @@ language switch leads to the same chapter. Screenshots go to out/browser/ (POSEN
 
 Needs the `book` extra (bash scripts/setup.sh book) and Debian's libjs-mathjax; skipped, with the reason,
 without them. The outputs of the executed solution notebooks are cached in _build/book/.jupyter_cache: the
-first build executes them (chapter 7 in its reduced configuration), later ones do not."""
+first build executes them (chapters 7 and 8 show their full runs' stored results, without training), later ones
+do not."""
 
 from __future__ import annotations
 
@@ -63,6 +64,29 @@ def test_both_editions_build_with_warnings_as_errors_and_have_every_chapter(site
     assert "<h1>第 4 章 旋转位置编码（RoPE）" in (site / "zh" / "04_rope.html").read_text()
     # a citation in the text links the bibliography of references.bib
     assert re.search(r'href="references.html#id\d+"', (site / "en" / "03_relative.html").read_text())
+
+
+def test_the_chapter_7_and_8_pages_show_the_full_runs_stored_results_not_a_new_training(site):
+    """The book does not train: each experiment cell of chapters 7 and 8 shows the full run's stored numbers (the
+    ones the text quotes) and its figures, under a cell that reads RUN = "full"."""
+    for lang in ("en", "zh"):
+        for stem, folder, number in (("07_train_short_test_long", "chapter7", "1.42"),
+                                     ("08_positions_in_2d", "chapter8", "0.987")):
+            page = (site / lang / f"{stem}.html").read_text()
+            assert "shown without training" in page and "reduced run (the same code" not in page, f"{lang}/{stem}"
+            assert f"docs/{folder}/" in page and number in page, f"{lang}/{stem}"
+            assert "[=====" not in page, f"{lang}/{stem}: a progress bar of a training"
+    assert len(re.findall(r'<img[^>]+src="_images/', (site / "en" / "07_train_short_test_long.html").read_text())) >= 4
+
+
+def test_the_readme_counts_the_solution_notebooks_the_book_executes():
+    """README's book section names how many solution notebooks the first build executes: the English ones."""
+    words = {8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+    count = len(sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")))
+    assert count == len(CHAPTERS)
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## The course as a book"):]
+    assert f"executes the {words[count]} solution notebooks" in section
 
 
 def test_the_downloaded_notebooks_are_the_student_notebooks_of_their_language(site):

@@ -230,3 +230,30 @@ def test_the_export_cell_works_in_a_real_kernel_and_the_next_chapter_loads_the_c
     assert "✓ alibi_bias: passed" in printed
     assert "✓ alibi_bias                   yours, posenc_mine/ch03.py" in printed
     assert "def alibi_bias" in (tmp_path / "posenc_mine" / "ch03.py").read_text()
+
+
+def test_the_stored_comparison_is_the_table_built_from_the_stored_results():
+    """results.json's comparison is what comparison_rows makes of the other stored results, with a row for every
+    scheme of the course, chapter 8's included (the chapter's text refers to "the last four rows")."""
+    stored = json.loads((DOCS / "results.json").read_text())
+    assert stored["comparison"] == experiments.comparison_rows(stored)
+    names = [row["scheme"] for row in stored["comparison"][:-1]]
+    assert names == list(experiments.FACTS)
+    assert names[-4:] == ["learned 2-D, resized", "2-D sinusoidal", "axial 2-D RoPE", "M-RoPE"]
+    assert "the last four rows of the table" in CHAPTER.read_text()
+
+
+def test_the_stored_run_shows_every_step_from_the_stored_results_without_training(monkeypatch, capsys):
+    """POSENC_CH7_RUN=stored (the book): each step prints and draws the full run's results; nothing is trained."""
+    monkeypatch.setenv(lab.ENV, "stored")
+    experiment = lab.Lab(posenc_ref.TinyDecoder, posenc_ref, lab.config_from_env(default="full"))
+    stored = json.loads((DOCS / "results.json").read_text())
+    shown = {step: getattr(experiment, step)() for step in lab.Lab.STEPS}
+    printed = capsys.readouterr().out
+    assert experiment.models == {} and "shown without training" in printed
+    row = next(line for line in printed.splitlines() if line.strip().startswith("RoPE ") and "  " in line)
+    assert [float(v) for v in row.split()[1:]] == [round(v, 3) for v in stored["extrapolation"]["loss"]["RoPE"]]
+    drawn = {line.get_label(): list(line.get_ydata()) for line in shown["extrapolation"].axes[0].get_lines()}
+    assert drawn["ALiBi"] == stored["extrapolation"]["loss"]["ALiBi"]
+    assert shown["attention_maps"].data == (DOCS / "attention_maps.png").read_bytes()
+    assert f"| RoPE + YaRN | queries and keys | 0 | {stored['comparison'][9]['loss_1x']:.2f}" in printed

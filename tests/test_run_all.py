@@ -69,3 +69,26 @@ def test_a_wrong_exercise_stops_run_all_at_its_self_check_with_the_report_only()
     assert report.startswith("sinusoidal_table: ") and "sin and cos are swapped" in report
     assert "Hint 1 of" in report
     assert "posenc_selfcheck" not in report and "File " not in report  # no library frames
+
+
+def test_run_all_on_the_untouched_chapter_8_notebook_trains_nothing_and_says_so_in_one_line_per_cell():
+    """Chapter 8's experiment uses the notebook's own exercises: untouched, it trains nothing (it once trained four
+    encoders with the course's reference, about 6 minutes), and every demo and experiment cell says in one line
+    what it waits for. Measured: 22 s of wall-clock time for the whole notebook, 6 s of CPU (the kernel's start
+    and imports); the time limit below only guards against training, which takes minutes."""
+    import time
+
+    start = time.perf_counter()
+    nb = _run(nbformat.read(ROOT / "notebooks" / "08_positions_in_2d.ipynb", as_version=4))
+    seconds = time.perf_counter() - start
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for cell in code:
+        assert not any(o.get("output_type") == "error" for o in cell.get("outputs", [])), cell.source[:80]
+        assert "Traceback" not in _text(cell), cell.source[:80]
+    demos = {c.source.splitlines()[-1]: _text(c) for c in code if "demo" in c.metadata.get("tags", [])
+             and ("def " in c.source or c.source.startswith("experiment."))}
+    assert demos["experiment.train_schemes()"] == "train_schemes: skipped until resize_position_table_2d is finished.\n"
+    assert demos["experiment.resolution()"] == "no trained models yet: run train_schemes() first\n"
+    assert len(demos) == 6 and all(t.count("\n") == 1 and "skipped until" in t or t.startswith("no trained")
+                                   for t in demos.values())
+    assert seconds < 90, f"Run All took {seconds:.0f} s"

@@ -16,6 +16,9 @@ def resolution(out):
         color, style = STYLE.get(name, (None, "-"))
         ax.plot(out["grids"], row, marker="o", ms=4, color=color, ls=style, label=name)
     ax.plot(out["grids"], out["majority"], color="0.6", ls="--", label="always the most frequent class")
+    if "no_position_ceiling" in out:  # results stored before it was recorded have no such row
+        ax.plot(out["grids"], out["no_position_ceiling"], color="0.3", ls="-.", lw=0.9,
+                label="best without positions (+ the marker's own patch)")
     ax.axvline(out["train_grid"], color="0.6", lw=0.8)
     ax.set_xticks(out["grids"], [f"{g}x{g}" for g in out["grids"]])
     ax.set_xlabel("grid of patches at evaluation")

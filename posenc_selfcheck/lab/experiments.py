@@ -64,6 +64,9 @@ REDUCED = Config("reduced", d_model=32, num_heads=4, train_len=32, batch_size=16
                  eval_tokens=2048, relative_max_distance=8, t5_max_distance=32, finetune_steps=10, mlm_steps=30,
                  probe_sequences=32)
 CONFIGS = {"full": FULL, "reduced": REDUCED}
+# Not a configuration to train: POSENC_CH7_RUN=stored shows the full run's stored results and figures
+# (docs/chapter7/) step by step, without training (what the book shows).
+STORED = dataclasses.replace(FULL, name="stored")
 
 
 ABOUT = {"full": "the chapter's numbers, about 8 minutes on one CPU thread",
@@ -71,11 +74,33 @@ ABOUT = {"full": "the chapter's numbers, about 8 minutes on one CPU thread",
 
 
 def config_from_env(default="full"):
-    """The configuration named by POSENC_CH7_RUN when it is set (CI), else `default` ("full" or "reduced")."""
-    name = os.environ.get(ENV, default)
-    if name not in CONFIGS:
-        raise ValueError(f"{ENV}={name!r}: choose one of {', '.join(CONFIGS)}")
-    return CONFIGS[name]
+    """The configuration named by POSENC_CH7_RUN when it is set (CI, the book), else `default` ("full" or
+    "reduced"); "stored" is the full run's, shown from docs/chapter7/ instead of trained."""
+    return _config(ENV, CONFIGS, STORED, default)
+
+
+def _config(env, configs, stored, default):
+    name = os.environ.get(env, default)
+    if name == stored.name:
+        return stored
+    if name not in configs:
+        raise ValueError(f"{env}={name!r}: choose one of {', '.join([*configs, stored.name])}")
+    return configs[name]
+
+
+def stored_results(chapter):
+    """The full run's results.json in docs/chapterN/ of the course's repository (what a stored run shows)."""
+    path = Path(__file__).resolve().parents[2] / "docs" / f"chapter{chapter}" / "results.json"
+    if not path.exists():
+        raise FileNotFoundError(f"a stored run shows {path}, which only the course's repository has")
+    return json.loads(path.read_text())
+
+
+def stored_figure(chapter, name):
+    """A figure of the full run as stored (docs/chapterN/NAME.png): an image a notebook shows."""
+    from IPython.display import Image
+
+    return Image(filename=str(Path(__file__).resolve().parents[2] / "docs" / f"chapter{chapter}" / f"{name}.png"))
 
 
 SCHEMES = ("NoPE", "sinusoidal", "learned", "relative", "T5", "ALiBi", "RoPE")
@@ -105,6 +130,13 @@ class Lab:
             "machine": platform.machine(), "steps": list(self.STEPS),
         }
         c = self.config
+        self.stored = c.name == STORED.name
+        if self.stored:  # every step shows what the full run measured, and trains nothing
+            self.results = stored_results(7)
+            print(f"the full run's stored results and figures (docs/chapter7/, measured in "
+                  f"{self.results['seconds']:.0f} s by `{self.results['command']}`), shown without training; "
+                  f"unset {ENV} to train here")
+            return
         other = next(name for name in CONFIGS if name != c.name)
         print(f"{c.name} run ({ABOUT.get(c.name, 'a custom configuration')}); for the {other} one: RUN = {other!r} "
               f"in the cell, or {ENV}={other} in the environment")
@@ -156,6 +188,10 @@ class Lab:
     def train_schemes(self, names=SCHEMES):
         """Train one model per scheme at train_len, on the same batches in the same order."""
         c = self.config
+        if self.stored:
+            trained, seconds = self.results["training"], self.results["seconds_per_step"]["train_schemes"]
+            print(f"stored: {len(trained)} models trained at L={c.train_len} ({', '.join(trained)}) in {seconds:.0f} s")
+            return
         self.results["training"] = {}
         for name in names:
             try:
@@ -177,6 +213,8 @@ class Lab:
     # ---- 1. train short, test long -----------------------------------------------------------
     def extrapolation(self):
         """Loss at every evaluation length, one line per scheme; learned also with its table resized."""
+        if self.stored:
+            return self._report_extrapolation(self.results["extrapolation"])
         if not self.models:
             print("no trained models yet: run train_schemes() first")
             return None
@@ -191,6 +229,9 @@ class Lab:
             out["loss"]["learned, table resized"] = [self.evaluate(learned, n)["loss"] for n in out["lengths"]]
             learned.scheme.stretch(None)
         self.results["extrapolation"] = out
+        return self._report_extrapolation(out)
+
+    def _report_extrapolation(self, out):
         _print_table("mean loss (nats per byte) at each evaluation length", out["lengths"], out["loss"])
         self.figures["extrapolation"] = plots.extrapolation(out, self.config.train_len)
         return self.figures["extrapolation"]
@@ -200,6 +241,8 @@ class Lab:
         """The RoPE model with chapter 5's frequencies at factor s, as trained and after a short fine-tune at
         finetune_factor x train_len with those frequencies."""
         c = self.config
+        if self.stored:
+            return self._report_rope_scaling(self.results["rope_scaling"])
         if "RoPE" not in self.models:
             print("RoPE was not trained: nothing to extend")
             return None
@@ -226,8 +269,13 @@ class Lab:
                         seed=c.seed + 1)
             out["finetuned"][variant] = [self.evaluate(tuned, n)["loss"] for n in lengths]
         self.results["rope_scaling"] = out
-        _print_table(f"RoPE, scale factor {c.rope_factor:g}: as trained", lengths, out["no_finetune"])
-        _print_table(f"after {c.finetune_steps} steps at L={out['finetune_len']}", lengths, out["finetuned"])
+        return self._report_rope_scaling(out)
+
+    def _report_rope_scaling(self, out):
+        c = self.config
+        _print_table(f"RoPE, scale factor {out['factor']:g}: as trained", out["lengths"], out["no_finetune"])
+        _print_table(f"after {out['finetune_steps']} steps at L={out['finetune_len']}", out["lengths"],
+                     out["finetuned"])
         self.figures["rope_scaling"] = plots.rope_scaling(out, c.train_len)
         return self.figures["rope_scaling"]
 
@@ -236,6 +284,11 @@ class Lab:
         """Attention probabilities of one held-out window of 2 x train_len, and the mean distance each head
         looks back, at train_len and at the longest evaluation length."""
         c = self.config
+        if self.stored:  # the maps themselves are not stored: the figure is
+            out = self.results["attention"]
+            for name, distances in out["mean_distance"].items():
+                _print_distances(name, distances, out["lengths"])
+            return stored_figure(7, "attention_maps")
         names = [n for n in names if n in self.models]
         if not names:
             print("no trained models yet: run train_schemes() first")
@@ -256,9 +309,7 @@ class Lab:
             # [at train_len, at the longest length], each [per layer [per head]]
             distances = [[analysis.mean_distance(w).tolist() for w in records] for records in (short, long)]
             out["mean_distance"][name] = distances
-            print(f"{name:>10}: mean distance looked back per head (last layer), at L={c.train_len}: "
-                  + ", ".join(f"{v:5.1f}" for v in distances[0][-1])
-                  + f"; at L={longest.shape[1]}: " + ", ".join(f"{v:5.1f}" for v in distances[1][-1]))
+            _print_distances(name, distances, out["lengths"])
         self.results["attention"] = out
         if maps:
             self.figures["attention_maps"] = plots.attention_maps(maps, c.train_len)
@@ -271,6 +322,8 @@ class Lab:
         one of experiment 1 (windows start anywhere in the text), a causal one whose windows all start with a
         BOS byte, and one trained without the causal mask (masked-token objective, BOS windows)."""
         c = self.config
+        if self.stored:
+            return self._report_probe(self.results["probe"])
         if "NoPE" not in self.models:
             print("NoPE was not trained: nothing to probe")
             return None
@@ -295,18 +348,22 @@ class Lab:
                                      ("bidirectional_bos", bidirectional, bos_windows)):
             states = analysis.hidden_states(model, inputs)  # [(N, L, d)] input of layer 0, then every layer
             out[label] = [analysis.position_probe(s[: n // 2], s[n // 2:]) for s in states]
+        self.results["probe"] = out
+        return self._report_probe(out)
+
+    def _report_probe(self, out):
+        for label in analysis.PROBED:
             print(f"{analysis.PROBED[label]:>34}: R² embeddings, then after each layer: "
                   + ", ".join(f"{p['r2']:5.2f}" for p in out[label])
                   + f"; mean error in positions (last layer) {out[label][-1]['mae']:.1f}")
-        self.results["probe"] = out
-        self.figures["position_probe"] = plots.position_probe(out, c.train_len)
+        self.figures["position_probe"] = plots.position_probe(out, self.config.train_len)
         return self.figures["position_probe"]
 
     # ---- 5. every scheme, side by side -------------------------------------------------------
     def comparison(self):
         """The table of every scheme in the course, with this run's measurements where there are some."""
         rows = comparison_rows(self.results)
-        self.results["comparison"] = rows
+        self.results["comparison"] = rows  # (a stored run's rows are those of its stored results)
         text = markdown_table(rows)
         try:
             from IPython import get_ipython
@@ -342,6 +399,13 @@ class Lab:
             self.save(folder)
         print(f"{self.config.name} run: {self.results['seconds']:.0f} s")
         return self.results
+
+
+def _print_distances(name, distances, lengths):
+    """One model's mean distance looked back per head of the last layer, at the two lengths."""
+    print(f"{name:>10}: mean distance looked back per head (last layer), at L={lengths[0]}: "
+          + ", ".join(f"{v:5.1f}" for v in distances[0][-1])
+          + f"; at L={lengths[1]}: " + ", ".join(f"{v:5.1f}" for v in distances[1][-1]))
 
 
 def _bins(values, width):
