@@ -26,7 +26,7 @@ import pytest
 
 from grader.assignment import get
 from tests.conftest import ROOT
-from tests.test_nbgrader_grading import A, NOTEBOOK, env, nbgrader, without_markers
+from tests.test_nbgrader_grading import NOTEBOOK, A, env, nbgrader, without_markers
 
 DUE = "2026-03-01T12:00:00"
 EARLY, LATE = 1772272800, 1772445600  # 2026-02-28T10:00Z, 2026-03-02T10:00Z

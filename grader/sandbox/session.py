@@ -333,9 +333,9 @@ class Session:
             run.log.append(("sandbox", ended.note))
         if ended is not None and ended.dropped:
             run.log.append(("sandbox", f"{ended.dropped} result line(s) were not accepted: not a result the grader "
-                                       "asked for, or over the results it accepts (" f"{self.limits.result_bytes >> 20} "
-                                       f"MB per exercise, {self.limits.submission_result_bytes >> 20} MB per "
-                                       "submission)"))
+                                       "asked for, or over the results it accepts "
+                                       f"({self.limits.result_bytes >> 20} MB per exercise, "
+                                       f"{self.limits.submission_result_bytes >> 20} MB per submission)"))
         shutil.rmtree(workdir, ignore_errors=True)
         return Attempt(run, outdir, ended.progress if ended is not None else None)
 
