@@ -27,7 +27,7 @@ counts the visible work only (reading the submission, drawing, the visible child
 child ran would tell what it was asked (a learner's code could sleep for as many seconds as an input's value).
 
 Time is one budget: each exercise has `limits.wall_seconds` for all its children and retries, and the
-submission `limits.submission_seconds` for all of its exercises.
+submission `limits.submission_seconds` for reading and parsing it and all of its exercises.
 """
 
 from __future__ import annotations
@@ -218,7 +218,10 @@ class Grader:
         the draws of main checks and twins are keyed on them, never on the submission's bytes. Raises
         SubmissionError when the path holds nothing gradable."""
         start = time.perf_counter()
-        files = read_submission(submission, self.settings.read)
+        budget = _Budget(self.settings.limits)
+        begun = time.monotonic()  # reading and parsing count against the submission's wall clock, like its exercises
+        files = read_submission(submission, self.settings.read, budget.left_submission())
+        budget.spend_submission(time.monotonic() - begun)
         checks = [c for c in self.checks if c.cuda or not self.settings.cuda_only]
         cuda = any(c.cuda for c in checks) and _cuda_available()
         by_exercise = OrderedDict()
@@ -238,7 +241,6 @@ class Grader:
         self._warm_reference(by_exercise, runnable, cuda, visible=True)
         notes = [n for f in files for n in f.notes] + ([] if student else [NO_STUDENT])
         results, logs, session = {}, {VISIBLE: [], HIDDEN: []}, None
-        budget = _Budget(self.settings.limits)
         try:
             for phase in (VISIBLE, HIDDEN):
                 if phase == HIDDEN:  # the clock the report shows stops here: hidden children's time tells their inputs
@@ -348,6 +350,13 @@ class _Budget:
 
     def spend(self, exercise, seconds):
         self.used[exercise] = self.used.get(exercise, 0.0) + seconds
+        self.total += seconds
+
+    def left_submission(self):
+        return self.limits.submission_seconds - self.total
+
+    def spend_submission(self, seconds):
+        """Time the submission spent outside its exercises (reading and parsing it)."""
         self.total += seconds
 
 

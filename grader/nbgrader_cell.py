@@ -96,6 +96,16 @@ def per_exercise(assignment, checks, language="en"):
     return out
 
 
+def unconverted_note(language="en"):
+    """What gradebook.db says (as each comment of the notebook: nbgrader's feedback shows it) for a notebook that
+    nbgrader's own conversion refused, whose points the batch then recorded directly (nbgrader_export.py)."""
+    from .language import phrasebook
+
+    say = phrasebook(language)
+    return say("nbgrader could not process this notebook (its nbgrader cells were changed: a test cell copied or "
+               "deleted, for example); the points are the course grader's, recorded without nbgrader's conversion")
+
+
 def main(argv=None):
     folder, assignment = (argv or sys.argv[1:])[:2]
     print(json.dumps(grade_folder(folder, assignment)))

@@ -48,6 +48,7 @@ from .leaks import BEGIN
 COURSE_ID = "posenc-course"
 KERNEL = "posenc-course"  # the notebooks' kernelspec name (scripts/setup.sh registers one for learners)
 SELFCHECK = re.compile(r"""\bcheck\(\s*["'](\w+)["']""")
+EXCEPTION = re.compile(r"^(\w+\.)*\w*(Error|Exception): ")  # the last line of a traceback
 
 CONFIG = f'''# nbgrader's configuration for the course written by `python -m grader nbgrader`.
 # Release to students:   nbgrader generate_assignment ch01_sinusoidal   (one assignment per chapter, or --assignment)
@@ -272,17 +273,69 @@ def _inject_grades_class():
     return InjectGrades
 
 
+def _recorded_times_class(times):
+    """nbgrader's course folder, with each submission's time taken from `times` ({real path of a submitted folder:
+    naive UTC datetime}: the batch's record, the collected files' time on this machine) and never from the
+    timestamp.txt that the student's side wrote (`nbgrader submit`): a forged one changes nothing in gradebook.db."""
+    from nbgrader.coursedir import CourseDirectory
+
+    class RecordedTimes(CourseDirectory):
+        def get_existing_timestamp(self, dest_path):
+            return times.get(os.path.realpath(dest_path))
+
+    return RecordedTimes
+
+
+def _utc(entry):
+    """An entry's recorded time as nbgrader stores times (naive UTC), or None."""
+    from .batch.discovery import parse_time
+
+    return parse_time(entry.submitted).replace(tzinfo=None) if entry.submitted else None
+
+
+def _record_directly(coursedir, assignment, student, scores, timestamp, note):
+    """The batch's points for one student whose notebook nbgrader's conversion refused, written into gradebook.db
+    with nbgrader's Gradebook API (as nbgrader itself scores a missing notebook), `note` on each comment."""
+    from nbgrader.api import Gradebook
+
+    grade_ids = test_grade_ids(assignment)
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        submission = gb.update_or_create_submission(assignment.nbgrader_name, student, timestamp=timestamp)
+        for notebook in submission.notebooks:
+            for grade in notebook.grades:
+                exercise = grade_ids.get(grade.name)
+                points = scores[exercise]["score"] if exercise in scores else 0.0
+                grade.auto_score = min(round(points, 6), float(grade.max_score))
+                grade.needs_manual_grade = False
+            for comment in notebook.comments:
+                comment.auto_comment = note
+        gb.db.commit()
+
+
+def _why(result):
+    """The exception nbgrader's failed autograde ended with ("SchemaTooOldError: Outdated schema version: 0"), from
+    its traceback or log; its last line when none is found."""
+    lines = [line.strip() for line in (result.get("error") or result.get("log") or "").splitlines() if line.strip()]
+    raised = [re.sub(r"^(\w+\.)+", "", line) for line in lines if EXCEPTION.match(line)]  # without its module
+    return (raised or lines or ["no message"])[-1]
+
+
 def save_to_gradebook(submitted, assignment, out, entries, language="en"):
     """Write a batch's points (`out`/results) into the gradebook.db of the nbgrader course holding `submitted`,
-    through nbgrader's own autograde (sanitising, saving grades, late penalties). Needs the assignment released
-    with `nbgrader generate_assignment` (so nbgrader knows its notebooks and test cells). {student: success}."""
+    through nbgrader's own autograde (sanitising, saving grades, late penalties), each submission at the time the
+    batch recorded (never the student's timestamp.txt). Needs the assignment released with `nbgrader
+    generate_assignment` (so nbgrader knows its notebooks and test cells). One student's notebook that nbgrader
+    cannot convert costs only that student: their points are written with nbgrader's Gradebook API, with a comment
+    saying why, and every other student is recorded as usual. {student: "" (recorded by nbgrader's autograde) or
+    why nbgrader's autograde failed}."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, LimitOutput, SaveAutoGrades
     from traitlets.config import Config
 
     from .batch.discovery import DiscoveryError
+    from .escape import one_line
     from .files import read_json
-    from .nbgrader_cell import per_exercise
+    from .nbgrader_cell import per_exercise, unconverted_note
 
     submitted = Path(submitted)
     course = submitted.parent
@@ -296,14 +349,16 @@ def save_to_gradebook(submitted, assignment, out, entries, language="en"):
          {"get_config": lambda: config, "__file__": str(config_file)})
     inject = _inject_grades_class()
     inject.grade_ids = test_grade_ids(assignment)
-    inject.scores = {}
+    inject.scores, times = {}, {}
     for student, entry in entries.items():
         record = read_json(Path(out) / "results" / f"{student}.json")
         if record and entry.path is not None and entry.folder and not record.get("refused"):
             inject.scores[entry.folder] = per_exercise(assignment, record["checks"], language)
+            times[os.path.realpath(entry.path)] = _utc(entry)
     config.Autograde.autograde_preprocessors = [inject, LimitOutput, SaveAutoGrades, AssignLatePenalties,
                                                 CheckCellMetadata]
-    api = NbGraderAPI(config=config)
+    coursedir = _recorded_times_class(times)(config=config)
+    api = NbGraderAPI(coursedir=coursedir, config=config)
     done = {}
     for student in sorted(inject.scores):
         with warnings.catch_warnings():
@@ -312,8 +367,10 @@ def save_to_gradebook(submitted, assignment, out, entries, language="en"):
             # are recorded all the same (tests/test_nbgrader_grading.py reads them back), and nobody can act on it
             warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session")
             result = api.autograde(assignment.nbgrader_name, student)
-        done[student] = bool(result["success"])
+        done[student] = ""
         if not result["success"]:
-            raise RuntimeError(f"nbgrader could not record {student}'s grades: "
-                               f"{(result.get('error') or result.get('log') or '')[-1500:]}")
+            done[student] = one_line(_why(result).replace(str(course), "COURSE"), 300)
+            folder = coursedir.format_path(coursedir.submitted_directory, student, assignment.nbgrader_name)
+            _record_directly(coursedir, assignment, student, inject.scores[student],
+                             times.get(os.path.realpath(folder)), unconverted_note(language))
     return done

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import base64
 import json
+import math
 import os
 import re
 import resource
@@ -82,8 +83,9 @@ def _cell(out, source, where):
             continue
         first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
         segment = "\n".join(lines[first - 1:node.end_lineno])
-        # pad with blank lines so tracebacks show the learner's own line numbers
-        out["statements"].append([where, "\n" * (first - 1) + segment])
+        # its first line, not blank lines before it: the sandbox compiles it there (padding each statement with the
+        # lines above it made the text sent to the sandbox grow with the square of a file's statements)
+        out["statements"].append([where, segment, first])
         out["defines"] |= _names(node)
 
 
@@ -91,8 +93,9 @@ def _flags(text):
     return sorted(name for name, pattern in FLAGS.items() if re.search(pattern, text))
 
 
-def parse(name, data):
-    """{"statements": [[label, source]], "defines": [...], "notes": [...], "flags": [...]} of one file."""
+def parse(name, data, code_kb=None):
+    """{"statements": [[label, source, first line]], "defines": [...], "notes": [...], "flags": [...]} of one file;
+    nothing but a note when its code (a .py file, or a notebook's code cells) is over `code_kb` KB."""
     from grader.files import code_cells
 
     out = {"statements": [], "defines": set(), "notes": [], "flags": []}
@@ -110,14 +113,18 @@ def parse(name, data):
         if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
             out["notes"].append(f"{name} is not a readable notebook (no list of cells); nothing in it was graded")
             return {**out, "defines": []}
-        cells = code_cells(notebook)
-        out["flags"] = _flags("\n".join(source for _, source, _ in cells))
-        for n, source, tags in cells:
-            if not tags & SKIP_TAGS:
-                _cell(out, source, f"{name}, cell {n}")
+        cells = [(f"{name}, cell {n}", source, tags) for n, source, tags in code_cells(notebook)]
     else:
-        out["flags"] = _flags(text)
-        _cell(out, text, name)
+        cells = [(name, text, set())]
+    code = sum(len(source.encode("utf-8", "surrogatepass")) for _, source, _ in cells)
+    if code_kb is not None and code > code_kb << 10:
+        out["notes"].append(f"{name} holds {code / 1024:.0f} KB of code, over the grader's limit of {code_kb} KB per "
+                            "file; nothing in it was graded (remove pasted data or generated code)")
+        return {**out, "defines": []}
+    out["flags"] = _flags("\n".join(source for _, source, _ in cells))
+    for where, source, tags in cells:
+        if not tags & SKIP_TAGS:
+            _cell(out, source, where)
     return {**out, "defines": sorted(out["defines"])}
 
 
@@ -130,18 +137,23 @@ def _limiter(memory_mb, seconds):
     return limit
 
 
-def parse_limited(name, data, limits=None):
-    """parse() in a child process with bounded memory and time (`limits`: grader.settings.ReadLimits' parse_*;
-    None: its defaults); a file it cannot handle becomes a note."""
+def parse_limited(name, data, limits=None, seconds=None):
+    """parse() in a child process with bounded memory and time (`limits`: grader.settings.ReadLimits' parse_* and
+    code_kb; None: its defaults), within `seconds` of wall clock too when given (what is left of the submission's
+    budget); a file it cannot handle becomes a note."""
     from .settings import ReadLimits
 
     limits = limits or ReadLimits()
+    wall = limits.parse_seconds if seconds is None else min(limits.parse_seconds, seconds)
+    if wall <= 0:
+        return _nothing(f"{name} was not read: the submission had used up its time")
+    cpu = max(1, math.ceil(wall))
     cmd = [sys.executable, "-I", "-S", "-c",
            f"import sys; sys.path.insert(0, {str(REPO)!r}); from grader.parse import main; main()"]
-    payload = json.dumps({"name": name, "data": base64.b64encode(data).decode()}).encode()
+    payload = json.dumps({"name": name, "data": base64.b64encode(data).decode(), "code_kb": limits.code_kb}).encode()
     try:
-        done = subprocess.run(cmd, input=payload, capture_output=True, timeout=2 * limits.parse_seconds,
-                              preexec_fn=_limiter(limits.parse_memory_mb, limits.parse_seconds),
+        done = subprocess.run(cmd, input=payload, capture_output=True, timeout=wall,
+                              preexec_fn=_limiter(limits.parse_memory_mb, cpu),
                               env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
         if done.returncode == 0:
             return json.loads(done.stdout)
@@ -149,12 +161,15 @@ def parse_limited(name, data, limits=None):
         pass
     except ValueError:
         pass
-    return {"statements": [], "defines": [], "flags": [], "notes": [
-        f"{name} could not be read within the grader's limits ({limits.parse_memory_mb} MB, {limits.parse_seconds} s): "
-        "it is too large or too deeply nested; nothing in it was graded"]}
+    return _nothing(f"{name} could not be read within the grader's limits ({limits.parse_memory_mb} MB, {wall:.3g} s): "
+                    "it is too large or too deeply nested; nothing in it was graded")
+
+
+def _nothing(note):
+    return {"statements": [], "defines": [], "flags": [], "notes": [note]}
 
 
 def main():
     request = json.loads(sys.stdin.buffer.read())
-    result = parse(request["name"], base64.b64decode(request["data"]))
+    result = parse(request["name"], base64.b64decode(request["data"]), request.get("code_kb"))
     sys.stdout.write(json.dumps(result))

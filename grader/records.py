@@ -37,10 +37,12 @@ class Status(str, Enum):
 
 @dataclass(frozen=True)
 class Statement:
-    """One top-level statement of the submission: where it comes from (for messages) and its source."""
+    """One top-level statement of the submission: where it comes from (for messages), its source, and the line of
+    its file or cell it starts on (the sandbox compiles it there, so tracebacks show the learner's own lines)."""
 
     label: str
     source: str
+    line: int = 1
 
 
 @dataclass

@@ -69,7 +69,9 @@ def serve(sock, control, caps, setup):
 def _limit_memory(megabytes):
     """The trusted grading process judges answers within `megabytes` more than it has mapped now (an address-space
     limit: a judgement that needs more fails its check, never the grader). Not on a machine with an NVIDIA driver:
-    CUDA reserves far more address space than it uses."""
+    CUDA reserves far more address space than it uses. What bounds this process there too: the results it accepts
+    from one submission's children are capped (Limits.submission_result_bytes, counted before anything is decoded:
+    sandbox/session.py), and each answer's tensors before any judgement (grading._form_problem)."""
     import resource
 
     if os.path.exists("/dev/nvidiactl"):

@@ -72,6 +72,10 @@ class Limits:
     file_bytes: int = 256 << 20  # the largest file learner code may write
     work_bytes: int = 256 << 20  # its working folder, where that is a tmpfs of its own
     result_bytes: int = 512 << 20  # all results of one exercise together
+    # all results of one submission together (every exercise, both phases): the bound on what the trusted grading
+    # process holds of a submission's answers, on every machine (remote.py's address-space limit is not set where
+    # CUDA is). Honest results of the whole course: see docs/instructor.md, "Memory"
+    submission_result_bytes: int = 256 << 20
     nproc: int = 64  # processes of the sandbox's user id (as root)
     retries: int = 2  # statements that kill their process, skipped one per retry
     submission_seconds: float = 300.0  # one submission: every child of every exercise, retries included
@@ -84,14 +88,17 @@ class ReadLimits:
     """What the grader reads of one submission before any of it runs (grader/submission.py, grader/parse.py,
     grader/batch/discovery.py): everything past these is left out with a note."""
 
-    source_file_mb: int = 50  # one .ipynb or .py file
+    source_file_mb: int = 50  # one .ipynb or .py file (a notebook's outputs count here)
+    # the code of one file (a .py file, a notebook's code cells): 24 times the largest the course's notebooks hold
+    # (21 KB); past it the file is left out with a note. What grading a file costs grows with its code
+    code_kb: int = 512
     source_total_mb: int = 100  # all graded files of one submission
     source_files: int = 64  # .py and .ipynb files graded per submission
     dir_entries: int = 2000  # directory entries looked at per submission
     dir_depth: int = 6  # folder levels below the submission's root
     name_chars: int = 150  # one file or folder name
     parse_memory_mb: int = 1024  # address space of the child that parses one file (JSON, then ast)
-    parse_seconds: int = 20  # its CPU time (and, doubled, its wall clock)
+    parse_seconds: int = 20  # its CPU time and its wall clock (never more than the submission's budget has left)
 
 
 # Fixed caps, the same for every run (no option changes them): how much of what a submission controls is

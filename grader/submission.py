@@ -6,7 +6,10 @@ Nothing here executes learner code, and nothing trusts the file system a submiss
   /proc/self/mem), devices, FIFOs and sockets are refused, each with a note;
 - names, depth, the number of files and their sizes are capped before anything is parsed;
 - parsing (JSON, then Python's ast) happens in a child process with bounded memory and time
-  (grader/parse.py), so a hostile file costs only itself.
+  (grader/parse.py), so a hostile file costs only itself; a file with more code than ReadLimits.code_kb is left
+  out with a note, and reading counts against the submission's wall-clock budget (grader/grading.py).
+Everything here is linear in the submission's size: a statement travels as its own text and the line it starts
+on, never padded with the lines above it.
 Every refusal is a note in the learner's report; only a path that holds nothing gradable at all
 raises SubmissionError (and the batch turns that into a zero with its reason).
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,10 +133,12 @@ def list_files(root, limits=None) -> Listing:
     return listing
 
 
-def read_submission(path, limits=None) -> list[SourceFile]:
+def read_submission(path, limits=None, seconds=None) -> list[SourceFile]:
     """Every gradable file of the submission at `path`, parsed (in a limited child) into its statements, within
-    `limits` (grader.settings.ReadLimits; None: its defaults)."""
+    `limits` (grader.settings.ReadLimits; None: its defaults) and, when given, `seconds` of wall clock for all of it
+    (what the submission's budget has: grader.grading counts reading against it)."""
     limits = limits or ReadLimits()
+    deadline = None if seconds is None else time.monotonic() + seconds
     file_bytes = limits.source_file_mb << 20
     listing = list_files(path, limits)
     out, budget = [], limits.source_total_mb << 20
@@ -152,8 +158,8 @@ def read_submission(path, limits=None) -> list[SourceFile]:
                             "(clear the outputs and submit again)")
             continue
         budget -= len(data)
-        parsed = parse_limited(name, data, limits)
-        sf.statements = [Statement(label, source) for label, source in parsed["statements"]]
+        parsed = parse_limited(name, data, limits, None if deadline is None else deadline - time.monotonic())
+        sf.statements = [Statement(label, source, line) for label, source, line in parsed["statements"]]
         sf.defines = set(parsed["defines"])
         sf.notes += parsed["notes"]
         sf.flags = parsed["flags"]

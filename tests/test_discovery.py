@@ -101,7 +101,7 @@ def test_every_entry_gets_a_distinct_id_even_against_a_forged_hash(tmp_path):
 
 
 @pytest.mark.parametrize("layout", ["plain", "nbgrader"])
-def test_submission_time_is_nbgrader_s_timestamp_or_the_file_time_labelled_so(tmp_path, layout):
+def test_submission_time_is_the_file_time_and_nbgrader_s_timestamp_only_the_student_s_claim(tmp_path, layout):
     if layout == "plain":
         _touch(tmp_path / "alice.py", "x = 1\n")
         os.utime(tmp_path / "alice.py", (1767225600, 1767225600))  # 2026-01-01T00:00:00Z
@@ -109,12 +109,15 @@ def test_submission_time_is_nbgrader_s_timestamp_or_the_file_time_labelled_so(tm
         assert (entry.submitted, entry.time_source) == ("2026-01-01T00:00:00+00:00", "file time")
         return
     _touch(tmp_path / "alice" / "ch01_sinusoidal" / "01_sinusoidal.ipynb")
-    _touch(tmp_path / "alice" / "ch01_sinusoidal" / "timestamp.txt", "2026-03-01 23:59:30.123456 UTC")
+    os.utime(tmp_path / "alice" / "ch01_sinusoidal" / "01_sinusoidal.ipynb", (1767225600, 1767225600))
+    _touch(tmp_path / "alice" / "ch01_sinusoidal" / "timestamp.txt", "2025-03-01 23:59:30.123456 UTC")  # the student's
     _touch(tmp_path / "bob" / "ch01_sinusoidal" / "01_sinusoidal.ipynb")
-    _touch(tmp_path / "bob" / "ch01_sinusoidal" / "timestamp.txt", "=HYPERLINK(1)")  # not a time: the file's
+    _touch(tmp_path / "bob" / "ch01_sinusoidal" / "timestamp.txt", "=HYPERLINK(1)")  # not a time: no claim
     found = entries(tmp_path, "nbgrader", "ch01_sinusoidal")
-    assert (found["alice"].submitted, found["alice"].time_source) == ("2026-03-01T23:59:30+00:00", "timestamp.txt")
-    assert found["bob"].time_source == "file time" and found["bob"].submitted[:4] == time.strftime("%Y")
+    assert (found["alice"].submitted, found["alice"].time_source, found["alice"].claimed) == \
+        ("2026-01-01T00:00:00+00:00", "file time", "2025-03-01T23:59:30+00:00")
+    assert (found["bob"].time_source, found["bob"].claimed) == ("file time", "")
+    assert found["bob"].submitted[:4] == time.strftime("%Y")
 
 
 def test_times_parse_like_nbgrader_writes_them():

@@ -177,6 +177,10 @@ def test_the_docs_state_the_defaults_of_settings():
         f"Names ({read.name_chars} characters), depth ({read.dir_depth} folders), the number of files "
         f"({read.source_files}) and sizes ({read.source_file_mb} MB a file, {read.source_total_mb} MB a submission)",
         f"limited to {read.parse_memory_mb / 1024:g} GB and {read.parse_seconds} s CPU",
+        f"A file with more than {read.code_kb} KB of code",
+        f"Reading and parsing count against the submission's wall clock ({limits.submission_seconds:g} s",
+        f"accepts at most {limits.submission_result_bytes >> 20} MB of results from one submission's children",
+        f"the address-space limit of {limits.judge_memory_mb} MB on that process",
         f"`POSENC_SANDBOX_UID_BASE` ({settings.uid_base})",
         f"`RLIMIT_NPROC` {limits.nproc}",
         f"memory limit = `--memory-mb` + {CGROUP_HEADROOM_MB} MB, no swap, {limits.nproc} processes",

@@ -9,6 +9,9 @@ The layout is the instructor's to decide (`--layout`), never a student's:
     (a student without it is listed, with a zero and the reason);
   - auto (default): nbgrader only when every entry fits that layout (a real folder holding only real
     folders), plain otherwise. A student's folder named `submitted` changes nothing.
+When a submission was handed in is this machine's record, never a file the student wrote: the latest
+modification time of the files that are graded ("file time"), in either layout. nbgrader's timestamp.txt is
+written on the student's side; it is kept as the student's claim (`Entry.claimed`), shown, never used for late.
 Entries are untrusted: a symbolic link or a device is a submission that scores zero with its reason,
 never something to follow. Ids are file names of the output folder: safe characters, short, and
 distinct even where the file system ignores case. An entry whose name had to change gets a short hash
@@ -31,7 +34,7 @@ from ..settings import REPORT, ReadLimits
 from ..submission import SUFFIXES, SubmissionError, list_files
 
 MAX_ID = REPORT.student_chars  # characters of a student's id
-TIMESTAMP = "timestamp.txt"  # nbgrader's record of when a submission was handed in
+TIMESTAMP = "timestamp.txt"  # when a submission was handed in, as the student's `nbgrader submit` wrote it
 
 
 class DiscoveryError(ValueError):
@@ -44,9 +47,10 @@ class Entry:
     path: Path | None  # None: nothing handed in for this assignment
     name: str  # the entry's own name, printable (what the instructor sees in the gradebook)
     note: str = ""  # said in the gradebook: an id that had to change, nothing handed in
-    submitted: str = ""  # when it was handed in (ISO 8601, UTC), "" when unknown
-    time_source: str = ""  # where that time comes from: "timestamp.txt" (nbgrader) or "file time"
+    submitted: str = ""  # when it was handed in, as this machine records it (ISO 8601, UTC); "" when unknown
+    time_source: str = ""  # where that time comes from: "file time" (the handed-in files' time here), or ""
     folder: str = ""  # nbgrader: the student's folder name as nbgrader knows it (its student id)
+    claimed: str = ""  # nbgrader: the time the student's own timestamp.txt states (ISO 8601, UTC); shown, never used
 
 
 def _id(name):
@@ -116,9 +120,10 @@ def _nbgrader_entries(submitted, assignment):
         if assignment and not stat.S_ISDIR(_mode(path)):
             item.update(path=None, note=f"nothing handed in for {assignment}")
         elif assignment:
-            when = _nbgrader_time(path)
-            item.update(submitted=when or _file_time(path),
-                        time_source=TIMESTAMP if when else ("file time" if _file_time(path) else ""))
+            # the collected files' time on this machine; timestamp.txt is the student's side's (`nbgrader submit`
+            # writes it, and a student can write any): kept as their claim, never used for late
+            when = _file_time(path)
+            item.update(submitted=when, time_source="file time" if when else "", claimed=_nbgrader_time(path))
         raw.append(item)
     return raw
 
@@ -152,7 +157,7 @@ def _assign(raw):
             note = "; ".join(filter(None, [note, f"id {wanted} is another entry's: this one is {student}"]))
         taken.add(student.casefold())
         out[student] = Entry(student, item["path"], one_line(item["name"], 120), note, item.get("submitted", ""),
-                             item.get("time_source", ""), item.get("folder", ""))
+                             item.get("time_source", ""), item.get("folder", ""), item.get("claimed", ""))
     return dict(sorted(out.items()))
 
 

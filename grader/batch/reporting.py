@@ -45,10 +45,12 @@ def _late(entry, due):
     return "late" if datetime.fromisoformat(entry.submitted) > due else "on time"
 
 
-def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots=True):
+def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots=True, nbgrader=None):
     """gradebook.csv (a row per student, a column per exercise of the assignment), gradebook_checks.csv (a row per
     student, a column per check of the assignment, named by the check's key), lms.csv (a row per student, one
-    total column), manifest.json, summary.json and .md, plots."""
+    total column), manifest.json, summary.json and .md, plots. `nbgrader`: what writing nbgrader's gradebook.db
+    gave ({nbgrader student id: "" or why nbgrader could not process the notebook}: nbgrader_export.py)."""
+    nbgrader = nbgrader or {}
     records = {}
     for student in entries:
         rec = read_json(out / "results" / f"{student}.json")
@@ -61,18 +63,20 @@ def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots
     gradebook, lms = io.StringIO(), io.StringIO()
     writer, lms_writer = csv.writer(gradebook, lineterminator="\n"), csv.writer(lms, lineterminator="\n")
     writer.writerow(_row(["student", "entry", *names, "total", "max", "status", "submitted", "time_source", "late",
-                          "flags", "notes"]))
+                          "claimed_time", "flags", "notes"]))
     lms_writer.writerow(_row(["student", f"{assignment.name} ({top:g})"]))
     for student, entry in entries.items():
         rec = records.get(student)
-        when = [entry.submitted, entry.time_source, _late(entry, due)]
+        when = [entry.submitted, entry.time_source, _late(entry, due), entry.claimed]
+        nbgrader_note = f"nbgrader could not process the notebook ({nbgrader[entry.folder]}): its points were " \
+                        "written into gradebook.db directly" if nbgrader.get(entry.folder) else ""
         if rec is None:
             reason = (errors.get(student) or {}).get("error", "not graded")
             writer.writerow(_row([student, entry.name, *[""] * len(names), "", f"{top:g}", "error", *when, "",
                                   "; ".join(filter(None, [entry.note, f"not graded: {reason}"]))]))
             lms_writer.writerow(_row([student, ""]))
             continue
-        notes = "; ".join(filter(None, [entry.note, rec.get("refused", "")]))
+        notes = "; ".join(filter(None, [entry.note, rec.get("refused", ""), nbgrader_note]))
         writer.writerow(_row([student, entry.name, *[f"{rec['exercises'].get(n, {}).get('score', 0):g}" for n in names],
                               f"{rec['total']:g}", f"{rec['max']:g}", "refused" if rec.get("refused") else "graded",
                               *when, "; ".join(rec["flags"]), notes]))
@@ -87,7 +91,7 @@ def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots
                          "total": records[s]["total"] if s in records else None,
                          "max": records[s]["max"] if s in records else top,
                          "submitted": entries[s].submitted, "time_source": entries[s].time_source,
-                         "late": _late(entries[s], due), "note": entries[s].note,
+                         "late": _late(entries[s], due), "claimed_time": entries[s].claimed, "note": entries[s].note,
                          "run_id": records[s]["run_id"] if s in records else None,
                          "result": f"results/{s}.json" if s in records else f"errors/{s}.json"}
                      for s in entries}})
@@ -96,6 +100,9 @@ def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots
     summary["late"] = sorted(s for s, e in entries.items() if _late(e, due) == "late")
     summary["refused"] = {s: r["refused"] for s, r in sorted(records.items()) if r.get("refused")}
     summary["renamed"] = {s: e.note for s, e in entries.items() if e.note}
+    if nbgrader:
+        summary["nbgrader"] = {s: e.folder for s, e in entries.items() if e.folder in nbgrader}  # recorded there
+        summary["nbgrader_unprocessed"] = {s: nbgrader[e.folder] for s, e in entries.items() if nbgrader.get(e.folder)}
     write_json(out / "summary.json", summary)
     write_atomic(out / "summary.md", summary_markdown(summary))
     if plots:
@@ -188,6 +195,9 @@ def summary_markdown(s):
         lines += [f"- {markdown(student)}: {markdown(note)}" for student, note in s["renamed"].items()]
     if s.get("late"):
         lines += ["", f"## Late ({len(s['late'])})", "", ", ".join(markdown(x) for x in s["late"])]
+    if s.get("nbgrader_unprocessed"):
+        lines += ["", "## nbgrader could not process (points written into gradebook.db directly)", ""]
+        lines += [f"- {markdown(student)}: {markdown(why)}" for student, why in s["nbgrader_unprocessed"].items()]
     if s["flagged"]:
         lines += ["", "## Flagged for a look", "",
                   "Code that reaches for the process or the grader (found by reading, not running, it):", ""]

@@ -107,14 +107,15 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
         for s, handler in previous.items():
             signal.signal(s, handler)
     seconds = time.monotonic() - start
-    say("writing the gradebook, summary and plots…", settings.progress and bool(entries), stream)
-    summary = write_outputs(out, entries, hashes, fingerprint, assignment, due)
-    summary["layout"] = f"{used} layout"
+    recorded = None
     if nbgrader_gradebook:
         from ..nbgrader_export import save_to_gradebook
 
         say("writing the grades into nbgrader's gradebook…", settings.progress, stream)
-        summary["nbgrader"] = save_to_gradebook(folder, assignment, out, entries, settings.language)
+        recorded = save_to_gradebook(folder, assignment, out, entries, settings.language)
+    say("writing the gradebook, summary and plots…", settings.progress and bool(entries), stream)
+    summary = write_outputs(out, entries, hashes, fingerprint, assignment, due, nbgrader=recorded)
+    summary["layout"] = f"{used} layout"
     write_json(out / "run.json", {
         "run_id": run_id, "folder": str(folder), "layout": used, "assignment": assignment.name, "jobs": jobs,
         "submissions": len(entries), "graded": len(todo),

@@ -9,6 +9,7 @@ against what the statements defined. Every result goes back over the result pipe
 code forks writes nothing there.
 """
 
+import ast
 import base64
 import gc
 import json
@@ -71,10 +72,12 @@ def _execute(statements, stmt_seconds, channel):
     ns = {"__name__": "submission", "__builtins__": __builtins__}
     log = []
     signal.signal(signal.SIGALRM, _on_alarm)
-    for n, (label, source) in enumerate(statements):
+    for n, (label, source, line) in enumerate(statements):
         channel.send("_progress", str(n).encode())
         try:
-            code = compile(source, label, "exec")
+            # compiled at the line it starts on in the learner's cell or file (its tracebacks show that line)
+            tree = compile(source, label, "exec", ast.PyCF_ONLY_AST)
+            code = compile(ast.increment_lineno(tree, line - 1), label, "exec")
             signal.setitimer(signal.ITIMER_REAL, stmt_seconds)
             try:
                 exec(code, ns)

@@ -119,7 +119,10 @@ class Session:
         (self.root / "jail").mkdir()
         self.sock = self.pid = self.channel = None
         self.uid = self.gid = self.slot_fd = None
-        self.skipped = {}  # (label, source) -> why later children skip the statement
+        self.skipped = {}  # (label, source, line) -> why later children skip the statement
+        # bytes of results this submission's children may still send back (all its exercises): the session server
+        # stores no more, and the grader reads no more (checked by size, before anything is decoded)
+        self.results_left = self.limits.submission_result_bytes
         self._cuda = False
         self.count = 0
         # close(): (pid, start) of what it killed, verified gone; what was not, and the report's sentence for it
@@ -219,12 +222,13 @@ class Session:
         `read(outdir, requests, ended)` turns the result folder into (results, log, timed_out) (results.py,
         which needs torch). Everything, retries included, within `seconds` of wall clock (default: the
         exercise's limit)."""
-        statements = [(s.label, s.source) for s in statements]
+        statements = [(s.label, s.source, s.line) for s in statements]
         deadline = time.monotonic() + (self.limits.wall_seconds if seconds is None else seconds)
         for attempt in range(self.limits.retries + 1):
             kept = [s for s in statements if s not in self.skipped]
             tried = self._attempt(kept, requests, deadline)
             try:
+                self._within_results_cap(tried)
                 tried.run.results, log, timed_out = read(tried.outdir, requests, tried.run.ended)
                 tried.run.log += log
             finally:
@@ -243,9 +247,26 @@ class Session:
             if attempt == self.limits.retries or time.monotonic() >= deadline:
                 break
         run = tried.run
-        skipped = [(key[0], why) for key, why in self.skipped.items() if key in statements]
+        here = set(statements)
+        skipped = [(key[0], why) for key, why in self.skipped.items() if key in here]
         run.log = [("sandbox", n) for n in self.notes] + skipped + run.log
         return run
+
+    def _within_results_cap(self, tried):
+        """Count the results one child left against the submission's allowance (by their sizes, nothing read);
+        past it they are removed unread, with a note, and its checks have no result."""
+        if tried.outdir is None:
+            return
+        files = [e for e in os.scandir(tried.outdir) if e.is_file(follow_symlinks=False)]
+        size = sum(e.stat(follow_symlinks=False).st_size for e in files)
+        if size > self.results_left:
+            for entry in files:
+                os.unlink(entry.path)
+            tried.run.log.append(("sandbox", f"results were not read: together they were over the "
+                                             f"{self.limits.submission_result_bytes >> 20} MB of results the grader "
+                                             "accepts from one submission"))
+            size = 0
+        self.results_left -= size
 
     def _job(self, statements, tokens, outdir, workdir):
         """What the session server needs for one child: nothing that names a protected folder reaches the
@@ -253,9 +274,10 @@ class Session:
         lim = self.limits
         rule = dataclasses.asdict(policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid)))
         rule["chmod_protect"] = []  # done here, once (_configure): the child never hears of those folders
+        result_bytes = max(0, min(lim.result_bytes, self.results_left))  # what the submission has left to send
         return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
-                           stmt_seconds=lim.stmt_seconds, result_bytes=lim.result_bytes,
-                           line_bytes=lim.result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
+                           stmt_seconds=lim.stmt_seconds, result_bytes=result_bytes,
+                           line_bytes=result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
                            policy=rule)
 
     def _attempt(self, statements, requests, deadline):
@@ -319,6 +341,11 @@ class Session:
                          self._ended(ended.status, time.monotonic() - begun, started.pid, ended.progress))
         if ended is not None and ended.note:
             run.log.append(("sandbox", ended.note))
+        if ended is not None and ended.dropped:
+            run.log.append(("sandbox", f"{ended.dropped} result line(s) were not accepted: not a result the grader "
+                                       "asked for, or over the results it accepts "
+                                       f"({self.limits.result_bytes >> 20} MB per exercise, "
+                                       f"{self.limits.submission_result_bytes >> 20} MB per submission)"))
         shutil.rmtree(workdir, ignore_errors=True)
         return Attempt(run, outdir, ended.progress if ended is not None else None)
 

@@ -47,19 +47,23 @@ class Receiver:
         self.outdir, self.allowed, self.on_result = outdir, allowed, on_result
         self.line_bytes, self.total_left = line_bytes, total_bytes
         self.buffer, self.skipping, self.progress, self.dropped = bytearray(), False, None, 0
+        self.scanned = 0  # bytes at the buffer's start known to hold no newline (each byte is searched once)
         self.progress_at = time.monotonic()
 
     def feed(self, data):
         self.buffer += data
         while True:
-            end = self.buffer.find(b"\n")
+            end = self.buffer.find(b"\n", self.scanned)
             if end < 0:
+                self.scanned = len(self.buffer)
                 if len(self.buffer) > self.line_bytes:  # an endless line: drop it up to its newline
                     self.buffer.clear()
+                    self.scanned = 0
                     self.skipping = True
                 return
             line = bytes(self.buffer[:end])
             del self.buffer[:end + 1]
+            self.scanned = 0
             if self.skipping:
                 self.skipping = False
                 self.dropped += 1
