@@ -33,7 +33,7 @@ def _code_print(code):
     for const in code.co_consts:
         if hasattr(const, "co_code"):
             parts.append(_code_print(const))
-        elif isinstance(const, (int, float)) and not isinstance(const, bool):
+        elif isinstance(const, (int, float)):  # bools too: rows_first=False
             parts.append(const)
     return repr(parts)
 
@@ -61,12 +61,12 @@ def _hidden(chapter):
 
 def fingerprint_table():
     """{fingerprint of a candidate's code: its verdict} for every candidate of both chapters, as an attacker
-    builds it from a dump of their code (only fingerprints that tell one candidate alone)."""
+    builds it from a dump of their code (only fingerprints whose candidates all have the same verdict)."""
     prints = {}
     for chapter, (_, probe, _) in CHAPTERS.items():
         for name, fn in _candidates(probe).items():
-            prints.setdefault(_code_print(fn.__code__), []).append(name in _correct(chapter))
-    return {p: verdicts[0] for p, verdicts in prints.items() if len(verdicts) == 1}
+            prints.setdefault(_code_print(fn.__code__), set()).add(name in _correct(chapter))
+    return {p: verdicts.pop() for p, verdicts in prints.items() if len(verdicts) == 1}
 
 
 def _property_checks(chapter):

@@ -19,7 +19,7 @@ def _code_print(code):
     for const in code.co_consts:
         if hasattr(const, "co_code"):
             parts.append(_code_print(const))
-        elif isinstance(const, (int, float)) and not isinstance(const, bool):
+        elif isinstance(const, (int, float)):  # bools too: rows_first=False
             parts.append(const)
     return repr(parts)
 
