@@ -38,9 +38,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import unseen
+from .candidates import Calls
 from .checks import all_checks
 from .records import Grade, Status, Verdict
-from .candidates import Calls
 from .sandbox.wire import Probe
 from .sandbox.zygote import Zygote
 from .settings import ANSWER, DEFAULT_SECRET

@@ -44,7 +44,8 @@ def check_arguments(x, position_ids):
         if type(value) is not torch.Tensor:
             return f"{name} is a {type(value).__name__}: a candidate takes plain torch.Tensor arguments"
         if value.layout != torch.strided or value.device.type == "meta":
-            return f"{name} is a {value.layout} tensor on {value.device.type}: a candidate takes dense tensors of values"
+            return (f"{name} is a {value.layout} tensor on {value.device.type}: a candidate takes dense tensors of "
+                    "values")
         if value.dtype not in dtypes:
             return f"{name} has dtype {value.dtype}: a candidate takes {', '.join(str(d) for d in dtypes)}"
     if not 2 <= x.dim() <= NDIM or position_ids.dim() > 3:
