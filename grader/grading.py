@@ -41,9 +41,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import shipped, twins, unseen
+from .candidates import Calls
 from .checks import all_checks
 from .records import Grade, Status, Verdict
-from .sandbox.anonymize import rename_params, restore_keys
 from .sandbox.wire import Probe
 from .sandbox.zygote import Zygote
 from .settings import ANSWER, DEFAULT_SECRET
@@ -315,13 +315,13 @@ class Grader:
         ordered = list(checks)
         secrets.SystemRandom().shuffle(ordered)
         tokens = {c.key: "r" + secrets.token_hex(8) for c in ordered}
-        names = self.zygote.anonymous  # candidate functions are anonymous in the sandbox (anonymize.py)
-        requests = [Probe(tokens[c.key], c.probe, _in_run_order(rename_params(c.params, names)), c.exercise)
-                    for c in ordered]
+        calls = Calls()  # a property test's candidates are computed here, named by tokens drawn per request
+        requests = [Probe(tokens[c.key], c.probe, calls.params(tokens[c.key], c.probe, _in_run_order(c.params)),
+                          c.exercise) for c in ordered]
         limit = self.settings.limits.result_bytes
         run = session.run(statements, requests, lambda outdir, reqs, ended: collect(outdir, reqs, ended, limit),
-                          seconds)
-        run.results = {token: restore_keys(result, names) for token, result in run.results.items()}
+                          seconds, calls)
+        run.results = {token: calls.restore(token, result) for token, result in run.results.items()}
         return run, tokens
 
 

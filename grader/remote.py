@@ -47,7 +47,7 @@ def serve(sock, control, caps, setup):
     tempfile.tempdir = setup.tmp
     channel = Channel(sock)
     checks = None if setup.checks is None else [by_key()[k] for k in setup.checks]
-    grader = Grader(settings, checks, zygote=ZygoteClient(control, caps, setup.anonymous))
+    grader = Grader(settings, checks, zygote=ZygoteClient(control, caps))
     while True:
         request = GradeSubmission.from_wire(channel.receive(time.monotonic() + 10 ** 9))
         if request is None:
@@ -95,8 +95,7 @@ class RemoteGrader:
         self.zygote_pid = zygote.proc.pid
         self.channel = Channel(sock)
         self.channel.send(GraderSetup(str(REPO), f"{__name__}:{serve.__name__}", tempfile.gettempdir(),
-                                      settings.to_json(), zygote.anonymous,
-                                      None if checks is None else [c.key for c in checks]))
+                                      settings.to_json(), None if checks is None else [c.key for c in checks]))
 
     def grade(self, submission, progress=None, student=None, assignment=None) -> Grade:
         """`student`, `assignment`: what the draws are keyed on (grading.Grader.grade)."""

@@ -7,6 +7,10 @@ property test makes (too strict; too lax: norms only, too few positions, no chec
 is used at all, a loose tolerance). The grader keeps others of the same kinds (hidden probes) in a
 `CANDIDATES` registry of its own, which `probes.catalog` merges in for the grader only. Each takes
 x (..., seq, head_dim) and position_ids (seq,) or (batch, seq) and returns a tensor shaped like x.
+
+The probe is one path for both: in the learner's kernel it runs their test on the functions of `table`; in the
+grader's sandbox `table` holds opaque callables instead, named by tokens drawn for the request, whose values
+the grader computes in its own process (grader/sandbox/candidate_calls.py, grader/candidates.py).
 """
 
 from __future__ import annotations
@@ -113,8 +117,8 @@ def _verdict(value):
 
 
 def verdicts_of(test, table, candidates, head_dim):
-    """A learner's property test run on each named candidate of `table`: {name: True/False} or
-    {name + ':error': why} (chapter 4's rope functions, chapter 8's 2-D ones)."""
+    """A learner's property test run on each named candidate of `table` (functions, or in the sandbox the grader's
+    callables): {name: True/False} or {name + ':error': why} (chapter 4's rope functions, chapter 8's 2-D ones)."""
     result = {}
     for name in candidates:
         try:
@@ -135,8 +139,8 @@ def verdicts_of(test, table, candidates, head_dim):
 @probe
 @uses_candidates("CANDIDATES")
 def relative_property(ns, exercise, candidates, head_dim, table=CANDIDATES):
-    """The learner's property test on each candidate of `table` (probes.catalog merges the hidden ones in):
-    {name: True/False} or {name + ':error': why}."""
+    """The learner's property test on each candidate of `table` (probes.catalog merges the hidden ones in; the
+    sandbox's child passes the grader's callables): {name: True/False} or {name + ':error': why}."""
     return verdicts_of(_get(ns, exercise), table, candidates, head_dim)
 
 

@@ -4,7 +4,8 @@ ids), rope functions applied with given tables, and a 2-D property test fed cand
 Candidates are the functions a learner's `check_axial_property(rope_fn, head_dim)` is asked to judge: each takes
 x (..., N, head_dim) and position_ids (N, 2) of (row, column) and returns a tensor shaped like x. Those here ship
 with the course and feed the self-check; the grader keeps others of the same kinds (hidden probes) in a
-`CANDIDATES_2D` registry of its own, which `probes.catalog` merges in for the grader only.
+`CANDIDATES_2D` registry of its own, which `probes.catalog` merges in for the grader only. In the grader's sandbox
+the probe is handed opaque callables instead, whose values the grader computes (as chapter 4's: probes_ch04.py).
 """
 
 from __future__ import annotations
@@ -155,6 +156,6 @@ def axial_fixed_cell(x, position_ids):
 @probe
 @uses_candidates("CANDIDATES_2D")
 def axial_property(ns, exercise, candidates, head_dim, table=CANDIDATES_2D):
-    """The learner's 2-D property test on each candidate of `table` (probes.catalog merges the hidden ones in):
-    {name: True/False} or {name + ':error': why}."""
+    """The learner's 2-D property test on each candidate of `table` (probes.catalog merges the hidden ones in; the
+    sandbox's child passes the grader's callables): {name: True/False} or {name + ':error': why}."""
     return verdicts_of(_get(ns, exercise), table, candidates, head_dim)

@@ -106,7 +106,7 @@ CONVENTIONS = {
 CHECKS = [
     # ---- relative_positions -----------------------------------------------------------------------
     Check(REL, "j − i for q_len = k_len = 5", "call", {"args": [5, 5]}, public=True, mistakes=REL_MISTAKES,
-          id="j_i_q_len_k_len_5", twin={"args": square(2, 1001)}),
+          id="j_i_q_len_k_len_5", twin={"args": square(2, 1101)}),
     Check(REL, "decoding: 3 queries aligned to the end of 8 keys", "call", {"args": [3, 8]}, public=True,
           mistakes=REL_MISTAKES, hint=ALIGN_HINT, id="decoding_3_queries_aligned_end_8_keys",
           twin={"args": [draw_int(2, 30), draw_int(31, 100)]}),
@@ -115,9 +115,9 @@ CHECKS = [
           twin={"args": [0, draw_int(1, 1000)]}),
     Check(REL, "one decoding step: 1 query against 6 keys", "call", {"args": [1, 6]}, mistakes=REL_MISTAKES,
           hint=ALIGN_HINT, public=True, id="one_decoding_step_1_query_against_6_keys",
-          twin={"args": [1, draw_int(2, 1001)]}),
+          twin={"args": [1, draw_int(2, 1201)]}),
     Check(REL, "a long square matrix (q_len = k_len = 300)", "call", {"args": [300, 300]}, mistakes=REL_MISTAKES,
-          public=True, id="long_square_matrix_q_len_k_len_300", twin={"args": square(200, 1199)}),
+          public=True, id="long_square_matrix_q_len_k_len_300", twin={"args": square(200, 1299)}),
     Check(REL, "k_len=-2 raises ValueError naming it", "raises", {"args": [2, -2]}, expect="raises",
           mentions=("k_len",), public=True, id="k_len_2_raises_valueerror_naming",
           twin={"args": [draw_int(1, 1000), draw_int(-1000, -1)]}),
@@ -272,7 +272,7 @@ CHECKS = [
                                       "kwargs": {"bidirectional": False}, "device": "cuda"}),
     # ---- alibi_slopes -----------------------------------------------------------------------------
     Check(SLOPES, "8 heads: 1/2, 1/4, ..., 1/256", "call", {"args": [8]}, public=True, id="8_heads_1_2_1_4_1_256",
-          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 3),
+          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 4),
     Check(SLOPES, "12 heads (not a power of two)", "call", {"args": [12]}, public=True,
           mistakes=("alibi_slopes_power_of_two_formula",), id="12_heads_not_power_two",
           twin={"args": [heads(*NOT_POWERS)]}),
@@ -280,7 +280,7 @@ CHECKS = [
           mentions=("num_heads",), public=True, id="num_heads_0_raises_valueerror_naming",
           twin={"args": [draw_int(-1000, 0)]}),
     Check(SLOPES, "1 head", "call", {"args": [1]}, public=True, id="1_head",  # one input: its twins are powers of two
-          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 3),
+          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 4),
     Check(SLOPES, "112 heads (BLOOM-176B)", "call", {"args": [112]}, points=2,
           mistakes=("alibi_slopes_power_of_two_formula",), public=True, id="112_heads_bloom_176b",
           twin={"args": [heads(*NOT_POWERS, lo=65)]}),
@@ -357,7 +357,7 @@ CHECKS += [
                  "kwargs": {"bidirectional": False}},
                 "causal buckets for distances drawn for this submission", id="main_causal"),
     # no power-of-two main: one call of alibi_slopes(n) has only 13 powers of two up to 4096 to draw from, fewer
-    # than Settings' twins.min_space; that case rests on the three-draw twins of the 8, 1 and 64 heads checks
+    # than Settings' twins.min_space; that case rests on the four-draw twins of the 8, 1 and 64 heads checks
     unseen_like(find(CHECKS, SLOPES, "12_heads_not_power_two"), {"args": [heads(*NOT_POWERS)]},
                 "a number of heads (not a power of two) drawn for this submission", id="main_other"),
     unseen_like(find(CHECKS, ALIBI, "8_heads_q_len_k_len_5"),

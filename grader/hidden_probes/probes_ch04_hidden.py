@@ -5,20 +5,16 @@ length changes, and no-ops whose rotation never changes with the position) rejec
 into a `CANDIDATES` registry of their own (never into the public one): `probes.catalog` merges it in
 for the grader's probe.
 
-(The file is not named probes_ch04.py: the sandbox copies public and hidden probe files into one
-folder by file name, and a hidden probes_ch04.py would replace the public one there.)
+They never enter the sandbox (grader/hidden_probes.CANDIDATE_MODULE_NAMES): the grader computes them in its own
+process, and the learner's test calls them through opaque callables (grader/candidates.py).
 """
 
 from __future__ import annotations
 
 import torch
 
-try:
-    from posenc_selfcheck.probes_base import registry
-    from posenc_selfcheck.probes_ch04 import plane_angles, rotate_neighbours
-except ImportError:  # flat in the sandbox
-    from probes_base import registry
-    from probes_ch04 import plane_angles, rotate_neighbours
+from posenc_selfcheck.probes_base import registry
+from posenc_selfcheck.probes_ch04 import plane_angles, rotate_neighbours
 
 PROBES = {}  # no probes of its own: candidates for probes_ch04's relative_property
 CANDIDATES, candidate = registry()  # the hidden candidates, merged with the public ones by probes.catalog

@@ -5,20 +5,16 @@ mix, sign errors, angles that are not affine in (row, column), length changes, n
 into a `CANDIDATES_2D` registry of their own (never into the public one): `probes.catalog` merges it in for the
 grader's probe.
 
-(The file is not named probes_ch08.py: the sandbox copies public and hidden probe files into one folder by file
-name, and a hidden probes_ch08.py would replace the public one there.)
+They never enter the sandbox (grader/hidden_probes.CANDIDATE_MODULE_NAMES): the grader computes them in its own
+process, and the learner's test calls them through opaque callables (grader/candidates.py).
 """
 
 from __future__ import annotations
 
 import torch
 
-try:
-    from posenc_selfcheck.probes_base import registry
-    from posenc_selfcheck.probes_ch08 import axial, plane_angles_2d, rotate_pairs
-except ImportError:  # flat in the sandbox
-    from probes_base import registry
-    from probes_ch08 import axial, plane_angles_2d, rotate_pairs
+from posenc_selfcheck.probes_base import registry
+from posenc_selfcheck.probes_ch08 import axial, plane_angles_2d, rotate_pairs
 
 PROBES = {}  # no probes of its own: candidates for probes_ch08's axial_property
 CANDIDATES_2D, candidate = registry()  # the hidden candidates, merged with the public ones by probes.catalog

@@ -6,7 +6,8 @@ policy). Then it executes the submission's top-level statements one by one, each
 answers the grader's probe requests from the request pipe, one at a time, running each probe (probes.py)
 against what the statements defined. Every result goes back over the result pipe as one line
 "<name>\\t<base64>\\n" (`ResultPipe`): nothing a child prints reaches the grader. A process that learner
-code forks writes nothing there.
+code forks writes nothing there. A property test's candidates are callables whose values the grader computes
+(candidate_calls.py): their calls go out on the result pipe and are answered on the request pipe.
 """
 
 import ast
@@ -17,6 +18,7 @@ import os
 import signal
 import sys
 
+import candidate_calls
 import confine
 import policy
 import probes
@@ -110,21 +112,44 @@ def _confine(job, keep_fds, group):
 
 
 class _Requests:
-    """The grader's requests on the request pipe, one wire.Probe line each, read one at a time (the grader writes the
-    next only when this child's answer to the last one is stored)."""
+    """The grader's lines on the request pipe, read one at a time: a wire.Probe per request (the grader writes the
+    next only when this child's answer to the last one is stored), and while a request runs, a wire.Answer per call
+    of a candidate (candidate_calls.py)."""
 
     def __init__(self, fd):
-        self.fd, self.buffer = fd, b""
+        self.fd, self.buffer, self.scanned = fd, bytearray(), 0
 
-    def next(self):
-        """The next request, or None at end of file (or at a line that is not a request: the grader's own)."""
-        while b"\n" not in self.buffer:
-            chunk = os.read(self.fd, 1 << 16)
+    def _line(self):
+        """The next line, or None at end of file."""
+        while True:
+            end = self.buffer.find(b"\n", self.scanned)
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[:end + 1]
+                self.scanned = 0
+                return line
+            self.scanned = len(self.buffer)
+            chunk = os.read(self.fd, 1 << 20)
             if not chunk:
                 return None
             self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return wire.Probe.from_wire(wire.unframe(line))
+
+    def next(self):
+        """The next request, or None at end of file (or at a line that is neither a request nor an answer that
+        came late: the grader's own). An answer left over (a call the learner's code made behind its test's
+        back) is passed over."""
+        while True:
+            line = self._line()
+            if line is None:
+                return None
+            message = wire.unframe(line)
+            if wire.Answer.from_wire(message) is None:
+                return wire.Probe.from_wire(message)
+
+    def answer(self):
+        """The grader's answer to the call just made (wire.Answer), or None."""
+        line = self._line()
+        return None if line is None else candidate_calls.answer_of(line)
 
 
 def _answer_next(requests, ns, channel, catalog):
@@ -135,8 +160,13 @@ def _answer_next(requests, ns, channel, catalog):
         return False
     signal.setitimer(signal.ITIMER_REAL, 0)
     torch.manual_seed(0)  # each request from the same state, whatever was asked before it (the order is drawn)
+    params = request.params
+    uses_candidates = getattr(catalog.get(request.probe), "candidate_table", None)
+    table = candidate_calls.table(params.get("candidates") if uses_candidates else [])  # earlier ones answer no more
+    if uses_candidates:  # a property test: run on the grader's candidates, by token
+        params = {**params, "table": table}
     try:
-        result = probes.run(ns, request.probe, request.params, request.exercise, catalog)
+        result = probes.run(ns, request.probe, params, request.exercise, catalog)
     except BaseException as exc:  # SystemExit raised from inside learner code, and worse
         result = {"error": f"{type(exc).__name__}: {exc}"[:1000], "error_type": type(exc).__name__}
     try:
@@ -163,6 +193,7 @@ def run(job, result_fd, request_fd, group, catalog):
     channel.send("_progress", b"probes")
     channel.send("_exec.json", json.dumps(log).encode())
     requests = _Requests(request_fd)
+    candidate_calls.connect(channel.send, requests.answer)
     while _answer_next(requests, ns, channel, catalog):
         gc.collect()  # what the last request left in reference cycles (a traceback's frames) goes with it
     channel.send("_progress", b"done")

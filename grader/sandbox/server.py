@@ -41,7 +41,7 @@ import wire  # noqa: E402
 
 # argv: the control socket's fd, the sandbox mode (POSENC_SANDBOX_MODE), the first user id the sandbox may
 # borrow (settings.uid_base: the probe asks whether such a uid can read Python), then the hidden probe modules
-# copied beside the public ones (grader/hidden_probes.MODULE_NAMES)
+# copied beside the public ones (grader/hidden_probes.MODULE_NAMES: never the hidden candidates)
 CONTROL_FD, MODE, UID_BASE = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 CATALOG = probes.catalog(*[__import__(name) for name in sys.argv[4:]])
 probes.warm_up()  # the meta device's first use costs about a second: pay it here, once, before any fork

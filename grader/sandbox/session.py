@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..files import read_regular
 from ..records import ExerciseRun
 from ..settings import DEFAULT_SECRET
 from . import paths, policy, procs, slots, tmpdirs, wire
@@ -39,6 +40,7 @@ from .errors import SandboxError
 REPO = Path(__file__).resolve().parent.parent.parent  # the grader's repository: the reference, the checks
 EXIT_SETUP_FAILED = 97  # child.py: the child could not be confined
 TIMED_OUT = "skipped: ran longer than {:g} s at grading time"  # child.py's words for the same
+NO_CALLS = "no candidate function can be called in this request"
 
 
 def gpu_present():
@@ -217,16 +219,18 @@ class Session:
         self.close()
 
     # -- one exercise --------------------------------------------------------------------------------------
-    def run(self, statements, requests, read, seconds=None):
+    def run(self, statements, requests, read, seconds=None, calls=None):
         """Execute `statements` [Statement] in a fresh child, then answer each wire.Probe, one at a time;
         `read(outdir, requests, ended)` turns the result folder into (results, log, timed_out) (results.py,
         which needs torch). Everything, retries included, within `seconds` of wall clock (default: the
-        exercise's limit)."""
+        exercise's limit). `calls` answers a property test's calls of a candidate while a request runs
+        (grader/candidates.py: `answer(request, data)` -> wire.Answer, `call_bytes`, `calls`); without it, every
+        call is refused."""
         statements = [(s.label, s.source, s.line) for s in statements]
         deadline = time.monotonic() + (self.limits.wall_seconds if seconds is None else seconds)
         for attempt in range(self.limits.retries + 1):
             kept = [s for s in statements if s not in self.skipped]
-            tried = self._attempt(kept, requests, deadline)
+            tried = self._attempt(kept, requests, deadline, calls)
             try:
                 self._within_results_cap(tried)
                 tried.run.results, log, timed_out = read(tried.outdir, requests, tried.run.ended)
@@ -268,7 +272,7 @@ class Session:
             size = 0
         self.results_left -= size
 
-    def _job(self, statements, tokens, outdir, workdir):
+    def _job(self, statements, tokens, outdir, workdir, calls):
         """What the session server needs for one child: nothing that names a protected folder reaches the
         child (the policy lists what it may read, never what it may not), and no request."""
         lim = self.limits
@@ -278,9 +282,23 @@ class Session:
         return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
                            stmt_seconds=lim.stmt_seconds, result_bytes=result_bytes,
                            line_bytes=result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
-                           policy=rule)
+                           policy=rule, call_bytes=calls.call_bytes if calls else 0, calls=calls.calls if calls else 0)
 
-    def _attempt(self, statements, requests, deadline):
+    @staticmethod
+    def _answer_call(calls, request, stored, outdir, write_end, deadline):
+        """Answer one call of a candidate on the request pipe: its arguments (stored by the session server as
+        `_call`, read once, at most `calls.call_bytes`) go to `calls`, which computes the value."""
+        data = None
+        if stored and calls is not None:
+            data = read_regular(outdir / "_call", calls.call_bytes)
+            try:
+                os.unlink(outdir / "_call")
+            except FileNotFoundError:
+                pass
+        answer = calls.answer(request, data) if calls is not None else wire.Answer(error=NO_CALLS)
+        _write_line(write_end, answer, deadline)
+
+    def _attempt(self, statements, requests, deadline, calls=None):
         if not self._alive():
             self._open()
         self.count += 1
@@ -293,8 +311,9 @@ class Session:
                 os.chown(workdir, self.uid, self.gid)
         run, begun = ExerciseRun(), time.monotonic()
         self._cuda = any(str(r.params.get("device", "")).startswith("cuda") for r in requests)
-        job = self._job(statements, [r.token for r in requests], outdir, workdir)
+        job = self._job(statements, [r.token for r in requests], outdir, workdir, calls)
         read_end, write_end = os.pipe()
+        wire.widen_pipe(write_end)  # an answer to a call (a few hundred KB) in one write, not one per 64 KB read
         try:
             # what this exercise's confinement says beyond the session's (no memory limit for a CUDA one, ...)
             named = f"{requests[0].exercise}: " if requests else ""
@@ -317,7 +336,9 @@ class Session:
                 if not _write_line(write_end, request, deadline):
                     break
                 ended = self._until(deadline, lambda m: wire.ResultReady.from_wire(m) is not None
-                                    and m["token"] == request.token)
+                                    and m["token"] == request.token,
+                                    lambda stored: self._answer_call(calls, request, stored, outdir, write_end,
+                                                                     deadline))
                 if ended is not None:
                     break
         finally:
@@ -349,9 +370,10 @@ class Session:
         shutil.rmtree(workdir, ignore_errors=True)
         return Attempt(run, outdir, ended.progress if ended is not None else None)
 
-    def _until(self, deadline, wanted):
+    def _until(self, deadline, wanted, on_call=None):
         """Read the session's messages until one that `wanted(message)` accepts (then None), or the child's
-        Ended (returned); "late" at the deadline, "gone" when the session server is."""
+        Ended (returned); "late" at the deadline, "gone" when the session server is. A call of a candidate
+        (CallReady) meanwhile goes to `on_call(stored)`; with no request in hand, none is answered."""
         while True:
             message = self.channel.receive(deadline)
             if message is None:
@@ -363,6 +385,11 @@ class Session:
             ended = wire.Ended.from_wire(message)
             if ended is not None:
                 return ended
+            call = wire.CallReady.from_wire(message)
+            if call is not None:
+                if on_call is not None:
+                    on_call(call.stored is True)
+                continue
             if wanted(message):
                 return None
 

@@ -15,6 +15,10 @@ each decoded and size-capped, and writes them to the exercise's fresh result fol
 server and the grader can reach. A line it cannot parse is dropped, so garbage a submission writes into
 the pipe costs nothing but that garbage. Last line wins for a name.
 
+A line named `_call` is a property test's call of a candidate function (candidate_calls.py): the server stores
+its arguments as `_call` when they are within the job's bounds (`call_bytes` each, `calls` in all) and tells the
+grader with CallReady either way; the grader answers the child on the request pipe.
+
 A session server is a child subreaper: whatever a child starts stays below it even after the child dies,
 and is killed (with everything of the child's user id, as root) before the server reports the child's end.
 """
@@ -43,9 +47,11 @@ STMT_GRACE = 1.0  # seconds a top-level statement may run past its alarm before 
 class Receiver:
     """Parse result lines from the pipe; keep the expected ones as files in the result folder."""
 
-    def __init__(self, outdir, allowed, line_bytes, total_bytes, on_result=lambda token: None):
-        self.outdir, self.allowed, self.on_result = outdir, allowed, on_result
+    def __init__(self, outdir, allowed, line_bytes, total_bytes, on_result=lambda token: None, call_bytes=0,
+                 calls=0, on_call=lambda stored: None):
+        self.outdir, self.allowed, self.on_result, self.on_call = outdir, allowed, on_result, on_call
         self.line_bytes, self.total_left = line_bytes, total_bytes
+        self.call_bytes, self.calls_left = call_bytes, calls
         self.buffer, self.skipping, self.progress, self.dropped = bytearray(), False, None, 0
         self.scanned = 0  # bytes at the buffer's start known to hold no newline (each byte is searched once)
         self.progress_at = time.monotonic()
@@ -78,6 +84,13 @@ class Receiver:
         except (UnicodeDecodeError, binascii.Error, ValueError):
             self.dropped += 1
             return
+        if name == "_call":  # answered whatever it holds: the child waits for that answer
+            stored = len(payload) <= self.call_bytes and self.calls_left > 0
+            if stored:
+                self.calls_left -= 1
+                self._store(name, payload)
+            self.on_call(stored)
+            return
         if not NAME.match(name) or name not in self.allowed or len(payload) > self.total_left:
             self.dropped += 1
             return
@@ -86,12 +99,15 @@ class Receiver:
             self.progress_at = time.monotonic()
             return
         self.total_left -= len(payload)
+        self._store(name, payload)
+        if name.endswith(".json") and not name.startswith("_"):  # a result is complete with its .json
+            self.on_result(name[:-len(".json")])
+
+    def _store(self, name, payload):
         path = os.path.join(self.outdir, name)
         with open(path + ".tmp", "wb") as f:
             f.write(payload)
         os.replace(path + ".tmp", path)
-        if name.endswith(".json") and not name.startswith("_"):  # a result is complete with its .json
-            self.on_result(name[:-len(".json")])
 
 
 def _drain(fd, receiver):
@@ -168,6 +184,7 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd):
     ipc_before = cleanup.sysv_ipc(os.getuid()) if rule["clean_ipc"] == "new" else set()
     group, note = _group(job, n)
     read_fd, write_fd = os.pipe()
+    wire.widen_pipe(read_fd)  # a call of a candidate (a few hundred KB) in one write
     gc.freeze()  # what the server holds is out of the child's collections: they scan only what the child made
     pid = os.fork()
     if pid == 0:
@@ -186,7 +203,8 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd):
     out.send(wire.Started(pid))
     allowed = {f"{token}.{ext}" for token in job.tokens for ext in ("json", "safetensors")}
     receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
-                        on_result=lambda token: out.send(wire.ResultReady(token)))
+                        on_result=lambda token: out.send(wire.ResultReady(token)), call_bytes=job.call_bytes,
+                        calls=job.calls, on_call=lambda stored: out.send(wire.CallReady(stored)))
     status, overran = _reap(wake_fd, pid, read_fd, receiver, job.stmt_seconds)
     os.close(read_fd)
     cleanup.kill_and_reap(job.uid)

@@ -15,14 +15,18 @@ A session (one submission) speaks these messages, in this order, for each run of
                                       request pipe travels beside it
     session -> grader    Started      the child's pid
     grader  -> child     Probe        one line on the request pipe, the next only after ...
+    session -> grader    CallReady    (while a property test runs, for each call of a candidate: the
+    grader  -> child     Answer        arguments stored by the session, the value on the request pipe)
     session -> grader    ResultReady  ... the child's result for it has been stored
     session -> grader    Ended        how the child ended, once everything it started is gone
 
 The child holds one request at a time: the grader writes the next one only when the last one's result
 is stored, and never the expected answers. Results travel from the child to the session server over
-a pipe of their own (session_server.py's Receiver), never through these channels.
+a pipe of their own (session_server.py's Receiver), never through these channels; so do the arguments
+of a property test's calls of a candidate (candidate_calls.py), each answered by one Answer line.
 """
 
+import fcntl
 import json
 import select
 import socket
@@ -30,7 +34,17 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 
 LINE_BYTES = 1 << 16  # one read
+PIPE_BYTES = 1 << 20  # a request pipe's and a result pipe's capacity (Linux's default limit for a user)
 MAX_FDS = 4  # file descriptors accepted beside one line
+
+
+def widen_pipe(fd, size=PIPE_BYTES):
+    """Let a pipe hold `size` bytes (Linux's F_SETPIPE_SZ, by the pipe's creator, before the child is confined):
+    fewer turns between writer and reader for a large line. Where it cannot, the pipe stays as it is."""
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+    except OSError:
+        pass
 
 
 def frame(message):
@@ -164,6 +178,8 @@ class RunJob(_Message):
     uid: object  # the sandbox's user id, or None
     stub: str  # a folder with the no-op posenc_selfcheck notebooks import
     policy: dict = field(default_factory=dict)  # policy.Policy as a dict
+    call_bytes: int = 0  # the largest call of a candidate the session stores (candidate_calls.py)
+    calls: int = 0  # calls it stores in all; past that it tells the grader without storing them
 
 
 @dataclass
@@ -188,6 +204,24 @@ class ResultReady(_Message):
 
 
 @dataclass
+class CallReady(_Message):
+    """The child called a candidate function: its arguments are stored in the run's result folder as `_call`
+    (`stored`), or were not (too large, too many calls). The grader answers either way, so the child never
+    waits for an answer that does not come."""
+
+    stored: bool
+
+
+@dataclass
+class Answer(_Message):
+    """The grader's answer to one call of a candidate, on the request pipe: the value (safetensors, base64) or
+    why there is none."""
+
+    data: object = None
+    error: object = None
+
+
+@dataclass
 class Ended(_Message):
     pid: int
     status: object  # os.waitpid's status, or None
@@ -208,7 +242,6 @@ class GraderSetup(_Message):
     serve: str  # "module:function" that the zygote's bootstrap (bootstrap.py) hands the grading process to
     tmp: str  # the grader's temporary folder (where the sandbox's uid slots are locked)
     settings: str  # Settings.to_json()
-    anonymous: object  # the zygote's anonymous names for candidate functions (anonymize.py)
     checks: object = None  # the keys of the checks to grade; None: all
 
 

@@ -31,12 +31,11 @@ KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VI
 
 class ZygoteClient:
     """A control connection to a zygote: asks it for sessions (and, for the process that started it, for
-    trusted grading processes). `caps` is what the zygote found; `anonymous` the candidates' names."""
+    trusted grading processes). `caps` is what the zygote found."""
 
-    def __init__(self, sock, caps=None, anonymous=None):
+    def __init__(self, sock, caps=None):
         self.channel = wire.Channel(sock)
         self.caps = caps
-        self.anonymous = anonymous or {}
 
     def ready(self):
         """Its capabilities, once it has imported torch (waits for its hello the first time)."""
@@ -95,7 +94,7 @@ class Zygote(ZygoteClient):
     def __init__(self, mode, uid_base):
         self.mode = mode
         self.root = tmpdirs.make("posenc-server-")
-        anonymous = runtime.copy_into(self.root, os.urandom(16))
+        runtime.copy_into(self.root)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root), "LANG": "C.UTF-8",
                "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
@@ -108,7 +107,7 @@ class Zygote(ZygoteClient):
             cwd=self.root, env=env, start_new_session=True, pass_fds=(theirs.fileno(),),
         )
         theirs.close()
-        super().__init__(ours, anonymous=anonymous)
+        super().__init__(ours)
 
     @classmethod
     def start(cls, settings):
