@@ -165,7 +165,9 @@ CHECKS = [
     Check("rope_cos_sin", "positions 4000..4096 stay accurate to float32 rounding", "call",
           call(arange(4097, start=4000), 64), mistakes=COS_SIN_MISTAKES, tol=pos_tol(4097),
           public=True, id="positions_4000_4096_stay_accurate",
-          twin=call(arange(4097, start=draw_int(2000, 4000)), even(8, 128), base=drawn_base())),
+          # the case is the far positions: head_dim and base stay the public ones, where float32 frequencies (as
+          # transformers computes them) keep the tolerance
+          twin=call(arange(4097, start=draw_int(2000, 4000)), 64)),
     Check("rope_cos_sin", "odd head_dim raises ValueError naming it", "raises", call(arange(3), 5), expect="raises",
           mentions=("head_dim",), public=True, id="odd_head_dim_raises_valueerror_naming",
           twin=call(arange(draw_int(1, 50)), draw_int(1, 255, step=2), base=drawn_base())),
