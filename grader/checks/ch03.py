@@ -4,11 +4,11 @@ t5_bucket, alibi_slopes, alibi_bias."""
 from grader.spec import SEED, Check, Mistake, draw_choice, draw_int, find, same, unseen_like
 
 # head counts for alibi_slopes' twins: powers of two (one sequence) and the others (two interleaved)
-POWERS_OF_TWO = tuple(1 << n for n in range(13))
+POWERS_OF_TWO = tuple(1 << n for n in range(17))
 NOT_POWERS = tuple(n for n in range(3, 2049) if n & (n - 1))
 
 
-def heads(*among, lo=1, hi=4096):
+def heads(*among, lo=1, hi=65536):
     """A head count drawn from `among` (POWERS_OF_TWO or NOT_POWERS) within [lo, hi], for each student."""
     return draw_choice(*[n for n in among if lo <= n <= hi])
 
@@ -272,7 +272,7 @@ CHECKS = [
                                       "kwargs": {"bidirectional": False}, "device": "cuda"}),
     # ---- alibi_slopes -----------------------------------------------------------------------------
     Check(SLOPES, "8 heads: 1/2, 1/4, ..., 1/256", "call", {"args": [8]}, public=True, id="8_heads_1_2_1_4_1_256",
-          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 4),
+          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 3),
     Check(SLOPES, "12 heads (not a power of two)", "call", {"args": [12]}, public=True,
           mistakes=("alibi_slopes_power_of_two_formula",), id="12_heads_not_power_two",
           twin={"args": [heads(*NOT_POWERS)]}),
@@ -280,7 +280,7 @@ CHECKS = [
           mentions=("num_heads",), public=True, id="num_heads_0_raises_valueerror_naming",
           twin={"args": [draw_int(-1000, 0)]}),
     Check(SLOPES, "1 head", "call", {"args": [1]}, public=True, id="1_head",  # one input: its twins are powers of two
-          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 4),
+          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 3),
     Check(SLOPES, "112 heads (BLOOM-176B)", "call", {"args": [112]}, points=2,
           mistakes=("alibi_slopes_power_of_two_formula",), public=True, id="112_heads_bloom_176b",
           twin={"args": [heads(*NOT_POWERS, lo=65)]}),
@@ -289,7 +289,7 @@ CHECKS = [
     Check(SLOPES, "6 heads", "call", {"args": [6]}, mistakes=("alibi_slopes_power_of_two_formula",),
           public=True, id="6_heads", twin={"args": [heads(*NOT_POWERS)]}),
     Check(SLOPES, "64 heads", "call", {"args": [64]}, public=True, id="64_heads",
-          twin=({"args": [heads(*POWERS_OF_TWO, lo=16)]},) * 4),
+          twin=({"args": [heads(*POWERS_OF_TWO, lo=16)]},) * 3),
     # ---- alibi_bias -------------------------------------------------------------------------------
     Check(ALIBI, "8 heads, q_len = k_len = 5", "call", {"args": [8, 5, 5]}, public=True, mistakes=ALIBI_MISTAKES,
           id="8_heads_q_len_k_len_5", twin={"args": [heads(*POWERS_OF_TWO, hi=64), *square(2, 200)]}),
@@ -356,8 +356,8 @@ CHECKS += [
                 {"args": [{"t": "arange", "start": draw_int(-300, -20), "end": draw_int(20, 300)}],
                  "kwargs": {"bidirectional": False}},
                 "causal buckets for distances drawn for this submission", id="main_causal"),
-    # no power-of-two main: one call of alibi_slopes(n) has only 13 powers of two up to 4096 to draw from, fewer
-    # than Settings' twins.min_space; that case rests on the four-draw twins of the 8, 1 and 64 heads checks
+    # no power-of-two main: one call of alibi_slopes(n) has only 17 powers of two up to 65536 to draw from, fewer
+    # than Settings' twins.min_space; that case rests on the three-draw twins of the 8, 1 and 64 heads checks
     unseen_like(find(CHECKS, SLOPES, "12_heads_not_power_two"), {"args": [heads(*NOT_POWERS)]},
                 "a number of heads (not a power of two) drawn for this submission", id="main_other"),
     unseen_like(find(CHECKS, ALIBI, "8_heads_q_len_k_len_5"),
