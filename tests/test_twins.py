@@ -122,3 +122,14 @@ def test_gradescope_draws_are_keyed_on_the_users_and_the_assignment_never_the_su
     path.write_text("{not json")
     assert identity(path) == (None, None)
     assert identity(tmp_path / "missing.json") == (None, None)
+
+
+def test_correct_code_gets_full_marks_whoever_the_student_is():
+    """Fair to correct code: the bundled complete example (written as practitioners write it, float32 frequencies
+    included) passes every twin drawn for another student than the tests' own (tests/test_examples.py grades it
+    as that one)."""
+    from grader.grading import Grader
+    from tests.conftest import ROOT, settings
+
+    grade = Grader(settings()).grade(ROOT / "examples" / "complete", student="another student")
+    assert [(v.check.key, v.feedback) for v in grade.verdicts if v.status not in ("passed", "skipped")] == []
