@@ -101,8 +101,8 @@ def several_groups():
     """SEVERAL's layout with other sizes: text, an image, text, a video, text, an image, text (groups for
     vision_ids: an int is that many text tokens, (t, h, w) a grid of merged tokens)."""
     return [[a, (1, h1, w1), 2, video, 2, (1, h2, w2), 1]
-            for a in (1, 2, 3) for h1, w1 in ((1, 2), (2, 1), (2, 2), (1, 3), (2, 3), (3, 2)) for video in LONG_VIDEOS
-            for h2, w2 in ((1, 1), (1, 2), (2, 1), (2, 2))]
+            for a in (1, 2, 3, 4) for h1, w1 in ((1, 2), (2, 1), (2, 2), (1, 3), (2, 3), (3, 2))
+            for video in LONG_VIDEOS for h2, w2 in ((1, 1), (1, 2), (2, 1), (2, 2))]
 
 
 def groups_prompt(rows, merge=2):
