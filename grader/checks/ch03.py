@@ -336,7 +336,7 @@ def shaw_drawn(causal):
 
 CHECKS += [
     unseen_like(find(CHECKS, REL, "j_i_q_len_k_len_5"), {"args": [draw_int(1, 40), draw_int(40, 80)]},
-                "j − i for q_len and k_len drawn for this submission", id="main_distances"),
+                "j − i for q_len and k_len drawn for this submission", id="main_distances_v2"),
     unseen_like(find(CHECKS, DIRECT, "matches_reference_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(False),
                 "matches the reference on inputs drawn for this submission", id="main_bidirectional"),
     unseen_like(find(CHECKS, DIRECT, "causal_decoding_3_queries_against_9_keys"), shaw_drawn(True),
@@ -359,10 +359,10 @@ CHECKS += [
     # no power-of-two main: one call of alibi_slopes(n) has only 14 powers of two up to 8192 to draw from, fewer
     # than Settings' twins.min_space; that case rests on the several-draw twins of the 8, 1 and 64 heads checks
     unseen_like(find(CHECKS, SLOPES, "12_heads_not_power_two"), {"args": [heads(*NOT_POWERS)]},
-                "a number of heads (not a power of two) drawn for this submission", id="main_other"),
+                "a number of heads (not a power of two) drawn for this submission", id="main_other_v2"),
     unseen_like(find(CHECKS, ALIBI, "8_heads_q_len_k_len_5"),
                 {"args": [draw_int(1, 32), draw_int(1, 12), draw_int(12, 30)]},
-                "heads, q_len and k_len drawn for this submission", id="main_bias"),
+                "heads, q_len and k_len drawn for this submission", id="main_bias_v2"),
 ]
 
 

@@ -358,10 +358,10 @@ def positions():
 EVEN = draw_int(2, 32, step=2)
 CHECKS += [
     unseen_like(find(CHECKS, "rope_inv_freq", "matches_reference_head_dim_8"), call(EVEN, base=drawn_base()),
-                "matches the reference for a head_dim drawn for this submission", id="main_inv_freq"),
+                "matches the reference for a head_dim drawn for this submission", id="main_inv_freq_v2"),
     unseen_like(find(CHECKS, "rope_cos_sin", "position_ids_6_head_dim_8_tables_6_8"),
                 call({"t": "arange", "start": 0, "end": draw_int(2, 20)}, EVEN, base=drawn_base()),
-                "tables for positions and a head_dim drawn for this submission", id="main_tables", tol=pos_tol(20)),
+                "tables for positions and a head_dim drawn for this submission", id="main_tables_v2", tol=pos_tol(20)),
     unseen_like(find(CHECKS, "rotate_half", "x_shape_2_3_4_8"),
                 call(drawn(2, draw_int(1, 4), draw_int(1, 8), EVEN)),
                 "x of a shape drawn for this submission", id="main_rotate"),
@@ -377,7 +377,7 @@ CHECKS += [
                 call(drawn(2, draw_int(1, 4), draw_int(2, 9, name="l"), EVEN), positions()),
                 "x and positions drawn for this submission", id="main_interleaved"),
     unseen_like(find(CHECKS, "interleaved_to_half_perm", "head_dim_8"), call(even(2, 2400)),
-                "a head_dim drawn for this submission", id="main_perm"),
+                "a head_dim drawn for this submission", id="main_perm_v2"),
     CATALOGUE.main_check(),
     unseen_like(find(CHECKS, MODULE, "causal_forward_batch_2_7_32_4_heads"),
                 attention(drawn(2, draw_int(2, 10), 32), seed=SEED),

@@ -229,15 +229,15 @@ HEAD_DIM, BASE, FACTOR, L0 = even(8, 128), base(1000.0, 1000000.0), real(1.5, 16
 CHECKS += [
     unseen_like(find(CHECKS, WAVE, "matches_reference_head_dim_8_base_100"),
                 {"args": [draw_int(4, 96, step=2), base(100.0, 1000000.0)]},
-                "matches the reference for head_dim and base drawn for this submission", id="main_wavelengths"),
+                "matches the reference for head_dim and base drawn for this submission", id="main_wavelengths_v2"),
     unseen_like(find(CHECKS, RAMP, "matches_reference_head_dim_16_base_10000"), ramp(HEAD_DIM, BASE, L0),
-                "matches the reference for head_dim, base and L0 drawn for this submission", id="main_ramp"),
+                "matches the reference for head_dim, base and L0 drawn for this submission", id="main_ramp_v2"),
     unseen_like(find(CHECKS, SCALED, "default_head_dim_8"), scaled(HEAD_DIM, BASE, "default"),
-                "default, for head_dim and base drawn for this submission", id="main_default"),
+                "default, for head_dim and base drawn for this submission", id="main_default_v2"),
     unseen_like(find(CHECKS, SCALED, "linear_factor_4"), scaled(HEAD_DIM, BASE, "linear", FACTOR),
-                "linear, for head_dim, base and factor drawn for this submission", id="main_linear"),
+                "linear, for head_dim, base and factor drawn for this submission", id="main_linear_v2"),
     unseen_like(find(CHECKS, SCALED, "yarn_factor_4"), scaled(HEAD_DIM, 10000.0, "yarn", FACTOR, L0),
-                "yarn, for head_dim, factor and L0 drawn for this submission", id="main_yarn"),
+                "yarn, for head_dim, factor and L0 drawn for this submission", id="main_yarn_v2"),
 ]
 
 

@@ -118,11 +118,11 @@ CHECKS = [
 CHECKS += [
     unseen_like(find(CHECKS, EX, "position_ids_6_head_dim_8_cos_sin_6_8"),
                 forward(draw_int(2, 32, step=2), arange(draw_int(2, 16)), max_len=16, base=drawn_base()),
-                "tables for positions and a head_dim drawn for this submission", id="main_tables",
+                "tables for positions and a head_dim drawn for this submission", id="main_tables_v2",
                 tol={**POS_TOL, "max_position": 16}),
     unseen_like(find(CHECKS, EX, "positions_past_max_len_grow_cache_max"),
                 forward(draw_int(2, 32, step=2), arange(draw_int(20, 60)), max_len=8, base=drawn_base()),
-                "positions past max_len, drawn for this submission", id="main_grow",
+                "positions past max_len, drawn for this submission", id="main_grow_v2",
                 tol={**POS_TOL, "max_position": 60}),
 ]
 
