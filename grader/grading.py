@@ -186,7 +186,8 @@ def with_twins(verdicts, twin_keys):
         if v.check.twin_of:
             continue
         twins = [twin_verdicts[k] for k in twin_keys.get(v.check.key, ()) if k in twin_verdicts]
-        failed = [t for t in twins if t.status not in (Status.PASSED, Status.SKIPPED)]
+        failed = [t for t in twins if t.status not in (Status.PASSED, Status.SKIPPED)
+                  and not (t.check.proves_work and t.mistake)]
         if v.status == Status.PASSED and failed:
             v = Verdict(v.check, Status.FAILED, _twin_failure(failed[0]), failed[0].mistake)
         out.append(v)

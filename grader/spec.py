@@ -55,6 +55,9 @@ class Check:
     # earns its points only when its twins are answered as the reference answers them
     twin: object = None
     twin_of: str = ""  # a twin: the key of the check it stands for (set by grader/twins.py, never declared)
+    # a twin that only proves work on unseen inputs (a value-free check's main check): a known mistake's answer
+    # there is work too, so it counts as well as the reference's (grading.with_twins)
+    proves_work: bool = False
     # readable, unique within the exercise, and never changed once released: gradebooks, feedback,
     # self-check data and Gradescope key on `key` (grader/checks/ids.lock.json guards it)
     id: str = field(default="", kw_only=True)
@@ -74,7 +77,7 @@ class Check:
     def spec(self):
         """The JSON-able form shared with the self-check and the sandbox."""
         d = asdict(self)
-        del d["twin"], d["twin_of"]  # a twin's draws never leave the grader
+        del d["twin"], d["twin_of"], d["proves_work"]  # a twin's draws never leave the grader
         d["key"] = self.key  # "id" stays the check's id within its exercise
         d["mentions"] = list(self.mentions)
         d["mistakes"] = list(self.mistakes)

@@ -14,7 +14,8 @@ What a check's twins are:
   initial weights, each probe's random choice);
 - a check whose answer does not depend on the input's values (an error raised, a module's fields, a run on the meta
   device: `VALUE_FREE`) could be answered by a constant; its twins also hold its exercise's main check, drawn anew
-  under the twin's own key, so that they ask for real work.
+  under the twin's own key, so that they ask for real work. There a known mistake's answer counts as well as the
+  reference's (`proves_work`): it too is work on inputs no learner has seen, and the mistake is not this check's.
 
 `build --check` proves (authoring.problems) that every scored check has twins, that each twin draws, and that the
 twins together can give at least `Settings.twins.min_space` inputs.
@@ -74,6 +75,8 @@ def twins_of(check, checks):
     main = next((c for c in checks if c.main and c.exercise == check.exercise and c.cuda == check.cuda), None)
     out = []
     for n, entry in enumerate(_entries(check, main)):
+        # a value-free check's main-check twin asks for work, not for the values: a known mistake's answer is work
+        proves_work = entry is main and check.expect in VALUE_FREE
         shared = isinstance(entry, Check) and entry.id and not entry.main
         if isinstance(entry, Check):
             base = entry
@@ -83,7 +86,7 @@ def twins_of(check, checks):
             base = dataclasses.replace(check, params=entry)
         twin_id = f"{TWINS.separator}{entry.id}" if shared else f"{check.id}{TWINS.separator}{n}"
         out.append(dataclasses.replace(base, id=twin_id, twin_of=check.key, twin=None, main=False, public=False,
-                                       points=0.0))
+                                       points=0.0, proves_work=proves_work))
     return tuple(out)
 
 

@@ -136,3 +136,25 @@ def test_correct_code_gets_full_marks_whoever_the_student_is():
 
     grade = Grader(settings()).grade(ROOT / "examples" / "complete", student="another student")
     assert [(v.check.key, v.feedback) for v in grade.verdicts if v.status not in ("passed", "skipped")] == []
+
+
+def test_a_known_mistake_on_the_main_twin_still_proves_the_work_of_a_value_free_check():
+    """A check that raises, reports module facts or runs on the meta device asks its main-check twin for work: a
+    named mistake's answer there is work on unseen inputs (that mistake is another check's), so it counts; any other
+    failure does not, and a value check's twins never count a mistake."""
+    from grader.grading import with_twins as fold
+    from grader.records import Status, Verdict
+
+    checks, keys = with_twins(CHAPTERS["ch01"])
+    raises = next(c for c in checks if c.public and c.expect == "raises" and keys[c.key])
+    work = next(c for c in checks if c.key in keys[raises.key] and c.proves_work)
+    others = [c for c in checks if c.key in keys[raises.key] and c is not work]
+
+    def verdicts(status, mistake=""):
+        return ([Verdict(raises, Status.PASSED), Verdict(work, status, "wrong", mistake)]
+                + [Verdict(c, Status.PASSED) for c in others])
+
+    assert [v.status for v in fold(verdicts(Status.FAILED, "sin and cos are swapped"), keys)] == [Status.PASSED]
+    assert [v.status for v in fold(verdicts(Status.FAILED), keys)] == [Status.FAILED]
+    value = next(c for c in checks if c.public and c.expect == "match" and keys[c.key])
+    assert not any(c.proves_work for c in checks if c.key in keys[value.key])
