@@ -220,8 +220,11 @@ class Grader:
         SubmissionError when the path holds nothing gradable."""
         start = time.perf_counter()
         budget = _Budget(self.settings.limits)
-        begun = time.monotonic()  # reading and parsing count against the submission's wall clock, like its exercises
-        files = read_submission(submission, self.settings.read, budget.left_submission())
+        # reading and parsing count against the submission's wall clock and against every exercise's, which all rest
+        # on what was read: one exercise's budget bounds them too
+        begun = time.monotonic()
+        files = read_submission(submission, self.settings.read,
+                                min(budget.left_submission(), self.settings.limits.wall_seconds))
         budget.spend_submission(time.monotonic() - begun)
         checks = [c for c in self.checks if c.cuda or not self.settings.cuda_only]
         cuda = any(c.cuda for c in checks) and _cuda_available()
@@ -338,10 +341,10 @@ class _Budget:
     """Wall-clock seconds left to one exercise (all its children and retries) and to the submission."""
 
     def __init__(self, limits):
-        self.limits, self.used, self.total = limits, {}, 0.0
+        self.limits, self.used, self.total, self.shared = limits, {}, 0.0, 0.0
 
     def left(self, exercise):
-        return min(self.limits.wall_seconds - self.used.get(exercise, 0.0),
+        return min(self.limits.wall_seconds - self.shared - self.used.get(exercise, 0.0),
                    self.limits.submission_seconds - self.total)
 
     def why(self, exercise):
@@ -357,8 +360,10 @@ class _Budget:
         return self.limits.submission_seconds - self.total
 
     def spend_submission(self, seconds):
-        """Time the submission spent outside its exercises (reading and parsing it)."""
+        """Time spent on what every exercise rests on (reading and parsing the submission): it counts against the
+        submission and against each exercise."""
         self.total += seconds
+        self.shared += seconds
 
 
 def _notes(log):

@@ -137,6 +137,7 @@ def pairs(*items):
 
 SEED = {"draw": "seed"}  # a tensor spec's seed, drawn per submission
 MAIN = "main"  # in a declared twin (grader/twins.py): the exercise's main check, drawn anew under the twin's key
+RESEEDED = "reseeded"  # in a declared twin: the check's own params with every seed drawn (the derived twin)
 
 
 def has_draws(value):

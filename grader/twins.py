@@ -9,13 +9,18 @@ grader's secret (grader/unseen.py). One passing check opens nothing else: each c
 What a check's twins are:
 - declared with `twin=` beside the check: a params dict with draws, a dict {"params": ..., and other fields of
   the check, such as "mentions": ("d_model", same("d"))}, or a tuple of them, of Checks (a twin on another
-  probe) and of `MAIN` (the exercise's main check, where the case's own answer hardly depends on the work);
+  probe), of `RESEEDED` (the derived twin below) and of `MAIN` (the exercise's main check, where the case's own
+  answer hardly depends on the work, such as a table resized to its own size, which is the input itself);
 - otherwise derived: the check's params with every seed drawn (`reseeded`: each tensor's values, each module's
   initial weights, each probe's random choice);
 - a check whose answer does not depend on the input's values (an error raised, a module's fields, a run on the meta
-  device: `VALUE_FREE`) could be answered by a constant; its twins also hold its exercise's main check, drawn anew
+  device: `VALUE_FREE`) could be answered by a constant, and a property can be met by a function that does no work
+  (the identity is permutation-equivariant: `WORK_FREE`); its twins also hold its exercise's main check, drawn anew
   under the twin's own key, so that they ask for real work. There a known mistake's answer counts as well as the
   reference's (`proves_work`): it too is work on inputs no learner has seen, and the mistake is not this check's.
+
+A case with one possible answer whatever is drawn (ALiBi's single head, head_dim 2's single frequency) cannot rest on
+an unseen input: it gives feedback and earns no points (points=0: not scored, no twin).
 
 `build --check` proves (authoring.problems) that every scored check has twins, that each twin draws, and that the
 twins together can give at least `Settings.twins.min_space` inputs.
@@ -26,10 +31,13 @@ from __future__ import annotations
 import dataclasses
 
 from .settings import TWINS
-from .spec import MAIN, Check, has_draws
+from .spec import MAIN, RESEEDED, Check, has_draws
 
 SEED_KEYS = ("seed", "seed_params")  # a tensor spec's generator, a module's initial weights, a probe's random choice
 VALUE_FREE = ("raises", "fields", "ok")  # expectations whose answer does not depend on the input's values
+# expectations a function that does no work can meet: the value-free ones, and properties (the identity is
+# permutation-equivariant); their twins also ask for the exercise's main check
+WORK_FREE = VALUE_FREE + ("property",)
 
 
 def reseeded(value):
@@ -51,17 +59,17 @@ def scored(check):
 def _entries(check, main):
     """The declared or derived twin entries of `check`: params dicts and Checks."""
     declared = check.twin
+    drawn = {"params": reseeded(check.params), "property_params": reseeded(check.property_params)}
     if declared is None:
-        drawn = {"params": reseeded(check.params), "property_params": reseeded(check.property_params)}
         entries = [drawn] if has_draws(drawn) else []
     elif isinstance(declared, dict):
         entries = [declared]
     else:
-        entries = list(declared)
+        entries = [drawn if e == RESEEDED else e for e in declared]
     # "main": the exercise's main check, drawn anew, where the case's own answer hardly depends on the work (a
     # one-row table is sin 0, cos 0 whatever the frequencies; M_0 is the identity whatever the base)
     entries = [main if e == MAIN else e for e in entries if not (e == MAIN and main is None)]
-    if check.expect in VALUE_FREE and main is not None and not any(isinstance(e, Check) for e in entries):
+    if check.expect in WORK_FREE and main is not None and not any(isinstance(e, Check) for e in entries):
         entries.append(main)
     return entries
 
@@ -76,7 +84,7 @@ def twins_of(check, checks):
     out = []
     for n, entry in enumerate(_entries(check, main)):
         # a value-free check's main-check twin asks for work, not for the values: a known mistake's answer is work
-        proves_work = entry is main and check.expect in VALUE_FREE
+        proves_work = entry is main and check.expect in WORK_FREE
         shared = isinstance(entry, Check) and entry.id and not entry.main
         if isinstance(entry, Check):
             base = entry

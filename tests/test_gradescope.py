@@ -243,7 +243,8 @@ def test_a_hidden_childs_time_never_reaches_what_students_see(tmp_path):
     (Two runs' times differ by seconds on a loaded machine, so the test compares each with the time waited.)"""
     hidden = next(c for c in get("ch03").checks if c.key == "shaw_attention.runs_at_scale_within_3_gib")
     assert not hidden.visible and hidden.params["args"][0]["shape"][-2] == 2048
-    bundle = build(tmp_path / "autograder-ch03.zip", "--assignment", "ch03", "--wall-seconds", "40")
+    # the hidden check and its twin (the same case, other values) both sleep: the budget leaves room for two sleeps
+    bundle = build(tmp_path / "autograder-ch03.zip", "--assignment", "ch03", "--wall-seconds", "60")
     sleep = 10
     seen = {}
     for pause in (0, sleep):

@@ -60,9 +60,15 @@ def _forms(name, value):
 
 
 def _common_size(value):
-    """1024, 4096, ...: powers of two below 2**20 are everyday sizes (a page, a context length), too common to
-    mark a limit by their value alone; a name must say which limit they are."""
-    return isinstance(value, int) and 0 < value < 1 << 20 and value & (value - 1) == 0
+    """1024, 4096, 16 << 20, ...: powers of two below 2**30 are everyday sizes (a page, a context length, a number of
+    MB), and 1000, 100000, ... everyday round numbers (a base, a count), too common to mark a limit by their value
+    alone (16 MB of a call's bytes is not 16 M elements of a tensor); a name must say which limit they are."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or value <= 0:
+        return False
+    power_of_ten = value >= 10 and str(value).rstrip("0") == "1"
+    return (value < 1 << 30 and value & (value - 1) == 0) or power_of_ten
 
 
 def _words(name):

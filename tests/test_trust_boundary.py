@@ -204,7 +204,14 @@ def test_hidden_inputs_never_reach_feedback_that_is_visible_before_the_due_date(
     grade = Grader(settings(**LIMITS), CH01).grade(path)
     payload = gradescope_json(grade)
     visible = "\n".join([payload["output"]] + [t["output"] for t in payload["tests"] if t["visibility"] == "visible"])
-    hidden_inputs = {tuple(c.params["args"]) for c in CH01 if c.exercise == "sinusoidal_table" and not c.visible}
+    # the hidden checks' inputs, and those drawn for this grade's main checks and twins (no --student: one fixed set)
+    from grader import shipped, twins, unseen
+
+    ident = unseen.identity(unseen.load_secret(os.environ["POSENC_GRADER_SECRET"]), "course", unseen.NO_STUDENT)
+    hidden_inputs = {tuple(c.params["args"][:2])
+                     for c in (unseen.resolve(c, ident, shipped.inputs()) if c.unseen else c
+                               for c in twins.with_twins(CH01)[0])
+                     if c.exercise == "sinusoidal_table" and not c.visible}
     public_inputs = {tuple(c.params["args"]) for c in CH01 if c.exercise == "sinusoidal_table" and c.public}
     assert all(f"INPUT<{a},{b}," in visible for a, b in public_inputs)  # what it saw is shown: the test can fail
     assert not [args for args in hidden_inputs if f"INPUT<{args[0]},{args[1]}," in visible]
@@ -321,15 +328,19 @@ def test_seeded_fuzz_never_crashes_or_hangs_grade_or_batch(tmp_path):
     assert len(manifest["students"]) == 8 and all(s["status"] == "graded" for s in manifest["students"].values())
 
 
-def test_recognising_the_published_candidates_earns_nothing_on_the_hidden_checks(tmp_path):
+def test_recognising_the_published_candidates_earns_nothing_on_the_hidden_checks(tmp_path, monkeypatch):
     path = tmp_path / "fingerprint.py"
     path.write_text((HOSTILE / "fingerprint_anchors.py").read_text())
     checks = [c for c in CH04 if c.exercise == "check_relative_property"]
     grade = Grader(settings(**LIMITS), checks).grade(path)
     assert grade.total == 0, [(v.check.key, v.status) for v in grade.verdicts if v.score]
-    # without the main check (candidates drawn for each submission), the attack earns the public checks, whose
-    # anchors are published: the test can fail; the hidden checks, whose anchors are hidden, still earn nothing
+    # without the twins (the whole hidden catalogue, in an order drawn for the student), the attack earns the public
+    # checks, whose anchors are published: the test can fail; the hidden checks, whose anchors are hidden, still
+    # earn nothing
+    from grader import twins
+
+    monkeypatch.setattr(twins, "twins_of", lambda check, checks: ())
     ungated = Grader(settings(**LIMITS), [c for c in checks if not c.main]).grade(path)
     assert any(v.score > 0 for v in ungated.verdicts if v.check.public)
-    hidden = [v for v in ungated.verdicts if not v.check.visible]
+    hidden = [v for v in ungated.verdicts if not v.check.visible and not v.check.main]
     assert hidden and all(v.score == 0 for v in hidden), [(v.check.key, v.status) for v in hidden if v.score]

@@ -140,9 +140,11 @@ def _forged(tmp_path, exercises_, which):
     for exercise in exercises_:
         for spec, expected, mistakes in public_checks(exercise):
             answer = expected if which == "expected" else (mistakes[0][1] if mistakes else None)
-            if answer is not None and "error" not in answer:
-                answers[json.dumps([spec["probe"], spec["params"]], sort_keys=True)] = {
-                    k: _encode(v) for k, v in answer.items()}
+            usable = answer is not None and "error" not in answer
+            encoded = {k: _encode(v) for k, v in answer.items()} if usable else None
+            # a file stays under the grader's code limit (Settings' read.code_kb): the 20000-row table is left out
+            if encoded is not None and len(json.dumps(encoded)) < 64 << 10:
+                answers[json.dumps([spec["probe"], spec["params"]], sort_keys=True)] = encoded
     stubs = "\n".join(f"def {name}(*args, **kwargs):\n    raise ValueError('seq_len d_model 7 5 k')\n"
                       for name in exercises_ if name[0].islower())
     stubs += "\n".join(f"\nclass {name}:\n    pass\n" for name in exercises_ if name[0].isupper())

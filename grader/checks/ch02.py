@@ -1,6 +1,6 @@
 """Chapter 2 checks: LearnablePositionalEncoding and resize_position_table."""
 
-from grader.spec import SEED, Check, Mistake, draw_int, find, same, unseen_like
+from grader.spec import MAIN, RESEEDED, SEED, Check, Mistake, draw_int, find, same, unseen_like
 
 MODULE = "LearnablePositionalEncoding"
 RESIZE = "resize_position_table"
@@ -123,8 +123,9 @@ CHECKS = [
           mistakes=RESIZE_MISTAKES, tol=resize_tol(12), id="shrink_12_5_rows"),
     Check(RESIZE, "new_len=0 raises ValueError naming it", "raises", resize(randn(6, 4), 0), expect="raises",
           mentions=("new_len",), public=True, id="new_len_0_raises_valueerror_naming"),
+    # the answer is the input itself: returning the input would pass its own twin, so the main check asks for work
     Check(RESIZE, "the same length gives the table back", "call", resize(randn(7, 5, seed=2), 7),
-          mistakes=RESIZE_MISTAKES, public=True, id="same_length_table_back"),
+          mistakes=RESIZE_MISTAKES, public=True, id="same_length_table_back", twin=(RESEEDED, MAIN)),
     # no mistakes named here: align_corners=True and nearest both return row 0 for new_len=1
     Check(RESIZE, "new_len=1: the value at the middle of the table", "call", resize(randn(6, 4, seed=3), 1),
           hint="with align_corners=False the single new row sits at the centre, x = L/2 - 1/2 (align_corners=True "

@@ -279,8 +279,8 @@ CHECKS = [
     Check(SLOPES, "num_heads=0 raises ValueError naming it", "raises", {"args": [0]}, expect="raises",
           mentions=("num_heads",), public=True, id="num_heads_0_raises_valueerror_naming",
           twin={"args": [draw_int(-1000, 0)]}),
-    Check(SLOPES, "1 head", "call", {"args": [1]}, public=True, id="1_head",  # one input: its twins are powers of two
-          twin=({"args": [heads(*POWERS_OF_TWO)]},) * 3),
+    # one input, one answer: no draw can make it unseen, so it gives feedback and earns no points (grader/twins.py)
+    Check(SLOPES, "1 head", "call", {"args": [1]}, public=True, id="1_head", points=0),
     Check(SLOPES, "112 heads (BLOOM-176B)", "call", {"args": [112]}, points=2,
           mistakes=("alibi_slopes_power_of_two_formula",), public=True, id="112_heads_bloom_176b",
           twin={"args": [heads(*NOT_POWERS, lo=65)]}),

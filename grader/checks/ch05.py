@@ -71,9 +71,9 @@ CHECKS = [
           twin={"args": [even(4, 16), base(10.0, 1000.0)]}),
     Check(WAVE, "LLaMA 2's geometry: head_dim=128, base=10000", "call", {"args": [128]}, points=2, public=True,
           mistakes=WAVE_MISTAKES, id="llama_2_geometry_head_dim_128", twin={"args": [even(96, 256), base()]}),
+    # [2π] whatever the base: no draw can make its answer unseen, so it gives feedback and earns no points
     Check(WAVE, "head_dim=2: the single pair turns once every 2π tokens", "call", {"args": [2, 500000.0]},
-          public=True, mistakes=WAVE_MISTAKES[:2], id="head_dim_2_single_pair",  # [2π] whatever the base: the next
-          twin={"args": [even(4, 8), base(100.0, 1000000.0)]}),  # smallest head_dims
+          public=True, mistakes=WAVE_MISTAKES[:2], id="head_dim_2_single_pair", points=0),
     Check(WAVE, "odd head_dim raises ValueError naming it", "raises", {"args": [7]}, expect="raises",
           mentions=("head_dim", "7"), public=True, id="odd_head_dim_raises_valueerror_naming",
           twin={"params": {"args": [draw_int(1, 255, step=2, name="d"), base()]}, "mentions": ("head_dim", same("d"))}),

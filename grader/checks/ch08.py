@@ -3,7 +3,7 @@ mrope_position_ids, mrope_cos_sin."""
 
 
 from grader.checks.mutation import Catalogue
-from grader.spec import SEED, Check, Mistake, draw_choice, draw_float, draw_int, find, same, unseen_like
+from grader.spec import MAIN, RESEEDED, SEED, Check, Mistake, draw_choice, draw_float, draw_int, find, same, unseen_like
 
 RESIZE, SINCOS, AXIAL, PROPERTY, IDS, MROPE = ("resize_position_table_2d", "sincos_2d_table", "axial_rope_cos_sin",
                                                "check_axial_property", "mrope_position_ids", "mrope_cos_sin")
@@ -275,8 +275,9 @@ CHECKS = [
     Check(RESIZE, "bilinear without antialiasing, 6x4 to 3x7", "call",
           resize(1 + 24, 4, (6, 4), (3, 7), seed=4, mode="bilinear", antialias=False), public=True,
           hint="pass mode and antialias on to F.interpolate", id="bilinear_no_antialias_6x4_3x7"),
+    # the answer is the input itself: returning the input would pass its own twin, so the main check asks for work
     Check(RESIZE, "the same grid gives the table back", "call", resize(1 + 20, 4, (4, 5), (4, 5), seed=5),
-          public=True, mistakes=RESIZE_MISTAKES, id="same_grid_table_back"),
+          public=True, mistakes=RESIZE_MISTAKES, id="same_grid_table_back", twin=(RESEEDED, MAIN)),
     Check(RESIZE, "a float64 table stays float64", "call", {**resize(1 + 16, 6, (4, 4), (6, 5), seed=6),
                                                           "dtype": "float64"},
           public=True, mistakes=RESIZE_MISTAKES, hint="interpolate in float32 (or wider), return table.dtype",
