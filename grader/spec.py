@@ -45,10 +45,9 @@ class Check:
     hint: str | None = None  # said when the check fails
     mistakes: tuple = ()  # names of known mistakes (its chapter's MISTAKES) recognised in a wrong answer
     cuda: bool = False  # runs only where a GPU is present
-    # a main check: its inputs are drawn for each submission from the grader's secret (grader/unseen.py),
-    # so no learner has seen them; the exercise's other checks count once one of these is answered with
-    # the reference's answer (or, for the checks that do not depend on the values, a named mistake's:
-    # grading.gate). Declared with `unseen_check`, never public.
+    # a main check: its inputs are drawn for each student from the grader's secret (grader/unseen.py), so no
+    # learner has seen them; it is its own twin, and value-free checks take it as a twin too (grader/twins.py).
+    # Declared with `unseen_like`, never public, hidden until the due date.
     main: bool = False
     # the same case on inputs no learner has seen (grader/twins.py): None derives it (every tensor's seed drawn
     # per student); else a params dict with draws, or a tuple of them and of main-like Checks. A scored check
@@ -151,7 +150,7 @@ def has_draws(value):
 def unseen_like(check, params, name, id, points=1.0, **changes):
     """A main check modelled on a public one (its probe, expectation, tolerance, known mistakes and hint) on
     inputs drawn for each submission: `params` holds draws (draw_int, draw_choice, same, shuffled, SEED).
-    Visible (its inputs are the submission's own), never in the self-check data."""
+    Hidden until the due date (its inputs are the student's for every resubmission), never in the self-check data."""
     if not has_draws([params, changes.get("property_params")]):
         raise ValueError(f"{check.exercise}: a main check needs draws in its params")
     return dataclasses.replace(check, name=name, params=params, main=True, public=False, points=points, id=id,

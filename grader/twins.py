@@ -23,7 +23,7 @@ A case with one possible answer whatever is drawn (ALiBi's single head, head_dim
 an unseen input: it gives feedback and earns no points (points=0: not scored, no twin).
 
 `build --check` proves (authoring.problems) that every scored check has twins, that each twin draws, and that the
-twins together can give at least `Settings.twins.min_space` inputs.
+twins together can give at least `TwinRules.min_space` (grader/settings.py) inputs.
 """
 
 from __future__ import annotations
