@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 
 def drawn(check, student="tests"):
     """A main check or twin with its inputs drawn (grader/unseen.py) from the tests' secret for `student`; any
@@ -34,6 +37,27 @@ def mistake_answers(check):
     return mistakes(check)
 
 
+def boot_ticks():
+    """Now, in the clock ticks after boot that /proc/PID/stat's start times count (procs.started)."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
+class SeenSession:
+    """A session that records `closing`, boot_ticks() when its close began: once closed, its uid is free and
+    another grader on the machine (another test worker) may take it at once, even while this grader still
+    judges; a process of that uid is this session's only when it started before `closing`."""
+
+    def __init__(self, session):
+        self.session, self.closing = session, None
+
+    def close(self):
+        self.closing = boot_ticks()
+        self.session.close()
+
+    def __getattr__(self, name):
+        return getattr(self.session, name)
+
+
 class SessionsSeen:
     """A zygote that keeps the sessions it opens (how a test finds a graded submission's uid and folder)."""
 
@@ -41,7 +65,7 @@ class SessionsSeen:
         self.zygote, self.sessions = zygote, []
 
     def session(self, settings):
-        self.sessions.append(self.zygote.session(settings))
+        self.sessions.append(SeenSession(self.zygote.session(settings)))
         return self.sessions[-1]
 
     def __getattr__(self, name):

@@ -165,20 +165,15 @@ def home_state(home):
     return info.st_mode, info.st_uid, info.st_mtime_ns, (home / ".bashrc").read_bytes()
 
 
-def boot_ticks():
-    """Now, in the clock ticks after boot that /proc/PID/stat's start times count (procs.started)."""
-    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
-
-
-def sandbox_processes(root, uid, zygote=None, closed=None):
+def sandbox_processes(root, uid, zygote=None, closing=None):
     """Live processes of the sandbox's uid or whose command line names the sandbox's folder, or the
     zygote's (every sandbox process is a fork of it, under its command line) other than the zygote itself.
     (Not "any sandbox uid": other graders may be running on this machine meanwhile. Once the session closed,
     its uid is free, and another grader on the machine may take it at once: a process of that uid counts only
-    when it started before `closed`, boot_ticks() when the session had closed.)"""
+    when it started before `closing`, boot_ticks() when the session's close began: SeenSession.closing.)"""
     found = procs.uid_pids(uid) if uid is not None else []
-    if closed is not None:
-        found = [pid for pid in found if (procs.started(pid) or closed + 1) <= closed]
+    if closing is not None:
+        found = [pid for pid in found if (procs.started(pid) or closing) < closing]
     names = [str(root).encode()] + ([str(zygote.root).encode()] if zygote is not None else [])
     for pid in procs.descendants(1):
         if zygote is not None and pid == zygote.proc.pid:
@@ -210,9 +205,8 @@ def grade(submission, limits, keep=()):
     chosen = settings(**limits)
     grader = Grader(chosen, CH01, zygote=SessionsSeen(Zygote.start(chosen)))
     result = grader.grade(submission)
-    closed = boot_ticks()
     session = grader.zygote.sessions[-1] if grader.zygote.sessions else None
-    left = sandbox_processes(session.root, session.uid, grader.zygote, closed) if session else []
+    left = sandbox_processes(session.root, session.uid, grader.zygote, session.closing) if session else []
     left = [pid for pid in left if pid not in keep]
     if session:
         assert session.left_behind == [] and not session.closing_notes, session.closing_notes
