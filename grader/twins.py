@@ -16,8 +16,10 @@ What a check's twins are:
 - a check whose answer does not depend on the input's values (an error raised, a module's fields, a run on the meta
   device: `VALUE_FREE`) could be answered by a constant, and a property can be met by a function that does no work
   (the identity is permutation-equivariant: `WORK_FREE`); its twins also hold its exercise's main check, drawn anew
-  under the twin's own key, so that they ask for real work. There a known mistake's answer counts as well as the
-  reference's (`proves_work`): it too is work on inputs no learner has seen, and the mistake is not this check's.
+  under the twin's own key, so that they ask for real work. There, and in a forward twin declared for such a check
+  (a mask's dtype, seen through the output), a known mistake's answer counts as well as the reference's
+  (`proves_work`): it too is work on inputs no learner has seen. The check's own mistakes (its `mistakes`) never
+  count: they are what it tests (grading.with_twins).
 
 A case with one possible answer whatever is drawn (ALiBi's single head, head_dim 2's single frequency) cannot rest on
 an unseen input: it gives feedback and earns no points (points=0: not scored, no twin).
@@ -83,9 +85,10 @@ def twins_of(check, checks):
     main = next((c for c in checks if c.main and c.exercise == check.exercise and c.cuda == check.cuda), None)
     out = []
     for n, entry in enumerate(_entries(check, main)):
-        # a value-free check's main-check twin asks for work, not for the values: a known mistake's answer is work
-        proves_work = entry is main and check.expect in WORK_FREE
         shared = isinstance(entry, Check) and entry.id and not entry.main
+        # a value-free check's twin on another probe (the main check, a declared forward) asks for work, not for
+        # the values: a known mistake's answer is work, unless it is one the check itself tests
+        proves_work = check.expect in WORK_FREE and isinstance(entry, Check) and not shared
         if isinstance(entry, Check):
             base = entry
         elif "params" in entry:  # {"params": ..., "mentions": ...}: other fields of the check drawn too
