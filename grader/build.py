@@ -323,10 +323,10 @@ def build(check=False):
     data_dir = ROOT / "posenc_selfcheck" / "data"
     for chapter, results in selfcheck_data().items():
         stem = data_dir / chapter
-        if check:
-            if not _same_data(stem, results):
-                differ.append(Path(f"{stem}.json"))
-        else:
+        if _same_data(stem, results):  # to the dtype's rounding: another CPU's last ulp rewrites nothing
+            continue
+        differ.append(Path(f"{stem}.json"))
+        if not check:
             data_dir.mkdir(exist_ok=True)
             store.save(str(stem), results)
     return differ
