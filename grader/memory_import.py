@@ -47,7 +47,7 @@ class _Served(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         name = module.__name__
-        exec(compile(self.texts[name], self.filename(name), "exec"), module.__dict__)  # noqa: S102: our own text
+        exec(compile(self.texts[name], self.filename(name), "exec"), module.__dict__)  # noqa: S102 (our own text)
 
     def get_source(self, name):
         return self.texts[name]

@@ -187,3 +187,24 @@ def test_an_inserted_cell_changes_only_its_own_lines(tmp_path):
         # the two cells' lines, and the fingerprint of the cells in the metadata (one line out, one in)
         assert len(removed) == 1 and '"cells_sha256"' in removed[0], (rel, removed)
         assert len(added) == cell_lines + 1, (rel, len(added), cell_lines)
+
+
+def _cells(*specs):
+    import nbformat
+
+    return [nbformat.v4.new_markdown_cell(src, metadata=meta) if kind == "md" else
+            nbformat.v4.new_code_cell(src, metadata=meta) for kind, src, meta in specs]
+
+
+def test_a_cell_id_is_its_name_or_its_source_never_its_position():
+    from grader.render import cell_ids
+
+    cells = _cells(("md", "# Title", {}), ("py", "x = 1", {}), ("py", "x = 1", {}), ("py", "y = 2", {"name": "setup"}))
+    ids = cell_ids(cells, "t")
+    digest = hashlib.sha256(json.dumps(["code", "x = 1"]).encode()).hexdigest()[:8]
+    assert ids[1:] == [f"py-{digest}", f"py-{digest}-2", "setup"] and ids[0].startswith("md-")
+    assert cell_ids(_cells(("md", "new", {})) + cells, "t")[1:] == ids  # inserted first: the others keep theirs
+    with pytest.raises(ValueError, match="not a notebook cell id"):
+        cell_ids(_cells(("py", "z", {"name": "has space"})), "t")
+    with pytest.raises(ValueError, match="named twice"):
+        cell_ids(_cells(("py", "a", {"name": "n"}), ("py", "b", {"name": "n"})), "t")
