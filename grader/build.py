@@ -240,7 +240,7 @@ def selfcheck_data():
             spec = check.spec()
             expected = reference.answer(check) if check.needs_reference() else {}
             mistakes = reference.mistakes(check)
-            spec["mistake_messages"] = [m for m, _ in mistakes]
+            spec["mistake_messages"] = [m.id for m, _ in mistakes]  # each read in the context of its name
             spec["mistake_names"] = list(check.mistakes)  # which ladder of hints a diagnosis opens (hints.py)
             results[f"{check.key}#spec"] = {k: v for k, v in spec.items() if k != "mistakes"}
             results[f"{check.key}#expected"] = expected

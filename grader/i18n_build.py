@@ -131,14 +131,14 @@ def _source(stem):
 
 
 def runtime_messages():
-    """[(msgid, where)] of the self-check's words: report templates and the checks' data."""
+    """[((context, msgid), where)] of the self-check's words: its code's messages and the public declarations'."""
     from . import i18n_runtime
 
     return i18n_runtime.messages()
 
 
 def grader_messages():
-    """[(msgid, where)] of the grader's own words: its report's lines, its feedback, every check's data."""
+    """[((context, msgid), where)] of the grader's own words: its code's messages, every other check's data."""
     from . import i18n_grader
 
     return i18n_grader.messages()
@@ -155,15 +155,16 @@ def _template(stem, notebook):
     elif stem == GRADER_STEM:
         header, pairs = "# Source: the grader's report and feedback (grader/i18n_grader.py)", grader_messages()
     else:
-        header, pairs = f"# Source: {_source(stem)}", [(m, (_source(stem), c)) for m, c in messages(notebook)]
+        header, pairs = f"# Source: {_source(stem)}", [(("", m), (_source(stem), c)) for m, c in messages(notebook)]
     template = Catalog(project="posenc-course", version="1", creation_date=fixed, revision_date=fixed,
                        fuzzy=False, header_comment=header, locale=LANGUAGE)
-    for msgid, where in pairs:
+    for (context, msgid), where in pairs:
         location = where if isinstance(where, tuple) else (where, None)
-        if msgid in template:
-            template[msgid].locations.append(location)
+        known = template.get(msgid, context=context or None)
+        if known is not None:
+            known.locations.append(location)
         else:
-            template.add(msgid, locations=[location])
+            template.add(msgid, locations=[location], context=context or None)
     return template
 
 
@@ -199,38 +200,43 @@ def invariants(text):
     return Counter(codes + [m.group(0) for m in _MATH.finditer(rest)])
 
 
-_NAMED = re.compile(r"\{[a-z_][a-z0-9_]*\}")
+_NAMED = re.compile(r"\{[a-z_][a-z0-9_]*(?::[^{}]*)?\}")  # a placeholder, with its format spec
 
 
 def problems(chapter_notebooks, runtime=False):
     """[(catalog, msgid, what)] for every message of the chapters (and, with runtime, of the self-check's
     and the grader's words) that cannot be used as it is."""
     out = []
-    todo = {stem: [m for m, _ in messages(nb)] for stem, nb in chapter_notebooks.items()}
+    todo = {stem: [("", m) for m, _ in messages(nb)] for stem, nb in chapter_notebooks.items()}
     if runtime:
-        todo[RUNTIME_STEM] = [m for m, _ in runtime_messages()]
-        todo[GRADER_STEM] = [m for m, _ in grader_messages()]
-    for stem, msgids in todo.items():
+        todo[RUNTIME_STEM] = [entry for entry, _ in runtime_messages()]
+        todo[GRADER_STEM] = [entry for entry, _ in grader_messages()]
+    for stem, entries in todo.items():
         path = catalog_path(stem)
         if not path.exists():
             out.append((path, "", "no catalog: run `python -m grader i18n --update`"))
             continue
         catalog = read_catalog(path)
-        for msgid in dict.fromkeys(msgids):
-            message = catalog.get(msgid)
+        for context, msgid in dict.fromkeys(entries):
+            message = catalog.get(msgid, context=context or None)
+            shown = msgid[0] if isinstance(msgid, tuple) else msgid
+            # a plural's every form is checked against the English plural (which names the count)
+            english = msgid[-1] if isinstance(msgid, tuple) else msgid
+            forms = message.string if message is not None and isinstance(message.string, tuple) \
+                else (message.string,) if message is not None else ()
             if message is None:
-                out.append((path, msgid, "not in the catalog: run `python -m grader i18n --update`"))
-            elif not message.string:
-                out.append((path, msgid, "untranslated"))
+                out.append((path, shown, "not in the catalog: run `python -m grader i18n --update`"))
+            elif not all(forms):
+                out.append((path, shown, "untranslated"))
             elif message.fuzzy:
-                out.append((path, msgid, "fuzzy: the English changed; check the translation, then drop the flag"))
-            elif invariants(msgid) != invariants(message.string):
-                lost = invariants(msgid) - invariants(message.string)
-                extra = invariants(message.string) - invariants(msgid)
-                out.append((path, msgid,
-                            f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
-            elif sorted(_NAMED.findall(msgid)) != sorted(_NAMED.findall(message.string)):
-                out.append((path, msgid, f"placeholders differ: {sorted(_NAMED.findall(message.string))}"))
+                out.append((path, shown, "fuzzy: the English changed; check the translation, then drop the flag"))
+            for form in forms if message is not None and all(forms) and not message.fuzzy else ():
+                if invariants(english) != invariants(form):
+                    lost, extra = invariants(english) - invariants(form), invariants(form) - invariants(english)
+                    out.append((path, shown,
+                                f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
+                elif sorted(_NAMED.findall(english)) != sorted(_NAMED.findall(form)):
+                    out.append((path, shown, f"placeholders differ: {sorted(_NAMED.findall(form))}"))
     return out
 
 
