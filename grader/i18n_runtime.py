@@ -29,10 +29,10 @@ def _literal(node):
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def code_messages(folder, skip=()):
+def code_messages(folder, skip=(), root=ROOT):
     """{(context, id): where} of every message a package's code constructs with literal templates (an id is a
     (singular, plural) pair for `nmsg`), in source order; `where` is the module (never a line: inserting code
-    changes no entry)."""
+    changes no entry), relative to `root`."""
     found = {}
     for path in sorted(folder.rglob("*.py")):
         if path.name in skip:
@@ -47,7 +47,7 @@ def code_messages(folder, skip=()):
                 continue  # a message built from data: collected from the declarations
             context = next((_literal(k.value) for k in call.keywords if k.arg == "context"), "") or ""
             found.setdefault((context, templates[0] if arity == 1 else tuple(templates)),
-                             str(path.relative_to(ROOT)))
+                             str(path.relative_to(root)))
     return found
 
 
