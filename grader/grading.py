@@ -122,8 +122,8 @@ def _form_problem(check, got, expected):
                        fields=", ".join(missing))
         if check.expect == "property" and isinstance(value, torch.Tensor) and isinstance(got[key], torch.Tensor) \
                 and got[key].shape != value.shape:
-            return msg("{what}: expected shape {expected}, got {got}", what=_label(key), expected=str(tuple(value.shape)),
-                       got=str(tuple(got[key].shape)))
+            return msg("{what}: expected shape {expected}, got {got}", what=_label(key),
+                       expected=str(tuple(value.shape)), got=str(tuple(got[key].shape)))
     return None
 
 

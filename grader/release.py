@@ -200,7 +200,8 @@ def build_release(out, check_sync=True, progress=False, assignment=None):
         raise RuntimeError("git tracks files that hold the grader's secret, the reference or hidden checks (`git rm "
                            "--cached` them; .gitignore covers them):\n  " + "\n  ".join(tracked[:20]))
     if check_sync:
-        announce("[1/3] checking that the generated files are in sync with chapters/ (renders every chapter)…", progress)
+        announce("[1/3] checking that the generated files are in sync with chapters/ (renders every chapter)…",
+                 progress)
         from . import build
 
         if build.main(["--check"]) != 0:

@@ -252,8 +252,8 @@ def report(exercise, obj, results, took):
     n = len(results)
     failed = [r for r in results if r[1] == FAILED]
     if not failed:
-        return [nmsg("{exercise}: the one check passed ({ms:.0f} ms)", "{exercise}: all {n} checks passed ({ms:.0f} ms)",
-                     n=n, exercise=exercise, ms=took * 1000)], None
+        return [nmsg("{exercise}: the one check passed ({ms:.0f} ms)",
+                     "{exercise}: all {n} checks passed ({ms:.0f} ms)", n=n, exercise=exercise, ms=took * 1000)], None
     lines = [msg("{exercise}: {failed} of {n} checks failed", exercise=exercise, failed=len(failed), n=n)]
     named, shown = set(), set()
     for spec, status, message in results:

@@ -74,8 +74,9 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     bar = Progress("grading", len(todo), stream, settings.progress)
     workers = max(1, min(jobs, len(todo)))
-    announce(f"{len(entries)} submissions, {len(entries) - len(todo)} already graded; starting {workers if todo else 0} "
-        "worker(s) (each loads torch and the sandbox: a few seconds)…", settings.progress, stream)
+    announce(f"{len(entries)} submissions, {len(entries) - len(todo)} already graded; starting "
+             f"{workers if todo else 0} worker(s) (each loads torch and the sandbox: a few seconds)…",
+             settings.progress, stream)
     replies, ready = [], []
     start = time.monotonic()
 
