@@ -146,7 +146,7 @@ def _chapter_results(checks, reference):
         spec = check.spec()
         expected = reference.answer(check) if check.needs_reference() else {}
         mistakes = reference.mistakes(check)
-        spec["mistake_messages"] = [m for m, _ in mistakes]
+        spec["mistake_messages"] = [m.id for m, _ in mistakes]  # each read in the context of its name
         spec["mistake_names"] = list(check.mistakes)  # which ladder of hints a diagnosis opens (hints.py)
         results[f"{check.key}#spec"] = {k: v for k, v in spec.items() if k != "mistakes"}
         results[f"{check.key}#expected"] = expected
@@ -177,12 +177,12 @@ def conventions_tables(rendered):
             raise SystemExit(str(exc)) from None
 
 
-def catalogs(rendered, selfcheck, ladders):
-    """The Chinese notebooks and the compiled catalogs; raises SystemExit while a message is not ready."""
+def catalogs(rendered):
+    """The Chinese notebooks and the compiled catalogs (the self-check's and the grader's words read from the
+    declarations and the code, grader/i18n_runtime.py); raises SystemExit while a message is not ready."""
     from . import i18n_build
 
-    shown = {"selfcheck": selfcheck.value, "ladders": ladders.value}
-    return Made(i18n_build.planned_files(rendered.files, shown))
+    return Made(i18n_build.planned_files(rendered.files))
 
 
 def write(check, *made):
@@ -231,7 +231,7 @@ STEPS = (
          reads="grader/checks/, posenc_ref/mistakes/, posenc_selfcheck/, grader/hidden_probes/"),
     Step("hidden", shipped_calls, reads="chapters/*.py, grader/checks/"),
     Step("conventions", conventions_tables, needs=("render",), reads="docs/conventions.md outside its tables"),
-    Step("catalogs", catalogs, needs=("render", "selfcheck", "hints"), reads="locale/zh_CN/, book/pages/"),
+    Step("catalogs", catalogs, needs=("render",), reads="locale/zh_CN/, book/pages/, grader/checks/, the code's messages"),
     Step("write", write, needs=("check", "render", "ids", "hints", "selfcheck", "hidden", "conventions", "catalogs"),
          reads="the generated files on disk (compared)"),
 )

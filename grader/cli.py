@@ -196,7 +196,7 @@ def _assignment(args):
 def cmd_grade(args):
     from .assignment import report_for
     from .files import write_json
-    from .progress import Progress, say
+    from .progress import Progress, announce
     from .remote import RemoteGrader, SandboxError
     from .report import gradescope_json
     from .submission import SubmissionError
@@ -204,7 +204,7 @@ def cmd_grade(args):
     start = time.perf_counter()
     assignment = _assignment(args)
     settings = _settings(args, cuda_only=args.cuda_only)
-    say("starting the sandbox and loading the reference…", enabled=not args.quiet)
+    announce("starting the sandbox and loading the reference…", enabled=not args.quiet)
     # grades in a fork of the sandbox's zygote: this process never loads torch
     grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
     startup = time.perf_counter() - start

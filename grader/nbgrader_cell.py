@@ -69,16 +69,20 @@ def grade_folder(folder, assignment_name):
         verdicts = grade_.verdicts
     except SubmissionError:
         verdicts = []
+    from .records import messages
+
     checks = [{"key": v.check.key, "exercise": v.check.exercise, "status": str(v.status), "score": v.score,
-               "name": v.check.name, "feedback": v.feedback} for v in verdicts]
+               "name": v.check.name, "message": messages.to_json(v.feedback)} for v in verdicts]
     return per_exercise(assignment, checks, settings.language)
 
 
 def per_exercise(assignment, checks, language="en"):
     """{exercise: {"score", "max", "feedback"}} from check records (a batch result's "checks", or the above):
-    the CPU checks only, so the points match the cell's whatever the machine. The feedback in `language`."""
+    the CPU checks only, so the points match the cell's whatever the machine. The feedback (each record's
+    "message", else its English "feedback") in `language`."""
     from .escape import clean
     from .language import phrasebook
+    from .records import messages
 
     say = phrasebook(language)
     out = {ex: {"score": 0.0, "max": assignment.exercise_points(ex), "feedback": []} for ex in assignment.exercises}
@@ -89,8 +93,10 @@ def per_exercise(assignment, checks, language="en"):
             continue
         ex["score"] += c["score"]
         if c["status"] not in ("passed", "skipped"):
-            ex["feedback"].append(say("✗ {name}: {feedback}", name=clean(say.text(c["name"]), 300, newlines=False),
-                                      feedback=clean(say.text(c["feedback"]), 600)))
+            feedback = messages.from_json(c["message"]) if "message" in c else c["feedback"]
+            name = messages.msg(c["name"], context=c["key"])
+            ex["feedback"].append(say("✗ {name}: {feedback}", name=clean(say.render(name), 300, newlines=False),
+                                      feedback=clean(say.render(feedback), 600)))
     for ex in out.values():
         ex["feedback"] = "\n".join(ex["feedback"])
     return out

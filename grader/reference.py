@@ -8,6 +8,7 @@ from collections import OrderedDict
 from functools import lru_cache
 
 from posenc_selfcheck import probes
+from posenc_selfcheck.messages import msg
 
 from . import hidden_probes
 from .spec import Check
@@ -71,7 +72,8 @@ def _run_mistakes(check):
     for name in check.mistakes:
         mistake = MISTAKES[name]
         ns = {**namespace(), mistake.exercise: mistake.impl}
-        out.append((mistake.message, probes.run(ns, check.probe, check.params, check.exercise,
+        # its message, in the context of its name (posenc_selfcheck/messages.py)
+        out.append((msg(mistake.message, context=name), probes.run(ns, check.probe, check.params, check.exercise,
                                                 hidden_probes.catalog())))
     return tuple(out)
 

@@ -192,7 +192,7 @@ def build_release(out, check_sync=True, progress=False, assignment=None):
     """Write the bundle to `out` (replacing an earlier release there); return its files. With
     `progress`, each step is said on stderr as it starts. With `assignment` (grader/assignment.py), only its
     chapters' notebooks (the self-check package stays whole: it holds public checks only)."""
-    from .progress import say
+    from .progress import announce
 
     out = Path(out).resolve()
     tracked = tracked_private()
@@ -200,7 +200,8 @@ def build_release(out, check_sync=True, progress=False, assignment=None):
         raise RuntimeError("git tracks files that hold the grader's secret, the reference or hidden checks (`git rm "
                            "--cached` them; .gitignore covers them):\n  " + "\n  ".join(tracked[:20]))
     if check_sync:
-        say("[1/3] checking that the generated files are in sync with chapters/ (renders every chapter)…", progress)
+        announce("[1/3] checking that the generated files are in sync with chapters/ (renders every chapter)…",
+                 progress)
         from . import build
 
         if build.main(["--check"]) != 0:
@@ -210,7 +211,7 @@ def build_release(out, check_sync=True, progress=False, assignment=None):
             raise RuntimeError(f"{out} exists and is not an earlier release: choose an empty folder")
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    say("[2/3] copying the student notebooks and the self-check package…", progress)
+    announce("[2/3] copying the student notebooks and the self-check package…", progress)
     for notebook in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         if assignment is None or f"ch{notebook.name[:2]}" in assignment.chapters:
             shutil.copy(notebook, out / notebook.name)
@@ -225,7 +226,7 @@ def build_release(out, check_sync=True, progress=False, assignment=None):
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     (out / "README.md").write_text(README)
     (out / "requirements.txt").write_text(_requirements())
-    say("[3/3] scanning the bundle for solutions, the reference and hidden checks…", progress)
+    announce("[3/3] scanning the bundle for solutions, the reference and hidden checks…", progress)
     problems = scan(out)
     if problems:
         shutil.rmtree(out)

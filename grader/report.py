@@ -4,9 +4,9 @@ Every string that may come from a submission (feedback quoting the learner's exc
 file names) goes through grader.escape on its way out, so a report shows text, never runs a
 terminal escape sequence or renders markup.
 
-Both come out in `language` (grader/language.py): every line is a `say` template (grader.po), the checks'
-names and the feedback are translated by `say.text`; notes and file names are the submission's and stay as
-they are. Check ids, numbers and marks are the same in every language.
+Both come out in `language` (grader/language.py): every line, every check's name, every verdict's feedback and
+every note is a message, rendered here; what the submission produced (file names, its exceptions' messages) is
+inserted as it is. Check ids, numbers and marks are the same in every language.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .checks import chapter_of
 from .escape import MAX_TEXT, one_line
-from .language import phrasebook
+from .language import check_name, phrasebook
 from .records import Status, totals
 from .settings import REPORT
 
@@ -69,22 +69,22 @@ def text_report(grade, language="en"):
                 if v.status in (Status.FAILED, Status.MISSING):
                     # a named mistake repeats across checks: say it once, then refer back to it
                     text = say("the same mistake as above") if v.mistake and v.mistake in said \
-                        else _line(say.text(v.feedback))
+                        else _line(say.render(v.feedback))
                     said.add(v.mistake)
                     lines.append(say("    {mark} {name}: {feedback}", mark=STATUS_MARK[v.status],
-                                     name=say.text(v.check.name), feedback=text))
+                                     name=say.render(check_name(v.check)), feedback=text))
         skipped = [v for v in every if v.status == Status.SKIPPED]
         if skipped:  # once per chapter, not under every exercise
             lines.append(say("  - {count} CUDA check(s) skipped: {why}", count=len(skipped),
-                             why=_line(say.text(skipped[0].feedback))))
+                             why=_line(say.render(skipped[0].feedback))))
     score, top = grade.total, grade.max_score
     lines += ["", say("Total: {score} / {top}   ({seconds} s)", score=f"{score:g}", top=f"{top:g}",
                       seconds=f"{grade.seconds:.1f}")]
-    if grade.notes:  # the submission's words: never translated
-        lines += ["", say("Notes:")] + [f"  - {_line(n)}" for n in grade.notes]
+    if grade.notes:
+        lines += ["", say("Notes:")] + [f"  - {_line(say.render(n))}" for n in grade.notes]
     if grade.hidden_notes:
         lines += ["", say("Notes from the hidden checks' runs (not shown to students before the due date):")]
-        lines += [f"  - {_line(n)}" for n in grade.hidden_notes]
+        lines += [f"  - {_line(say.render(n))}" for n in grade.hidden_notes]
     return "\n".join(lines)
 
 
@@ -117,7 +117,7 @@ def gradescope_json(grade, hidden_visibility="after_due_date", language="en"):
             continue
         exercise = numbers.setdefault(v.check.exercise, [len(numbers) + 1, 0])
         exercise[1] += 1
-        name = say.text(v.check.name)
+        name = say.render(check_name(v.check))
         description = f"{name} [{v.check.key}]"
         tests.append({
             "name": _short(f"{v.check.exercise}: {name}", MAX_TEST_NAME),
@@ -125,15 +125,15 @@ def gradescope_json(grade, hidden_visibility="after_due_date", language="en"):
             "score": v.score,
             "max_score": v.max_score,
             "status": "passed" if v.status == Status.PASSED else "failed",
-            "output": description + ("" if v.status == Status.PASSED else "\n" + _line(say.text(v.feedback))),
+            "output": description + ("" if v.status == Status.PASSED else "\n" + _line(say.render(v.feedback))),
             "output_format": "text",
             "tags": [v.check.exercise],
             "visibility": "visible" if v.check.visible else hidden_visibility,
         })
-    output = [_line(n) for n in grade.notes]
+    output = [_line(say.render(n)) for n in grade.notes]
     if skipped:
         output.append(say("{count} CUDA check(s) not run: {why} (worth no points here)", count=len(skipped),
-                          why=_line(say.text(skipped[0].feedback))))
+                          why=_line(say.render(skipped[0].feedback))))
     # the grade's total (records.totals): the checks left out of `tests` (skipped, worth no points) score 0
     return {"score": grade.total, "execution_time": round(grade.seconds, 2),
             "output": "\n".join(output), "output_format": "text",
