@@ -33,6 +33,7 @@ import nbformat
 from . import i18n_build, shipped
 from .files import cells_fingerprint
 from .leaks import BEGIN, END, chapter_sources
+from .settings import WAITS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPORT = "#| export"
@@ -164,9 +165,9 @@ def _unmodified_in_git(path):
     """True when `path` is tracked and equal to its committed version (a notebook from before fingerprints)."""
     try:
         tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--error-unmatch", "--", str(path)],
-                                 capture_output=True, timeout=60).returncode == 0
+                                 capture_output=True, timeout=WAITS.git_seconds).returncode == 0
         return tracked and subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", str(path)],
-                                          capture_output=True, timeout=60).returncode == 0
+                                          capture_output=True, timeout=WAITS.git_seconds).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 

@@ -28,16 +28,14 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from .escape import MAX_TEXT
+from .settings import BOUNDS, REPORT, WAITS
 
 DATA = Path(__file__).resolve().parent / "data"
 ENV = "POSENC_LANG"
 ENGLISH = "en"
 # what one text may cost: a submission's exception message is part of its feedback, and reading a long, crafted
-# one against every template grows faster than its length (measured: 9000 characters of ". Hint: " repeated,
-# 7.5 s). Longer texts, or texts not read within the time, stay as they are (in English).
-MAX_CHARS = MAX_TEXT  # what a report shows of one text
-MAX_SECONDS = 0.25
+# one against every template grows faster than its length. Texts longer than a report shows (REPORT.message_chars),
+# or not read within WAITS.translate_seconds, stay as they are (in English).
 
 
 def available():
@@ -74,10 +72,10 @@ class Say:
 
     def text(self, text):
         """Grader text composed elsewhere (a check's name or hint, a verdict's feedback) in the language."""
-        if self.english or not text or len(text) > MAX_CHARS:
+        if self.english or not text or len(text) > REPORT.message_chars:
             return text
         try:
-            return _parse(text, self.table, self.verbatim, {}, 0, time.monotonic() + MAX_SECONDS)[1]
+            return _parse(text, self.table, self.verbatim, {}, 0, time.monotonic() + WAITS.translate_seconds)[1]
         except _TooLong:
             return text
 
@@ -104,7 +102,7 @@ def _parse(text, table, keep, memo, depth, deadline):
         best = (0, plain[text] if text in plain else plain[bare])
     else:
         best = (len(text) + WORD * len(_LETTER.findall(text)), text)
-    if best[0] and depth <= 6 and text.strip():
+    if best[0] and depth <= BOUNDS.translate_depth and text.strip():
         from posenc_selfcheck.i18n import fill
 
         for regex, names, translated in parts:

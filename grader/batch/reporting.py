@@ -17,6 +17,7 @@ from datetime import datetime
 from ..escape import csv_cell, markdown
 from ..files import read_json, write_atomic, write_json
 from ..records import Status
+from ..settings import REPORT
 
 
 def record(entry, grade, job):
@@ -184,7 +185,7 @@ def summary_markdown(s):
                   "![failure rate per check](plots/check_failure_rates.png)", "",
                   "| check | failed | most common reason |", "| --- | --- | --- |"]
         for r in hard:
-            reason = markdown(r["common_mistakes"][0][0], 300) if r["common_mistakes"] else ""
+            reason = markdown(r["common_mistakes"][0][0], REPORT.title_chars) if r["common_mistakes"] else ""
             lines.append(f"| {markdown(r['exercise'])}: {markdown(r['name'])} | {r['failed']}/{r['attempted']} "
                          f"({100 * r['failure_rate']:.0f}%) | {reason} |")
     if s.get("refused"):
