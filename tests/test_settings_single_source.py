@@ -190,6 +190,9 @@ def test_the_docs_state_the_defaults_of_settings():
         f"`POSENC_SANDBOX_UID_BASE` ({settings.uid_base})",
         f"`RLIMIT_NPROC` {limits.nproc}",
         f"memory limit = `--memory-mb` + {CGROUP_HEADROOM_MB} MB, no swap, {limits.nproc} processes",
+        f"within `--timeout` of the export (default {S.BATCH_TIMEOUT_SECONDS:g} s, as `batch` per submission); "
+        f"nbgrader's limit on a cell (`c.Execute.timeout` in `nbgrader_config.py`) is that plus "
+        f"{S.WAITS.nbgrader_cell_margin_seconds:g} s",
     ]
     assert [s for s in stated if s not in text] == []
 
