@@ -37,6 +37,7 @@ from typing import Callable
 from .files import cells_fingerprint
 from .leaks import chapter_sources
 from .render import MARK, ROOT, reference_module_name, render
+from .settings import WAITS
 
 LEARNER_COPIES = "my_notebooks"  # where scripts/lab.sh puts the learner's own copies
 SELFCHECK_DATA = ROOT / "posenc_selfcheck" / "data"
@@ -231,7 +232,8 @@ STEPS = (
          reads="grader/checks/, posenc_ref/mistakes/, posenc_selfcheck/, grader/hidden_probes/"),
     Step("hidden", shipped_calls, reads="chapters/*.py, grader/checks/"),
     Step("conventions", conventions_tables, needs=("render",), reads="docs/conventions.md outside its tables"),
-    Step("catalogs", catalogs, needs=("render",), reads="locale/zh_CN/, book/pages/, grader/checks/, the code's messages"),
+    Step("catalogs", catalogs, needs=("render",),
+         reads="locale/zh_CN/, book/pages/, grader/checks/, the code's messages"),
     Step("write", write, needs=("check", "render", "ids", "hints", "selfcheck", "hidden", "conventions", "catalogs"),
          reads="the generated files on disk (compared)"),
 )
@@ -260,9 +262,9 @@ def _unmodified_in_git(path):
     """True when `path` is tracked and equal to its committed version (a notebook from before fingerprints)."""
     try:
         tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--error-unmatch", "--", str(path)],
-                                 capture_output=True, timeout=60).returncode == 0
+                                 capture_output=True, timeout=WAITS.git_seconds).returncode == 0
         return tracked and subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", str(path)],
-                                          capture_output=True, timeout=60).returncode == 0
+                                          capture_output=True, timeout=WAITS.git_seconds).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 

@@ -50,8 +50,6 @@ from .settings import ANSWER, DEFAULT_SECRET
 from .submission import defining_file, read_submission
 
 REPO = Path(__file__).resolve().parent.parent
-MAX_NUMEL = ANSWER.tensor_numel  # elements of one tensor in an answer
-MAX_NDIM = ANSWER.tensor_ndim
 SHAPED = ("match", "property")  # expectations judged on tensors: the reference's answer says their fields and shapes
 msg = messages.msg
 TWIN = msg("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way the "
@@ -107,7 +105,8 @@ def _form_problem(check, got, expected):
     import torch
 
     for key, value in got.items():
-        if isinstance(value, torch.Tensor) and (value.numel() > MAX_NUMEL or value.dim() > MAX_NDIM):
+        if isinstance(value, torch.Tensor) and (value.numel() > ANSWER.tensor_numel
+                                                or value.dim() > ANSWER.tensor_ndim):
             return msg("{what} has shape {shape}: far larger than this check's inputs call for", what=_label(key),
                        shape=str(tuple(value.shape)))
     if expected is None or "error" in expected or "error" in got:

@@ -23,6 +23,7 @@ from pathlib import Path
 import nbformat
 
 from .files import cells_fingerprint
+from .settings import BOUNDS
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGE = "zh_CN"
@@ -160,7 +161,8 @@ def _template(stem, notebook):
     elif stem == GRADER_STEM:
         header, pairs = "# Source: the grader's report and feedback (grader/i18n_grader.py)", grader_messages()
     else:
-        header, pairs = f"# Source: {_source(stem)}", [(("", m), (_where(stem, c), None)) for m, c in messages(notebook)]
+        header = f"# Source: {_source(stem)}"
+        pairs = [(("", m), (_where(stem, c), None)) for m, c in messages(notebook)]
     template = Catalog(project="posenc-course", version="1", creation_date=fixed, revision_date=fixed,
                        fuzzy=False, header_comment=header, locale=LANGUAGE)
     for (context, msgid), where in pairs:
@@ -272,9 +274,10 @@ def planned_files(files):
     solutions = {_stem(p): nbformat.reads(t, as_version=4) for p, t in english.items() if p.parent.name == "solutions"}
     bad = problems({**solutions, PAGES_STEM: pages_notebook()}, runtime=True)
     if bad:
-        shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}" for p, msgid, what in bad[:20]]
+        shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}"
+                 for p, msgid, what in bad[:BOUNDS.listed_problems]]
         raise SystemExit(f"{len(bad)} messages of the Chinese edition are not ready (docs/authoring.md):\n  "
-                         + "\n  ".join(shown) + ("\n  …" if len(bad) > 20 else ""))
+                         + "\n  ".join(shown) + ("\n  …" if len(bad) > BOUNDS.listed_problems else ""))
     from . import i18n_grader, i18n_runtime
 
     catalogs = {stem: read_catalog(catalog_path(stem)) for stem in solutions}

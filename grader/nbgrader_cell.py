@@ -22,21 +22,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .settings import BATCH_TIMEOUT_SECONDS
+from .settings import BATCH_TIMEOUT_SECONDS, REPORT
 
 REPO = Path(__file__).resolve().parent.parent
 _GRADED = {}
 
 
-def grade(assignment, exercise):
+def grade(assignment, exercise, timeout=BATCH_TIMEOUT_SECONDS):
     """The exercise's points on its CPU checks (a float nbgrader takes as partial credit); prints the
-    feedback of its failed checks."""
+    feedback of its failed checks. The first call grades the assignment within `timeout` seconds (the export's
+    kernel passes `python -m grader nbgrader --timeout`)."""
     folder = os.getcwd()
     if (folder, assignment) not in _GRADED:
         run = subprocess.run([sys.executable, "-m", "grader.nbgrader_cell", folder, assignment], cwd=REPO,
-                             capture_output=True, text=True, timeout=BATCH_TIMEOUT_SECONDS)
+                             capture_output=True, text=True, timeout=timeout)
         if run.returncode != 0:
-            raise RuntimeError(f"the course's grader failed: {run.stderr.strip()[-1000:]}")
+            raise RuntimeError(f"the course's grader failed: {run.stderr.strip()[-REPORT.message_chars:]}")
         _GRADED[(folder, assignment)] = json.loads(run.stdout)
     result = _GRADED[(folder, assignment)].get(exercise)
     if result is None:
@@ -95,8 +96,9 @@ def per_exercise(assignment, checks, language="en"):
         if c["status"] not in ("passed", "skipped"):
             feedback = messages.from_json(c["message"]) if "message" in c else c["feedback"]
             name = messages.msg(c["name"], context=c["key"])
-            ex["feedback"].append(say("✗ {name}: {feedback}", name=clean(say.render(name), 300, newlines=False),
-                                      feedback=clean(say.render(feedback), 600)))
+            ex["feedback"].append(say("✗ {name}: {feedback}",
+                                      name=clean(say.render(name), REPORT.title_chars, newlines=False),
+                                      feedback=clean(say.render(feedback), REPORT.feedback_chars)))
     for ex in out.values():
         ex["feedback"] = "\n".join(ex["feedback"])
     return out

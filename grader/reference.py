@@ -11,6 +11,7 @@ from posenc_selfcheck import probes
 from posenc_selfcheck.messages import msg
 
 from . import hidden_probes
+from .settings import BOUNDS
 from .spec import Check
 
 
@@ -34,7 +35,6 @@ def mistakes(check: Check):
 
 # main checks and twins are resolved per student (grader/unseen.py): a bounded cache, keyed by what they ask
 _DRAWN = OrderedDict()
-DRAWN_CACHE = 1024  # a whole course's main checks and twins for one student (about 500), with room
 
 
 def _params(check):
@@ -46,7 +46,7 @@ def _drawn(key, compute, check):
         _DRAWN.move_to_end(key)
         return _DRAWN[key]
     _DRAWN[key] = value = compute(check)
-    while len(_DRAWN) > DRAWN_CACHE:
+    while len(_DRAWN) > BOUNDS.drawn_cache:
         _DRAWN.popitem(last=False)
     return value
 

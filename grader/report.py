@@ -15,7 +15,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .checks import chapter_of
-from .escape import MAX_TEXT, one_line
+from .escape import one_line
 from .language import check_name, phrasebook
 from .records import Status, totals
 from .settings import REPORT
@@ -50,7 +50,7 @@ def by_chapter(verdicts):
 
 def text_report(grade, language="en"):
     say = phrasebook(language)
-    lines = [say("Grading {submission}", submission=one_line(grade.submission, 300)), ""]
+    lines = [say("Grading {submission}", submission=one_line(grade.submission, REPORT.title_chars)), ""]
     for chapter, exercises in by_chapter(grade.verdicts).items():
         every = [v for vs in exercises.values() for v in vs]
         if all(_not_attempted(vs) for vs in exercises.values()):
@@ -90,10 +90,7 @@ def text_report(grade, language="en"):
 
 def _line(text):
     """Learner-controlled text as one line: a newline in it can never start a report line of its own."""
-    return one_line(text, MAX_TEXT)
-
-
-MAX_TEST_NAME = REPORT.test_name_chars  # characters of a Gradescope test's name (the rest: its output)
+    return one_line(text, REPORT.message_chars)
 
 
 def _short(text, limit):
@@ -104,7 +101,7 @@ def gradescope_json(grade, hidden_visibility="after_due_date", language="en"):
     """results.json in Gradescope's format (https://gradescope-autograders.readthedocs.io, "Autograder
     Specifications"): one test per check that is worth points here, numbered "<exercise>.<check>" in the
     assignment's order and tagged with the exercise; its name is short ("<exercise>: <check>", at most
-    MAX_TEST_NAME characters), its output starts with the whole description and the check's stable key.
+    REPORT.test_name_chars characters), its output starts with the whole description and the check's stable key.
     Checks that are not public get `hidden_visibility`, so what they ask stays out of sight until then.
     CUDA checks skipped for want of a device are said once, in the top-level output, not as 0-point tests.
     Names and outputs in `language`; the numbers, keys, tags and the notes (the submission's) as they are."""
@@ -120,7 +117,7 @@ def gradescope_json(grade, hidden_visibility="after_due_date", language="en"):
         name = say.render(check_name(v.check))
         description = f"{name} [{v.check.key}]"
         tests.append({
-            "name": _short(f"{v.check.exercise}: {name}", MAX_TEST_NAME),
+            "name": _short(f"{v.check.exercise}: {name}", REPORT.test_name_chars),
             "number": f"{exercise[0]}.{exercise[1]}",
             "score": v.score,
             "max_score": v.max_score,

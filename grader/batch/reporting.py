@@ -18,6 +18,7 @@ from ..escape import csv_cell, markdown
 from ..files import read_json, write_atomic, write_json
 from ..language import phrasebook
 from ..records import Status, messages
+from ..settings import REPORT
 
 
 def record(entry, grade, job):
@@ -188,7 +189,7 @@ def summary_markdown(s):
                   "![failure rate per check](plots/check_failure_rates.png)", "",
                   "| check | failed | most common reason |", "| --- | --- | --- |"]
         for r in hard:
-            reason = markdown(r["common_mistakes"][0][0], 300) if r["common_mistakes"] else ""
+            reason = markdown(r["common_mistakes"][0][0], REPORT.title_chars) if r["common_mistakes"] else ""
             lines.append(f"| {markdown(r['exercise'])}: {markdown(r['name'])} | {r['failed']}/{r['attempted']} "
                          f"({100 * r['failure_rate']:.0f}%) | {reason} |")
     if s.get("refused"):
