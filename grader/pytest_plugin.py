@@ -77,9 +77,9 @@ class CheckItem(pytest.Item):
     def runtest(self):
         verdict = _verdicts(self.config)[self.check.key]
         if verdict.status == Status.SKIPPED:
-            pytest.skip(verdict.feedback)
+            pytest.skip(str(verdict.feedback))  # its English: pytest is the instructor's tool
         if verdict.status != Status.PASSED:
-            raise CheckFailed(verdict.feedback)
+            raise CheckFailed(str(verdict.feedback))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CheckFailed):

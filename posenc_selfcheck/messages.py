@@ -42,6 +42,10 @@ class Message:
     def values(self):
         return dict(self.params)
 
+    def __str__(self):
+        """Its English (a log line, a test's reading); a learner reads `render(message, lang)`."""
+        return render(self, ENGLISH)
+
     def leads_with(self, other):
         """Whether this message says `other` first: it is `other`, or its template opens with a placeholder that
         holds a message leading with `other` ("{mistake} ({problem})" leads with its mistake)."""
@@ -58,6 +62,9 @@ class Verbatim:
 
     text: str
 
+    def __str__(self):
+        return self.text
+
 
 @dataclass(frozen=True)
 class Joined:
@@ -65,6 +72,9 @@ class Joined:
 
     parts: tuple
     sep: object = "; "
+
+    def __str__(self):
+        return render(self, ENGLISH)
 
     def leads_with(self, other):
         return bool(self.parts) and isinstance(self.parts[0], (Message, Joined)) and self.parts[0].leads_with(other)

@@ -76,4 +76,4 @@ def grade_in_sandbox(submission, checks):
     """[(check, status, feedback)] of one submission graded by the real grading path (sandbox included)."""
     from tests.conftest import grade
 
-    return [(v.check, v.status, v.feedback) for v in grade(submission, checks).verdicts]
+    return [(v.check, v.status, str(v.feedback)) for v in grade(submission, checks).verdicts]

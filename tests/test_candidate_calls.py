@@ -84,11 +84,11 @@ def test_recognising_candidates_by_what_they_are_earns_nothing_and_a_real_test_e
     checks = _property_checks(chapter)
     grader = Grader(settings(**LIMITS), checks)
     grade = grader.grade(path)
-    assert grade.total == 0, [(v.check.key, v.feedback) for v in grade.verdicts if v.score]
+    assert grade.total == 0, [(v.check.key, str(v.feedback)) for v in grade.verdicts if v.score]
     # without the main check (which gates the rest), the hidden checks still earn nothing on their own
     ungated = Grader(settings(**LIMITS), [c for c in checks if not c.main]).grade(path)
     hidden = [v for v in ungated.verdicts if not v.check.visible]
-    assert hidden and all(v.score == 0 for v in hidden), [(v.check.key, v.feedback) for v in hidden if v.score]
+    assert hidden and all(v.score == 0 for v in hidden), [(v.check.key, str(v.feedback)) for v in hidden if v.score]
     # visible output (Gradescope's, before the due date) names and describes no hidden candidate
     payload = gradescope_json(grade)
     visible = "\n".join([payload["output"]] + [t["output"] for t in payload["tests"] if t["visibility"] == "visible"])
@@ -98,7 +98,7 @@ def test_recognising_candidates_by_what_they_are_earns_nothing_and_a_real_test_e
     solution = grader.grade(CHAPTERS[chapter][2])
     property_verdicts = [v for v in solution.verdicts if v.check.exercise == CHAPTERS[chapter][0]]
     assert property_verdicts and all(v.score == v.max_score for v in property_verdicts), \
-        [(v.check.key, v.feedback) for v in property_verdicts if v.score < v.max_score]
+        [(v.check.key, str(v.feedback)) for v in property_verdicts if v.score < v.max_score]
 
 
 def test_no_hidden_candidate_is_anywhere_in_the_learners_process(tmp_path):
@@ -110,7 +110,7 @@ def test_no_hidden_candidate_is_anywhere_in_the_learners_process(tmp_path):
     path.write_text(honest_source() + "\n\n" + (HOSTILE / "scan_for_candidates.py").read_text().replace(
         "__HIDDEN__", repr(hidden)))
     grade = Grader(settings(**LIMITS), chapter_checks("ch01")).grade(path)
-    notes = "\n".join(grade.notes)
+    notes = "\n".join(map(str, grade.notes))
     assert "SCANNED" in notes, notes  # the scan ran (and would say what it found)
     assert "FOUND" not in notes, notes
 
@@ -125,8 +125,8 @@ def test_a_call_the_grader_must_refuse_is_refused_and_costs_only_its_check(tmp_p
     attacked = [v for v in grade.verdicts if v.check.params["head_dim"] == 16]
     rest = [v for v in grade.verdicts if v not in attacked]
     assert attacked and all(v.score == 0 for v in attacked)
-    assert rest and all(v.score == v.max_score for v in rest), [(v.check.key, v.feedback) for v in rest if not v.score]
-    said = attacked[0].feedback  # the first 32 characters of each answer (the feedback keeps 300 of the error)
+    assert rest and all(v.score == v.max_score for v in rest), [(v.check.key, str(v.feedback)) for v in rest if not v.score]
+    said = str(attacked[0].feedback)  # the first 32 characters of each answer (the feedback keeps 300 of the error)
     for words in ("the call's arguments could not b",  # garbage, a pickle
                   "no candidate function can be cal",  # a token of no candidate in this request
                   "the call's arguments were not re",  # 17 MB: refused by the session, unread

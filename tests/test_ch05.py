@@ -216,7 +216,7 @@ def test_reference_passes_its_self_checks_and_a_known_mistake_is_named(capsys):
 
 
 def _feedback(results, exercise, words=""):
-    return " | ".join(r.feedback for r in results.values()
+    return " | ".join(str(r.feedback) for r in results.values()
                       if r.check.exercise == exercise and r.status == "failed" and words in r.check.name)
 
 
@@ -233,7 +233,7 @@ def test_diagnoses_linear_multiplies_dynamic_exponent_llama3_swapped_no_attentio
     # an explicit attention_factor=1.0 is right too on the public input, but the check's twin draws another explicit
     # attention factor, which this code ignores (it always returns 1.0): the check does not count
     explicit = results["yarn with explicit beta_fast=16, beta_slow=2, attention_factor=1.0"]
-    assert explicit.status == "failed" and "inputs drawn for you" in explicit.feedback
+    assert explicit.status == "failed" and "inputs drawn for you" in str(explicit.feedback)
 
 
 def test_diagnoses_reversed_ramp_in_both_exercises_and_static_ntk():

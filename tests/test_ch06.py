@@ -93,7 +93,7 @@ def test_every_known_mistake_really_is_wrong():
 
 
 def _feedback(results):
-    return " | ".join(r.feedback for r in results.values() if r.status == "failed")
+    return " | ".join(str(r.feedback) for r in results.values() if r.status == "failed")
 
 
 def test_diagnoses_for_interleaved_tables_kept_in_plain_attributes():

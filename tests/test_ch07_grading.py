@@ -28,7 +28,7 @@ def graded():
 
 
 def feedback(graded, submission, exercise):
-    return " | ".join(r.feedback for r in graded[submission].values()
+    return " | ".join(str(r.feedback) for r in graded[submission].values()
                       if r.check.exercise == exercise and r.status == "failed")
 
 
@@ -64,7 +64,7 @@ def test_every_known_mistake_is_named_by_some_check():
         check_ = drawn(check_)  # a main check: on inputs drawn as for a submission
         for name, (message, result) in zip(check_.mistakes, mistake_results(check_)):
             verdict = judge(check_, result)
-            if verdict.status == "failed" and verdict.feedback.startswith(message):
+            if verdict.status == "failed" and verdict.feedback.leads_with(message):
                 named.add(name)
     exercises = {c.exercise for c in CHECKS}
     assert {name for name, m in MISTAKES.items() if m.exercise in exercises} - named == set()

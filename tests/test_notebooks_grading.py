@@ -23,7 +23,7 @@ def _grade(path, chapter):
 def test_solution_notebook_scores_full_marks(stem, chapter):
     results, notes = _grade(ROOT / "solutions" / f"{stem}.ipynb", chapter)
     assert results, f"no checks for {chapter}"
-    wrong = [(r.check.key, r.status, r.feedback) for r in results if r.status not in ("passed", "skipped")]
+    wrong = [(r.check.key, r.status, str(r.feedback)) for r in results if r.status not in ("passed", "skipped")]
     assert wrong == []
     skipped = {r.check.key for r in results if r.status == "skipped"}
     assert skipped == ({r.check.key for r in results if r.check.cuda} if not torch.cuda.is_available() else set())

@@ -105,7 +105,7 @@ def test_root_asked_for_user_mode_says_which_mode_applied_in_the_report(tmp_path
     caps = Zygote.start(Settings.from_env(sandbox_mode="user")).ready()
     if not caps["root"] or not caps["landlock"]:
         pytest.skip("needs a grader running as root, with Landlock")
-    notes = grade(sub, Settings.from_env(sandbox_mode="user"), checks).notes
+    notes = [str(n) for n in grade(sub, Settings.from_env(sandbox_mode="user"), checks).notes]
     if caps["python_readable"]:  # Debian's system Python: a uid of its own is possible, and taken (root-nojail)
         assert any(n.startswith("sandbox: POSENC_SANDBOX_MODE=user asked for no jail; other users can read this "
                                 "Python, so learner code need not run as root: learner code ran as uid ")

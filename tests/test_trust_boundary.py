@@ -56,7 +56,7 @@ def test_a_later_submission_cannot_find_an_earlier_ones_code_or_the_instructors_
     grader = Grader(settings(**LIMITS).replace(protect=(str(protected),)), CH01)
     first = grader.grade(classmate)  # the same grader process, as a batch worker grades one after another
     assert first.total == first.max_score
-    found = [v.feedback for v in grader.grade(scanner).verdicts if v.check.exercise == "shift_matrix"][0]
+    found = [str(v.feedback) for v in grader.grade(scanner).verdicts if v.check.exercise == "shift_matrix"][0]
     assert "FOUND" in found and "mine" in found, found  # the scan works: it finds its own canary
     assert "classmate" not in found and "folder" not in found, found
 
@@ -87,7 +87,7 @@ def test_hostile_entries_are_refused_each_with_a_note_and_the_honest_file_is_gra
     start = time.monotonic()
     files = read_submission(hostile_folder)
     seconds = time.monotonic() - start
-    notes = "\n".join(n for f in files for n in f.notes)
+    notes = "\n".join(n for f in files for n in map(str, f.notes))
     for name in ("b_reference.py", "c_classmate.py", "d_mem.py", "e_kmsg.ipynb"):
         assert f"{name} is a symbolic link, not a regular file" in notes
     assert "f_fifo.py is a device, FIFO or socket" in notes
@@ -130,7 +130,7 @@ def test_a_child_cannot_skip_checks(tmp_path):
     grade = Grader(settings(**LIMITS), CH01).grade(_attack(tmp_path, "forge_skipped"))
     assert grade.max_score == sum(c.points for c in CH01 if not c.cuda)  # nothing removed from the maximum
     forged = [v for v in grade.verdicts if not v.check.cuda]
-    assert forged and all(v.status == "failed" and "only the grader skips" in v.feedback for v in forged)
+    assert forged and all(v.status == "failed" and "only the grader skips" in str(v.feedback) for v in forged)
 
 
 def test_answers_of_unforeseen_shapes_fail_their_checks_quickly(tmp_path):
@@ -140,7 +140,7 @@ def test_answers_of_unforeseen_shapes_fail_their_checks_quickly(tmp_path):
     shift = {tuple(v.check.params.get("args", [])): v for v in grade.verdicts
              if v.check.exercise == "shift_matrix" and not v.check.cuda}
     assert all(v.score == 0 for v in shift.values())
-    assert "expected shape (24, 24), got (12000, 87)" in shift[(11, 24)].feedback
+    assert "expected shape (24, 24), got (12000, 87)" in str(shift[(11, 24)].feedback)
     assert all(v.status == "failed" for args, v in shift.items() if args[0] in (5, -4, 9))
     assert seconds < 60
 
@@ -225,7 +225,7 @@ def test_hidden_candidates_are_anonymous_in_the_sandbox(tmp_path):
     checks = [c for c in CH04 if c.exercise == "check_relative_property"]
     grade = Grader(settings(**LIMITS), checks).grade(path)
     assert grade.total == 0  # judging by names, docstrings and line numbers earns nothing
-    said = " ".join(v.feedback for v in grade.verdicts)
+    said = " ".join(str(v.feedback) for v in grade.verdicts)
     assert "NAMES" in said  # what it saw is shown: nothing that names a candidate
     for name in [*ACCEPT, *REJECT, "rope_other_frequencies", "rope_layout_mix"]:
         assert name not in said
@@ -240,7 +240,7 @@ def test_chapter_8_candidates_are_anonymous_in_the_sandbox_too(tmp_path):
     checks = [c for c in chapter_checks("ch08") if c.exercise == "check_axial_property"]
     grade = Grader(settings(**LIMITS), checks).grade(path)
     assert grade.total == 0
-    said = " ".join(v.feedback for v in grade.verdicts)
+    said = " ".join(str(v.feedback) for v in grade.verdicts)
     assert "NAMES" in said
     for name in [*ACCEPT, *REJECT, GOOD, BAD, *PUBLIC_ACCEPT, *PUBLIC_REJECT]:
         assert name not in said
@@ -319,7 +319,7 @@ def test_seeded_fuzz_never_crashes_or_hangs_grade_or_batch(tmp_path):
         text_report(grade)
         json.dumps(gradescope_json(grade))
         # no fragment implements an exercise: whatever it forges, it earns nothing
-        assert grade.total == 0, [(v.check.key, v.feedback) for v in grade.verdicts if v.score]
+        assert grade.total == 0, [(v.check.key, str(v.feedback)) for v in grade.verdicts if v.score]
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--no-progress",
                           "--wall-seconds", "10"], cwd=ROOT, capture_output=True, text=True, timeout=600)

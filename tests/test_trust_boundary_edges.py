@@ -62,8 +62,8 @@ def test_a_200_kb_file_is_graded_within_its_budget_in_time_linear_in_its_size(tm
         grade = grader.grade(files[kb])
         seconds[kb] = time.monotonic() - start
         # within budget: no exercise was cut, every honest exercise earns its points
-        assert full_marks(grade), [(v.check.name, v.feedback) for v in grade.verdicts if v.score < v.max_score]
-        assert not any("not run" in n or "timed out" in n for n in grade.notes), grade.notes
+        assert full_marks(grade), [(v.check.name, str(v.feedback)) for v in grade.verdicts if v.score < v.max_score]
+        assert not any("not run" in n or "timed out" in n for n in map(str, grade.notes)), grade.notes
     # four times the size: about four times the size-dependent work (less with the fixed costs); the square of it
     # would be 16 times. Generous slack for a loaded two-core machine
     assert seconds[200] < 8 * seconds[50] and seconds[200] < chosen.limits.wall_seconds, seconds
@@ -77,10 +77,10 @@ def test_a_file_over_the_code_limit_is_left_out_with_a_note_and_the_rest_is_grad
     (folder / "b_huge.py").write_text(statements(code_kb + 16))
     grade = Grader(settings(), CH01).grade(folder)
     assert any(f"b_huge.py holds {code_kb + 16} KB of code, over the grader's limit of {code_kb} KB" in n
-               for n in grade.notes), grade.notes
+               for n in map(str, grade.notes)), grade.notes
     assert full_marks(grade)
     alone = Grader(settings(), CH01).grade(folder / "b_huge.py")
-    assert alone.total == 0 and any("over the grader's limit" in n for n in alone.notes)
+    assert alone.total == 0 and any("over the grader's limit" in n for n in map(str, alone.notes))
 
 
 def test_reading_counts_against_the_submissions_wall_clock(tmp_path):
@@ -89,7 +89,7 @@ def test_reading_counts_against_the_submissions_wall_clock(tmp_path):
     spent = settings(submission_seconds=0.000001)  # used up before anything is read
     grade = Grader(spent, CH01).grade(submission)
     assert grade.total == 0 and any("honest.py was not read: the submission had used up its time" in n
-                                    for n in grade.notes), grade.notes
+                                    for n in map(str, grade.notes)), grade.notes
 
 
 def _peak_mb(pid):
@@ -115,6 +115,6 @@ def test_a_hoard_of_results_does_not_grow_the_trusted_process(tmp_path):
     # all (over 1 GB); with it, the one accepted answer and the file it was read from
     assert grown < 2.5 * (cap >> 20), f"the grading process grew by {grown:.0f} MB"
     assert scores(grade)["shift_matrix"][0] == 0
-    assert any("result line(s) were not accepted" in n and "100 MB per submission" in n for n in grade.notes)
+    assert any("result line(s) were not accepted" in n and "100 MB per submission" in n for n in map(str, grade.notes))
     others = {ex: s for ex, s in scores(grade).items() if ex != "shift_matrix"}
     assert all(got == top for got, top in others.values()), others

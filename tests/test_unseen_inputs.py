@@ -166,7 +166,7 @@ def test_a_grade_forged_from_the_release_data_scores_nothing(tmp_path, which, mo
     names = ["sinusoidal_table", "shift_matrix", "SinusoidalPositionalEncoding"]
     path = _forged(tmp_path, names, which)
     grade = Grader(settings(**LIMITS), CH01).grade(path, student="alice")
-    assert grade.total == 0, [(v.check.key, v.feedback) for v in grade.verdicts if v.score]
+    assert grade.total == 0, [(v.check.key, str(v.feedback)) for v in grade.verdicts if v.score]
     # without the twins the same file earns points: the test can fail
     _without_twins(monkeypatch)
     ungated = Grader(settings(**LIMITS), CH01).grade(path, student="alice")
@@ -179,7 +179,7 @@ def test_the_worked_example_forged_from_the_release_data_scores_nothing_too(tmp_
     checks = [c for c in chapter_checks("ch05") if c.exercise == "rope_wavelengths"]
     path = _forged(tmp_path, ["rope_wavelengths"], "expected")
     grade = Grader(settings(**LIMITS), checks).grade(path, student="alice")
-    assert grade.total == 0, [(v.check.key, v.feedback) for v in grade.verdicts if v.score]
+    assert grade.total == 0, [(v.check.key, str(v.feedback)) for v in grade.verdicts if v.score]
     _without_twins(monkeypatch)
     ungated = Grader(settings(**LIMITS), checks).grade(path, student="alice")
     assert sum(v.score for v in ungated.verdicts) > 0  # the same file without twins: the test can fail
@@ -218,10 +218,10 @@ def test_a_result_must_carry_every_field_the_grader_asks_for(tmp_path):
     forged.write_text(text)
     plain = Grader(settings(**LIMITS), module).grade(honest)
     dropped = Grader(settings(**LIMITS), module).grade(forged)
-    dtype_checks = [v for v in plain.verdicts if v.status == Status.FAILED and "dtype" in v.feedback]
+    dtype_checks = [v for v in plain.verdicts if v.status == Status.FAILED and "dtype" in str(v.feedback)]
     assert dtype_checks  # float32 outputs fail the dtype checks: what the forgery tries to hide
     assert dropped.total <= plain.total
-    said = {v.check.key: v.feedback for v in dropped.verdicts}
+    said = {v.check.key: str(v.feedback) for v in dropped.verdicts}
     assert all("does not say out:dtype" in said[v.check.key] for v in dtype_checks), said
 
 
@@ -236,14 +236,14 @@ def test_a_child_holds_no_request_but_the_one_it_answers_and_never_a_hidden_one(
     public = [c for c in checks if c.public and c.probe == "scheme_attention"]
     hidden = [c for c in checks if not c.visible]
     assert len(hidden) >= 5 and public
-    shown = {v.check.key: v.feedback for v in grade.verdicts if v.check.visible}
+    shown = {v.check.key: str(v.feedback) for v in grade.verdicts if v.check.visible}
     # the scan works: a public check shows the request it answers, and no other request
     for check in public:
         assert json.dumps(check.params, sort_keys=True) in shown[check.key], shown[check.key]
         others = [c.key for c in public if c is not check and json.dumps(c.params, sort_keys=True) in shown[check.key]]
         assert others == [], others
     assert not [c.key for c in hidden if json.dumps(c.params, sort_keys=True) in visible]
-    assert "SEEN" in "\n".join(grade.hidden_notes + [v.feedback for v in grade.verdicts if not v.check.visible])
+    assert "SEEN" in "\n".join(grade.hidden_notes + [str(v.feedback) for v in grade.verdicts if not v.check.visible])
 
 
 def test_learner_text_never_starts_a_report_line_of_its_own(tmp_path):
@@ -274,7 +274,7 @@ def test_slow_statements_and_retries_share_one_budget_per_exercise_and_per_submi
     seconds = time.monotonic() - start
     # without the budgets: 2 exercises x 7.6 s of sleeping in each of their children, and retries after a timeout
     assert seconds < baseline + limits["submission_seconds"] + 5, (seconds, baseline)
-    notes = "\n".join(grade.notes + grade.hidden_notes)
+    notes = "\n".join(map(str, grade.notes + grade.hidden_notes))
     assert "the time left of its wall-clock budget" in notes, notes
 
 
@@ -288,7 +288,7 @@ def test_honest_code_is_graded_the_same_on_every_draw(tmp_path):
         file.write_bytes(secret)
         os.chmod(file, 0o600)
         grade = Grader(settings(**LIMITS).replace(secret_file=str(file)), CH01).grade(example)
-        assert grade.total == grade.max_score, [(v.check.key, v.feedback) for v in grade.verdicts if not v.score]
+        assert grade.total == grade.max_score, [(v.check.key, str(v.feedback)) for v in grade.verdicts if not v.score]
 
 
 # ---- notes say what happened ---------------------------------------------------------------------------------
