@@ -85,8 +85,8 @@ def segments(markdown):
 
 
 def messages(notebook):
-    """[(msgid, cell number)] of a notebook's Markdown cells, in order."""
-    return [(m, n) for n, cell in enumerate(notebook.cells) if cell.cell_type == "markdown"
+    """[(msgid, cell id)] of a notebook's Markdown cells, in order."""
+    return [(m, cell.id) for cell in notebook.cells if cell.cell_type == "markdown"
             for _, m, _ in segments(cell.source) if m]
 
 
@@ -99,7 +99,7 @@ PAGES_STEM = "book"  # the catalog of the book's own pages
 def pages_notebook():
     """The book's own pages (book/pages/*.md) as one notebook, a Markdown cell per page, sorted by name."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell(p.read_text()) for p in sorted(PAGES.glob("*.md"))]
+    nb.cells = [nbformat.v4.new_markdown_cell(p.read_text(), id=p.stem) for p in sorted(PAGES.glob("*.md"))]
     return nb
 
 
@@ -130,36 +130,42 @@ def _source(stem):
     return "book/pages/*.md" if stem == PAGES_STEM else f"chapters/{stem}.py"
 
 
-def runtime_messages():
-    """[(msgid, where)] of the self-check's words: report templates and the checks' data."""
+def _where(stem, cell_id):
+    """A catalog reference: the cell a message comes from, by its id (grader/render.py), never its position."""
+    return f"book/pages/{cell_id}.md" if stem == PAGES_STEM else f"chapters/{stem}.py#{cell_id}"
+
+
+def runtime_messages(shown=None):
+    """[(msgid, where)] of the self-check's words: report templates and the checks' data (`shown`: the
+    self-check data as the build made it; by default the committed one)."""
     from . import i18n_runtime
 
-    return i18n_runtime.messages()
+    return i18n_runtime.messages(shown)
 
 
-def grader_messages():
+def grader_messages(shown=None):
     """[(msgid, where)] of the grader's own words: its report's lines, its feedback, every check's data."""
     from . import i18n_grader
 
-    return i18n_grader.messages()
+    return i18n_grader.messages(shown)
 
 
-def _template(stem, notebook):
+def _template(stem, notebook, shown):
     import datetime
 
     from babel.messages.catalog import Catalog
 
     fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)  # no churn in the headers
     if stem == RUNTIME_STEM:
-        header, pairs = "# Source: what posenc_selfcheck shows (grader/i18n_runtime.py)", runtime_messages()
+        header, pairs = "# Source: what posenc_selfcheck shows (grader/i18n_runtime.py)", runtime_messages(shown)
     elif stem == GRADER_STEM:
-        header, pairs = "# Source: the grader's report and feedback (grader/i18n_grader.py)", grader_messages()
+        header, pairs = "# Source: the grader's report and feedback (grader/i18n_grader.py)", grader_messages(shown)
     else:
-        header, pairs = f"# Source: {_source(stem)}", [(m, (_source(stem), c)) for m, c in messages(notebook)]
+        header, pairs = f"# Source: {_source(stem)}", [(m, _where(stem, c)) for m, c in messages(notebook)]
     template = Catalog(project="posenc-course", version="1", creation_date=fixed, revision_date=fixed,
                        fuzzy=False, header_comment=header, locale=LANGUAGE)
     for msgid, where in pairs:
-        location = where if isinstance(where, tuple) else (where, None)
+        location = (where, None)  # a cell, a module or a data file: no line number
         if msgid in template:
             template[msgid].locations.append(location)
         else:
@@ -167,12 +173,13 @@ def _template(stem, notebook):
     return template
 
 
-def update(chapter_notebooks):
+def update(chapter_notebooks, shown=None):
     """Re-extract every chapter's messages into its catalog (msgmerge's rules, Babel's implementation):
-    changed paragraphs become fuzzy with their old translation. Returns the catalogs written."""
+    changed paragraphs become fuzzy with their old translation. Returns the catalogs written. `shown`: the
+    self-check data the self-check's words are read from (the build's, in memory; by default the committed)."""
     written = []
     for stem, notebook in {**chapter_notebooks, RUNTIME_STEM: None, GRADER_STEM: None}.items():
-        template = _template(stem, notebook)
+        template = _template(stem, notebook, shown)
         path = catalog_path(stem)
         if path.exists():
             catalog = read_catalog(path)
@@ -202,14 +209,14 @@ def invariants(text):
 _NAMED = re.compile(r"\{[a-z_][a-z0-9_]*\}")
 
 
-def problems(chapter_notebooks, runtime=False):
+def problems(chapter_notebooks, runtime=False, shown=None):
     """[(catalog, msgid, what)] for every message of the chapters (and, with runtime, of the self-check's
-    and the grader's words) that cannot be used as it is."""
+    and the grader's words, `shown` as in `update`) that cannot be used as it is."""
     out = []
     todo = {stem: [m for m, _ in messages(nb)] for stem, nb in chapter_notebooks.items()}
     if runtime:
-        todo[RUNTIME_STEM] = [m for m, _ in runtime_messages()]
-        todo[GRADER_STEM] = [m for m, _ in grader_messages()]
+        todo[RUNTIME_STEM] = [m for m, _ in runtime_messages(shown)]
+        todo[GRADER_STEM] = [m for m, _ in grader_messages(shown)]
     for stem, msgids in todo.items():
         path = catalog_path(stem)
         if not path.exists():
@@ -253,13 +260,13 @@ def _stem(path):
     return Path(path).stem
 
 
-def planned_files(files):
-    """{path: text} of the Chinese notebooks, from the English ones the build plans (`files`); raises
-    SystemExit while a catalog is incomplete."""
+def planned_files(files, shown=None):
+    """{path: text} of the Chinese notebooks, from the English ones the build plans (`files`), and the compiled
+    catalogs; raises SystemExit while a catalog is incomplete (`shown` as in `update`)."""
     english = {p: text for p, text in files.items()
                if p.suffix == ".ipynb" and p.parent.name in ("notebooks", "solutions")}
     solutions = {_stem(p): nbformat.reads(t, as_version=4) for p, t in english.items() if p.parent.name == "solutions"}
-    bad = problems({**solutions, PAGES_STEM: pages_notebook()}, runtime=True)
+    bad = problems({**solutions, PAGES_STEM: pages_notebook()}, runtime=True, shown=shown)
     if bad:
         shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}" for p, msgid, what in bad[:20]]
         raise SystemExit(f"{len(bad)} messages of the Chinese edition are not ready (docs/authoring.md):\n  "

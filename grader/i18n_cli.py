@@ -1,6 +1,7 @@
 """python -m grader i18n: update the translation catalogs from the chapters, or list what is left to translate.
 
-(Apart from grader/i18n_build.py, which grader/build.py calls: this one renders the chapters through the build.)
+(Apart from grader/i18n_build.py, which grader/build.py calls: this one runs the build's steps that make what is
+translated, in memory: the chapters' notebooks, and the self-check data whose words runtime.po holds.)
 """
 
 from __future__ import annotations
@@ -11,14 +12,21 @@ import nbformat
 
 from . import build
 from .i18n_build import PAGES_STEM, ROOT, pages_notebook, problems, update
+from .leaks import chapter_sources
+from .render import render
 
 
 def sources():
     """{catalog stem: notebook} of everything translated: the chapters (their solution notebooks) and the
     book's pages."""
-    out = {p.stem: nbformat.reads(build.render(p)[1], as_version=4) for p in build.chapter_sources()}
+    out = {p.stem: nbformat.reads(render(p)[1], as_version=4) for p in chapter_sources()}
     out[PAGES_STEM] = pages_notebook()
     return out
+
+
+def shown():
+    """The self-check data as the build makes it from the sources (never the files an earlier build wrote)."""
+    return {"selfcheck": build.selfcheck_data(build.render_chapters()).value, "ladders": build.hint_ladders().value}
 
 
 def main(argv=None):
@@ -28,11 +36,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m grader i18n", description=__doc__.splitlines()[0])
     parser.add_argument("--update", action="store_true", help="re-extract the messages into the catalogs")
     args = parser.parse_args(argv)
-    notebooks = sources()
+    notebooks, data = sources(), shown()
     if args.update:
-        for path in update(notebooks):
+        for path in update(notebooks, data):
             print(f"updated: {path.relative_to(ROOT)}")
-    bad = problems(notebooks, runtime=True)
+    bad = problems(notebooks, runtime=True, shown=data)
     counts = Counter((p.name, what.split(":")[0]) for p, _, what in bad)
     for (name, what), n in sorted(counts.items()):
         print(f"{name}: {n} {what}")

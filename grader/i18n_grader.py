@@ -81,9 +81,10 @@ def data_messages():
     return found
 
 
-def messages():
-    """[(msgid, where)] of grader.po: the lines, the feedback, then the data, less what runtime.po holds."""
-    runtime = {m for m, _ in runtime_messages()}
+def messages(shown=None):
+    """[(msgid, where)] of grader.po: the lines, the feedback, then the data, less what runtime.po holds
+    (`shown`: the self-check data runtime.po is extracted from, grader/i18n_runtime.py)."""
+    runtime = {m for m, _ in runtime_messages(shown)}
     found = {**say_templates()}
     for source in (feedback_templates(), data_messages()):
         for message, where in source.items():

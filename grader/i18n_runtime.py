@@ -121,32 +121,42 @@ def templates():
     return found
 
 
-def data_messages():
-    """{message: where} of the whole strings the self-check shows from data."""
-    from posenc_selfcheck import hints
+def committed():
+    """The self-check data as committed (posenc_selfcheck/data/), in the form the build makes it: {"selfcheck":
+    {chapter: results}, "ladders": hints.json's data}. The build passes its own, computed in memory."""
+    data = PACKAGE / "data"
+    return {"selfcheck": {path.stem: json.loads(path.read_text()) for path in sorted(data.glob("ch*.json"))},
+            "ladders": json.loads((data / "hints.json").read_text(encoding="utf-8"))}
 
+
+def data_messages(selfcheck, ladders):
+    """{message: where} of the whole strings the self-check shows from data: `selfcheck` ({chapter: results})
+    and `ladders` (hints.json's data)."""
     found = {}
-    for path in sorted((PACKAGE / "data").glob("ch*.json")):
-        for key, value in json.loads(path.read_text()).items():
+    for chapter, results in sorted(selfcheck.items()):
+        for key in sorted(results):
+            value = results[key]
             if key.endswith("#spec"):
                 about = (value.get("property_params") or {}).get("about")  # a property test's candidates
                 about = list(about.values()) if isinstance(about, dict) else []
                 for text in [value.get("name"), value.get("hint"), *value.get("mistake_messages", []), *about]:
                     if text:
-                        found.setdefault(text, f"posenc_selfcheck/data/{path.name}")
-    for levels in hints.HINTS.values():
+                        found.setdefault(text, f"posenc_selfcheck/data/{chapter}.json")
+    for levels in ladders["exercises"].values():
         for text in levels:
             found.setdefault(text, "posenc_selfcheck/data/hints.json")
-    for mistake in hints.MISTAKE_HINTS.values():
+    for mistake in ladders["mistakes"].values():
         for text in mistake["levels"]:
             found.setdefault(text, "posenc_selfcheck/data/hints.json")
     return found
 
 
-def messages():
-    """[(msgid, where)]: the templates first, then the data's messages."""
+def messages(shown=None):
+    """[(msgid, where)]: the templates first, then the data's messages (`shown`: the self-check data as the build
+    made it, by default the committed data)."""
     found = templates()
-    return list(found.items()) + [(m, w) for m, w in data_messages().items() if m not in found]
+    return list(found.items()) + [(m, w) for m, w in data_messages(**(shown or committed())).items()
+                                  if m not in found]
 
 
 def compile_catalog(catalog):

@@ -42,8 +42,8 @@ from pathlib import Path
 
 import nbformat
 
-from . import build
-from .leaks import BEGIN
+from . import render
+from .leaks import BEGIN, END, chapter_sources
 
 COURSE_ID = "posenc-course"
 KERNEL = "posenc-course"  # the notebooks' kernelspec name (scripts/setup.sh registers one for learners)
@@ -61,7 +61,7 @@ import os
 c = get_config()  # noqa: F821 (nbgrader defines it)
 c.CourseDirectory.course_id = "{COURSE_ID}"
 # where a solution was, students find the course's own stub (the self-checks report "not implemented yet")
-c.ClearSolutions.code_stub = {{"python": {build.STUB!r}}}
+c.ClearSolutions.code_stub = {{"python": {render.STUB!r}}}
 c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
 c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
 # the notebooks' kernel, {KERNEL!r}, from this course's kernels/ folder: the Python that wrote this course, with
@@ -95,7 +95,7 @@ def _hints_outside(source):
         if BEGIN.match(lines[i]):
             j = i + 1
             if j < len(lines) and lines[j].strip().lower().startswith("# hint"):
-                while j < len(lines) and lines[j].strip().startswith("#") and not build.END.match(lines[j]):
+                while j < len(lines) and lines[j].strip().startswith("#") and not END.match(lines[j]):
                     j += 1
                 out[-1:] = lines[i + 1:j] + [lines[i]]  # hint, then the marker
                 i = j
@@ -128,6 +128,7 @@ def test_cell(prefix, exercise, assignment):
                                                       assignment=assignment.nbgrader_name))
     cell.metadata["nbgrader"] = _meta(f"{prefix}-{exercise}-points", locked=True, points=points)
     cell.metadata["tags"] = ["selfcheck"]  # the grader reads past it, like a self-check (no flag, nothing run)
+    cell.id = cell.metadata["nbgrader"]["grade_id"]  # stable, as the chapter's own cells' ids
     return cell
 
 
@@ -151,6 +152,7 @@ def notebook(chapter, assignment=None):
     tested = [ex for ex in assignment.exercises if f"{prefix}-{ex}-points" in test_grade_ids(assignment)
               and assignment.exercise_points(ex) > 0]
     nb = jupytext.read(chapter)
+    ids = render.cell_ids(nb.cells, chapter.name)
     cells, used = [], set()
 
     def unique(grade_id):
@@ -166,8 +168,9 @@ def notebook(chapter, assignment=None):
         if "solution-only" in tags:
             continue
         copy = nbformat.from_dict(dict(cell))
+        copy.id = ids[index]
         if cell.cell_type == "code":
-            copy.source = build._without_export_line(cell.source)
+            copy.source = render._without_export_line(cell.source)
             if any(BEGIN.match(line) for line in copy.source.splitlines()):
                 copy.source = _hints_outside(copy.source)
                 names = _defined(copy.source) or [f"cell{index}"]
@@ -185,7 +188,7 @@ def notebook(chapter, assignment=None):
     out = nbformat.v4.new_notebook()
     out.cells = cells
     out.metadata = nbformat.from_dict(dict(nb.metadata))
-    return build._clean(out)
+    return render._clean(out)
 
 
 def kernel_spec(folder):
@@ -193,7 +196,7 @@ def kernel_spec(folder):
     `folder`, beside kernel.json) importable."""
     return {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "posenc-course (nbgrader)", "language": "python",
-            "env": {"PYTHONPATH": f"{folder}{os.pathsep}{build.ROOT}"}}
+            "env": {"PYTHONPATH": f"{folder}{os.pathsep}{render.ROOT}"}}
 
 
 def export(out, assignment=None):
@@ -202,7 +205,7 @@ def export(out, assignment=None):
     from .assignment import default_assignments
 
     out = Path(out)
-    selfcheck = build.ROOT / "posenc_selfcheck"
+    selfcheck = render.ROOT / "posenc_selfcheck"
     written = []
     for a in [assignment] if assignment else default_assignments().values():
         folder = out / "source" / a.nbgrader_name
@@ -210,7 +213,7 @@ def export(out, assignment=None):
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
         for chapter in a.chapters:
-            sources = sorted((build.ROOT / "chapters").glob(f"{chapter[2:]}_*.py"))
+            sources = sorted((render.ROOT / "chapters").glob(f"{chapter[2:]}_*.py"))
             if sources:
                 nbformat.write(notebook(sources[0], a), folder / f"{sources[0].stem}.ipynb")
         shutil.copytree(selfcheck, folder / "posenc_selfcheck", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -232,7 +235,7 @@ def export(out, assignment=None):
 def main(out, assignment=None, course_file=None):
     files = export(out, assignment)
     notebooks = len([f for f in files if f.endswith(".ipynb")])
-    first = assignment.nbgrader_name if assignment else assignment_name(build.chapter_sources()[1])
+    first = assignment.nbgrader_name if assignment else assignment_name(chapter_sources()[1])
     print(f"wrote {out}: an nbgrader course source, {notebooks} notebooks"
           f"{f' (assignment {assignment.nbgrader_name})' if assignment else ' (one assignment per chapter)'}.\n"
           f"Release it with:  cd {out} && nbgrader generate_assignment {first}")

@@ -10,7 +10,9 @@ Two sources, both readable by every learner:
 from __future__ import annotations
 
 import ast
+import itertools
 import json
+import math
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,41 +21,64 @@ from .unseen import canonical
 CALLS = Path(__file__).resolve().parent / "data" / "shipped_calls.json"
 
 
+# a call whose names take several literal values (a loop, two assignments) is counted once per combination, up to
+# this many: past it the call's combinations are all still counted when each name has one value
+MAX_COMBINATIONS = 4096
+
+
 def _literal(node, env):
-    """(True, value) when `node` is a literal or a name bound to one in `env`."""
+    """(True, [possible values]) when `node` is a literal or a name bound to literals in `env`."""
     if isinstance(node, ast.Name) and node.id in env:
         return True, env[node.id]
     try:
-        return True, ast.literal_eval(node)
+        return True, [ast.literal_eval(node)]
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False, None
 
 
+def _bind(env, target, values):
+    """Add each of `values` to what the names of `target` (a name, or a tuple of them) may hold."""
+    for value in values:
+        if isinstance(target, ast.Name):
+            env.setdefault(target.id, [])
+            if value not in env[target.id]:
+                env[target.id].append(value)
+        elif isinstance(target, ast.Tuple) and isinstance(value, (tuple, list)) and len(value) == len(target.elts):
+            for name, item in zip(target.elts, value):
+                _bind(env, name, [item])
+
+
 def _bindings(scope):
-    """{name: literal} of a function's defaults and of the literal assignments in `scope`'s own body, the last one
-    winning (a demo cell writes `seq_len, d_model = 50, 64` and then calls; control flow is not followed)."""
+    """{name: [literal values]} of a function's defaults, and of the literal assignments and the loops over literal
+    iterables in `scope`'s body: every value a name is given (a demo cell writes `seq_len, d_model = 50, 64`, or
+    `for base in (10000.0, 500000.0):`, then calls; control flow is not followed, so a name may hold more values than
+    one run gives it: more inputs count as shipped, never fewer)."""
     env = {}
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         positional = scope.args.posonlyargs + scope.args.args
         for arg, default in zip(positional[len(positional) - len(scope.args.defaults):], scope.args.defaults):
-            ok, value = _literal(default, {})
+            ok, values = _literal(default, {})
             if ok:
-                env[arg.arg] = value
+                _bind(env, ast.Name(arg.arg), values)
     for node in ast.walk(scope):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
             pairs = (zip(target.elts, value.elts) if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
                      and len(target.elts) == len(value.elts) else [(target, value)])
             for name, expr in pairs:
-                ok, literal = _literal(expr, {})
-                if isinstance(name, ast.Name) and ok:
-                    env[name.id] = literal
+                ok, values = _literal(expr, {})
+                if ok:
+                    _bind(env, name, values)
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            ok, values = _literal(node.iter, {})
+            if ok and len(values) == 1 and isinstance(values[0], (tuple, list, set)):
+                _bind(env, node.target, list(values[0]))
     return env
 
 
 def calls_in(source, exercises):
     """[(exercise, params)] of the calls to `exercises` in `source` whose arguments are literals, or names bound to
-    literals in the module or the enclosing function."""
+    literals in the module or the enclosing function (every combination of the values they may hold)."""
     tree = ast.parse(source)
     module_env = _bindings(tree)
     scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -65,9 +90,15 @@ def calls_in(source, exercises):
                 continue
             values = [_literal(a, env) for a in node.args]
             kwargs = [(k.arg, _literal(k.value, env)) for k in node.keywords if k.arg]
-            if all(ok for ok, _ in values) and all(ok for _, (ok, _) in kwargs) and len(kwargs) == len(node.keywords):
-                out.append((node.func.id, {"args": [v for _, v in values],
-                                           "kwargs": {k: v for k, (_, v) in kwargs}}))
+            if not (all(ok for ok, _ in values) and all(ok for _, (ok, _) in kwargs)
+                    and len(kwargs) == len(node.keywords)):
+                continue
+            choices = [v for _, v in values] + [v for _, (_, v) in kwargs]
+            if math.prod(len(c) for c in choices) > MAX_COMBINATIONS:
+                continue
+            for combination in itertools.product(*choices):
+                args, kw = combination[:len(values)], combination[len(values):]
+                out.append((node.func.id, {"args": list(args), "kwargs": {k: v for (k, _), v in zip(kwargs, kw)}}))
     return out
 
 

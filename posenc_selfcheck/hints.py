@@ -12,9 +12,11 @@ writes them to data/hints.json: {"exercises": {exercise: levels}, "mistakes": {m
 """
 
 import json
+from functools import lru_cache
 from pathlib import Path
 
 
+@lru_cache(maxsize=1)
 def _load():
     data = json.loads((Path(__file__).with_name("data") / "hints.json").read_text(encoding="utf-8"))
     exercises = {name: tuple(levels) for name, levels in data["exercises"].items()}
@@ -22,4 +24,9 @@ def _load():
     return exercises, mistakes
 
 
-HINTS, MISTAKE_HINTS = _load()
+def __getattr__(name):
+    """HINTS ({exercise: levels}) and MISTAKE_HINTS ({mistake: entry}), read on first use: the build imports this
+    package while it computes data/hints.json anew, and never reads the one it wrote before."""
+    if name in ("HINTS", "MISTAKE_HINTS"):
+        return _load()[name == "MISTAKE_HINTS"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,9 +21,8 @@ from pathlib import Path
 
 import torch
 
-from . import probes
+from . import hints, probes
 from .evaluate import FAILED, MISSING, PASSED, SKIPPED, evaluate
-from .hints import HINTS, MISTAKE_HINTS
 from .i18n import localize
 
 DATA = Path(__file__).parent / "data"
@@ -182,9 +181,9 @@ def diagnosis(results):
 
 def ladder(exercise, mistake=None):
     """(key, levels): the named mistake's own ladder when it has one, else the exercise's."""
-    if mistake in MISTAKE_HINTS:
-        return mistake, MISTAKE_HINTS[mistake]["levels"]
-    return exercise, HINTS.get(exercise, ())
+    if mistake in hints.MISTAKE_HINTS:
+        return mistake, hints.MISTAKE_HINTS[mistake]["levels"]
+    return exercise, hints.HINTS.get(exercise, ())
 
 
 def next_hint(exercise, results):

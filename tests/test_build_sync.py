@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from grader import build, leaks
+from grader import build, leaks, render
 from grader.files import notebook_text
 from tests.conftest import ROOT
 
@@ -53,15 +53,15 @@ def test_reference_modules_say_they_are_generated():
 
 def test_student_stubs_raise_not_implemented_with_the_hint_kept():
     src = ROOT / "chapters" / "01_sinusoidal.py"
-    student, solution, module = build.render(src)
+    student, solution, module = render.render(src)
     student, solution = ("\n".join("".join(c["source"]) for c in json.loads(nb)["cells"]) for nb in (student, solution))
-    assert build.STUB in student and build.STUB not in solution and build.STUB not in module
+    assert render.STUB in student and render.STUB not in solution and render.STUB not in module
     assert "# Hint: the idea: one angle p·w_i per position p" in student and "#       Shapes: w (d/2,)" in student
     assert re.search(r"def sinusoidal_table\(seq_len, d_model, base=10000.0, device=None\)", module)
 
 
 def test_region_rewriting_rejects_unbalanced_markers():
     with pytest.raises(ValueError, match="without END"):
-        build._regions("x = 1\n### BEGIN SOLUTION\ny = 2", student=True)
+        render._regions("x = 1\n### BEGIN SOLUTION\ny = 2", student=True)
     with pytest.raises(ValueError, match="without BEGIN"):
-        build._regions("### END SOLUTION", student=True)
+        render._regions("### END SOLUTION", student=True)

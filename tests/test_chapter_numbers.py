@@ -1,5 +1,5 @@
 """Every number a chapter quotes from its measured results (docs/chapterN/results.json) is generated from
-them: the chapter source writes {{path.to.value}}, the build fills it in (grader/build.py, `fill`). Here: the
+them: the chapter source writes {{path.to.value}}, the build fills it in (grader/render.py, `fill`). Here: the
 placeholders resolve, none reaches a notebook unfilled, the filled numbers equal the JSON's, and the numbers
 the text still writes by hand, as the README's summary does, are values of the JSON."""
 
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from grader import build
+from grader import render
 from tests.conftest import ROOT
 
 CHAPTER = ROOT / "chapters" / "07_train_short_test_long.py"
@@ -32,18 +32,18 @@ def _values(node):
 
 def test_fill_takes_each_number_from_the_results_with_its_format():
     results = {"loss": {"ALiBi": [1.6249, -8.5]}, "seconds": 455.6}
-    filled = build.fill("{{loss.ALiBi.0}} / {{loss.ALiBi.1:.0f}} in {{seconds:.0f}} s", results)
+    filled = render.fill("{{loss.ALiBi.0}} / {{loss.ALiBi.1:.0f}} in {{seconds:.0f}} s", results)
     assert filled == "1.62 / \u22128 in 456 s"
     with pytest.raises(ValueError, match="not in the results"):
-        build.fill("{{loss.RoPE.0}}", results)
+        render.fill("{{loss.RoPE.0}}", results)
     with pytest.raises(ValueError, match="no results.json"):
-        build.fill("{{loss.RoPE.0}}", None)
+        render.fill("{{loss.RoPE.0}}", None)
 
 
 def test_chapter_7_quotes_its_measurements_through_placeholders_and_they_all_resolve():
     source = CHAPTER.read_text()
-    assert len(build.PLACEHOLDER.findall(source)) > 100
-    student, solution, _ = build.render(CHAPTER)
+    assert len(render.PLACEHOLDER.findall(source)) > 100
+    student, solution, _ = render.render(CHAPTER)
     for text in (_markdown(student), _markdown(solution)):
         assert "{{" not in text and "}}" not in text
     text = _markdown(solution)
@@ -63,7 +63,7 @@ def test_the_numbers_the_chapter_and_the_readme_still_write_by_hand_are_measured
     readme = (ROOT / "README.md").read_text()
     summary = readme[readme.index("## Chapter 7 results"):readme.index("## Chapter 8 results")]
     summary8 = readme[readme.index("## Chapter 8 results"):readme.index("## Set up")]
-    for where, text, values in (("chapter 7", build.PLACEHOLDER.sub("", source), measured),
+    for where, text, values in (("chapter 7", render.PLACEHOLDER.sub("", source), measured),
                                 ("README, chapter 7", summary, measured), ("README, chapter 8", summary8, grids)):
         typed = {float(n) for n in re.findall(r"(?<![\d.])(\d\.\d\d)(?![\d])", text)}
         assert typed - values == set(), where
@@ -102,10 +102,10 @@ def _section_87(text):
 
 def test_chapter_8_quotes_its_measurements_through_placeholders_and_they_all_resolve():
     source = CHAPTER8.read_text()
-    assert len(build.PLACEHOLDER.findall(_section_87(source))) > 50
-    student, solution, _ = build.render(CHAPTER8)
+    assert len(render.PLACEHOLDER.findall(_section_87(source))) > 50
+    student, solution, _ = render.render(CHAPTER8)
     for text in (_markdown(student), _markdown(solution)):
-        assert build.PLACEHOLDER.search(text) is None  # (the chapter's LaTeX has "}}" of its own)
+        assert render.PLACEHOLDER.search(text) is None  # (the chapter's LaTeX has "}}" of its own)
     shown = _table_rows(_section_87(_markdown(solution)))
     assert shown.keys() == ROWS8.keys()
     for label, key in ROWS8.items():
@@ -115,7 +115,7 @@ def test_chapter_8_quotes_its_measurements_through_placeholders_and_they_all_res
 def test_chapter_8s_experiment_section_types_no_measured_number_by_hand():
     """Section 8.7 writes every measured number as a placeholder: a decimal typed into its prose would not follow a
     new run (the issue found 0.96 where a re-run gave 0.94)."""
-    text = build.PLACEHOLDER.sub("", _section_87(CHAPTER8.read_text()))
+    text = render.PLACEHOLDER.sub("", _section_87(CHAPTER8.read_text()))
     frequencies = "1, 0.1, 0.01 and 0.001 radians per patch"  # base 10000's ladder: arithmetic, not a measurement
     assert frequencies in text
     assert re.findall(r"(?<![\d.])\d\.\d\d+", text.replace(frequencies, "")) == []
