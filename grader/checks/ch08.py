@@ -34,7 +34,8 @@ def drawn_base(lo=1000.0, hi=100000.0):
 
 # ---- resize_position_table_2d ---------------------------------------------------------------------
 RESIZE_MISTAKES = ("resize2d_class_token_with_grid", "resize2d_column_major", "resize2d_align_corners",
-                   "resize2d_size_w_h", "resize2d_no_antialias", "resize2d_reshaped_to_channels")
+                   "resize2d_size_w_h", "resize2d_no_antialias", "resize2d_reshaped_to_channels",
+                   "resize2d_reshaped_both_ways")
 # mode and antialias fixed to timm's values: told apart only where the caller asks for others (the bilinear check)
 RESIZE_BILINEAR_MISTAKES = but(RESIZE_MISTAKES, "resize2d_no_antialias") + ("resize2d_mode_antialias_fixed",)
 
@@ -45,11 +46,12 @@ def resize(rows, d, old, new, seed=0, **kwargs):
 
 # ---- sincos_2d_table --------------------------------------------------------------------------------
 SINCOS_MISTAKES = ("sincos2d_columns_first", "sincos2d_interleaved", "sincos2d_column_major", "sincos2d_sin_cos_swapped",
-                   "sincos2d_flattened_1d", "sincos2d_ladder_over_half")
+                   "sincos2d_flattened_1d", "sincos2d_ladder_over_half", "sincos2d_row_for_both_halves")
 
 # ---- axial_rope_cos_sin -----------------------------------------------------------------------------
 AXIAL_MISTAKES = ("axial_ladder_over_full_head", "axial_rows_then_columns", "axial_columns_first",
-                  "axial_interleaved_tables", "axial_row_for_both_axes", "axial_one_ladder_split")
+                  "axial_interleaved_tables", "axial_row_for_both_axes", "axial_one_ladder_split",
+                  "axial_sin_cos_returned")
 # Qwen2-VL's order of the patches of a 4 x 6 grid (spatial_merge_size 2: block by block), then a 2 x 2 image
 QWEN_IDS = [[0, 0], [0, 1], [1, 0], [1, 1], [0, 2], [0, 3], [1, 2], [1, 3], [0, 4], [0, 5], [1, 4], [1, 5],
             [2, 0], [2, 1], [3, 0], [3, 1], [2, 2], [2, 3], [3, 2], [3, 3], [2, 4], [2, 5], [3, 4], [3, 5],
@@ -296,7 +298,7 @@ CHECKS = [
           public=True, id="same_grid_table_back", twin=(RESEEDED, MAIN),
           # the same grid: only where the patches go can be wrong, not how they are blended
           mistakes=but(RESIZE_MISTAKES, "resize2d_class_token_with_grid", "resize2d_align_corners",
-                       "resize2d_no_antialias")),
+                       "resize2d_no_antialias", "resize2d_reshaped_both_ways")),
     Check(RESIZE, "a float64 table stays float64", "call", {**resize(1 + 16, 6, (4, 4), (6, 5), seed=6),
                                                           "dtype": "float64"},
           public=True, mistakes=RESIZE_MISTAKES, hint="interpolate in float32 (or wider), return table.dtype",
@@ -645,6 +647,23 @@ MISTAKES = {
         ),
         wrong="image = grid.float().reshape(1, d, old_h, old_w)",
     ),
+    "resize2d_reshaped_both_ways": Mistake(
+        "resize_position_table_2d",
+        "the table was reshaped straight to (1, d, H, W) and read back with .reshape(H'·W', d): a reshape never moves "
+        "the channels, so patches and channels mix; reshape to (H, W, d) and permute the channels first, then "
+        "permute them last again before flattening back",
+        hints=(
+            "a reshape only cuts the memory into another shape; to turn rows of d channels into d channel planes, "
+            "and back, the channels must move, with a permute, both ways.",
+            "where the patch rows, `grid`, become the image: reshape them to (old_h, old_w, d), permute the "
+            "channels first, add the batch axis, in float32 (and, coming back, the channels go last before the "
+            "reshape to (H'·W', d)).",
+            "key line: `image = grid.float().reshape(old_h, old_w, d).permute(2, 0, 1)[None]`",
+        ),
+        wrong="image = grid.float().reshape(1, d, old_h, old_w)",
+        also={"resized = image[0].permute(1, 2, 0).reshape(new_h * new_w, d)":
+              "resized = image.reshape(new_h * new_w, d)"},
+    ),
     "resize2d_mode_antialias_fixed": Mistake(
         "resize_position_table_2d",
         "mode and antialias were fixed to timm's values (bicubic, antialias=True): the caller chooses them, so pass "
@@ -701,6 +720,19 @@ MISTAKES = {
             "key line: `rows, cols = (patch // grid_w).double(), (patch % grid_w).double()`",
         ),
         wrong="rows, cols = (patch % grid_h).double(), (patch // grid_h).double()",
+    ),
+    "sincos2d_row_for_both_halves": Mistake(
+        "sincos_2d_table",
+        "the column blocks hold the row's angles too, so every patch of a row gets the same vector: the column of "
+        "patch k is k % W",
+        hints=(
+            "a patch has two coordinates: the row, which changes every W patches, and the column, which runs 0 .. "
+            "W - 1 along each row; each fills its own half of the vector.",
+            "the row and column of each patch number, `patch`: the row is the quotient by grid_w, the column the "
+            "remainder.",
+            "key line: `rows, cols = (patch // grid_w).double(), (patch % grid_w).double()`",
+        ),
+        wrong="rows, cols = (patch // grid_w).double(), (patch // grid_w).double()",
     ),
     "sincos2d_sin_cos_swapped": Mistake(
         "sincos_2d_table",
@@ -811,6 +843,18 @@ MISTAKES = {
             "key line: `angles = position_ids.float()[..., None] * theta`",
         ),
         wrong="angles = position_ids[:, [0, 0]].float()[..., None] * theta",
+    ),
+    "axial_sin_cos_returned": Mistake(
+        "axial_rope_cos_sin",
+        "the tables came back as (sin, cos): the function returns (cos, sin), the cosine first, as chapter 4's "
+        "rope_cos_sin",
+        hints=(
+            "the order of the pair is part of the contract: apply_rope takes the cosine table first, then the sine "
+            "table.",
+            "the last line: the cosine and the sine of the (N, d) angles `emb`, in that order.",
+            "key line: `return emb.cos(), emb.sin()`",
+        ),
+        wrong="return emb.sin(), emb.cos()",
     ),
     "axial_one_ladder_split": Mistake(
         "axial_rope_cos_sin",
