@@ -29,6 +29,7 @@ import ast
 import re
 from pathlib import Path
 
+from .settings import AUTHORING
 from .statements import KEY, statement
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,13 +141,14 @@ def text_problems(where, text):
     return out
 
 
-def _ladder_problems(exercise, levels, chapter, where, at_most=None):
-    """What is wrong with a ladder of hints (an exercise's, or a mistake's with `at_most=3` levels), if anything;
-    `chapter`: (its path, its definitions())."""
+def _ladder_problems(exercise, levels, chapter, where, exactly=None):
+    """What is wrong with a ladder of hints (an exercise's: AUTHORING.ladder_levels or more; a mistake's: `exactly`
+    AUTHORING.mistake_levels), if anything; `chapter`: (its path, its definitions())."""
+    least = exactly or AUTHORING.ladder_levels
     if levels is None:
-        return [f"no hint ladder: {where}, three levels or more, from the idea to its key line"]
-    if len(levels) < 3 or (at_most and len(levels) > at_most):
-        return [f"{len(levels)} hint levels in {where}: " + (f"{at_most}" if at_most else "three or more")]
+        return [f"no hint ladder: {where}, {least} levels or more, from the idea to its key line"]
+    if len(levels) < least or (exactly and len(levels) > exactly):
+        return [f"{len(levels)} hint levels in {where}: " + (f"{exactly}" if exactly else f"{least} or more")]
     if not levels[-1].startswith("key line: `") or any("key line" in level for level in levels[:-1]):
         return [f"{where} must end, and only end, with its key line (\"key line: `...`\")"]
     if "`" in levels[0]:
@@ -161,7 +163,7 @@ def _ladder_problems(exercise, levels, chapter, where, at_most=None):
         return [f"the key line `{key}` of {where} is not one run of statements of its solution in "
                 f"chapters/{chapter[0].name}"]
     solution_lines = [line for line in (" ".join(raw.split("  #")[0].split()) for raw in source.splitlines())
-                      if len(line) >= 12 and not line.startswith(("#", '"', "'"))]
+                      if len(line) >= AUTHORING.solution_line_chars and not line.startswith(("#", '"', "'"))]
     if any(line in " ".join(levels[0].split()) for line in solution_lines):
         return [f"level 1 of {where} writes a line of the solution: level 1 is the idea"]
     return _context_problems(where, levels, source, key, found[1])
@@ -170,7 +172,7 @@ def _ladder_problems(exercise, levels, chapter, where, at_most=None):
 def _mistake_problems(name, mistake, chapter, registry):
     """What is wrong with a known mistake's declaration (its ladder, its mistaken statements), if anything."""
     where = f"MISTAKES[{name!r}] in grader/checks/{registry}.py"
-    out = _ladder_problems(mistake.exercise, mistake.hints, chapter, where, at_most=3)
+    out = _ladder_problems(mistake.exercise, mistake.hints, chapter, where, exactly=AUTHORING.mistake_levels)
     out += text_problems(f"the message of {where}", mistake.message)
     if not _parses(mistake.wrong):
         out.append(f"the `wrong` form of {where} is not Python")

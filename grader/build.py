@@ -37,6 +37,7 @@ from typing import Callable
 from .files import cells_fingerprint
 from .leaks import chapter_sources
 from .render import MARK, ROOT, reference_module_name, render
+from .settings import WAITS
 
 LEARNER_COPIES = "my_notebooks"  # where scripts/lab.sh puts the learner's own copies
 SELFCHECK_DATA = ROOT / "posenc_selfcheck" / "data"
@@ -146,7 +147,7 @@ def _chapter_results(checks, reference):
         spec = check.spec()
         expected = reference.answer(check) if check.needs_reference() else {}
         mistakes = reference.mistakes(check)
-        spec["mistake_messages"] = [m for m, _ in mistakes]
+        spec["mistake_messages"] = [m.id for m, _ in mistakes]  # each read in the context of its name
         spec["mistake_names"] = list(check.mistakes)  # which ladder of hints a diagnosis opens (hints.py)
         results[f"{check.key}#spec"] = {k: v for k, v in spec.items() if k != "mistakes"}
         results[f"{check.key}#expected"] = expected
@@ -177,12 +178,12 @@ def conventions_tables(rendered):
             raise SystemExit(str(exc)) from None
 
 
-def catalogs(rendered, selfcheck, ladders):
-    """The Chinese notebooks and the compiled catalogs; raises SystemExit while a message is not ready."""
+def catalogs(rendered):
+    """The Chinese notebooks and the compiled catalogs (the self-check's and the grader's words read from the
+    declarations and the code, grader/i18n_runtime.py); raises SystemExit while a message is not ready."""
     from . import i18n_build
 
-    shown = {"selfcheck": selfcheck.value, "ladders": ladders.value}
-    return Made(i18n_build.planned_files(rendered.files, shown))
+    return Made(i18n_build.planned_files(rendered.files))
 
 
 def write(check, *made):
@@ -231,7 +232,8 @@ STEPS = (
          reads="grader/checks/, posenc_ref/mistakes/, posenc_selfcheck/, grader/hidden_probes/"),
     Step("hidden", shipped_calls, reads="chapters/*.py, grader/checks/"),
     Step("conventions", conventions_tables, needs=("render",), reads="docs/conventions.md outside its tables"),
-    Step("catalogs", catalogs, needs=("render", "selfcheck", "hints"), reads="locale/zh_CN/, book/pages/"),
+    Step("catalogs", catalogs, needs=("render",),
+         reads="locale/zh_CN/, book/pages/, grader/checks/, the code's messages"),
     Step("write", write, needs=("check", "render", "ids", "hints", "selfcheck", "hidden", "conventions", "catalogs"),
          reads="the generated files on disk (compared)"),
 )
@@ -260,9 +262,9 @@ def _unmodified_in_git(path):
     """True when `path` is tracked and equal to its committed version (a notebook from before fingerprints)."""
     try:
         tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--error-unmatch", "--", str(path)],
-                                 capture_output=True, timeout=60).returncode == 0
+                                 capture_output=True, timeout=WAITS.git_seconds).returncode == 0
         return tracked and subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", str(path)],
-                                          capture_output=True, timeout=60).returncode == 0
+                                          capture_output=True, timeout=WAITS.git_seconds).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 

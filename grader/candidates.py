@@ -19,14 +19,14 @@ What the learner's code can learn of a candidate is its value on arguments of it
 - its **time**: an answer computed by a candidate comes back `pad(x, position_ids)` after the call reached
   this process (or a multiple of it, when the machine was slower), a time set by the arguments' size alone.
   The first call of a property test with a new kind of arguments runs every candidate of the probe on them
-  once, so no candidate pays a first use of its own; `PAD_SECONDS` and `PAD_PER_ELEMENT` are 3 to 5 times the
+  once, so no candidate pays a first use of its own; the pad (`settings.CandidateCalls`) is 3 to 5 times the
   slowest candidate's time (measured on the course's machine, two cores under load: 3.6 ms for 65536 elements
   of x, 32 ms for 2^20, the float64 ones);
 - its **errors**: one sentence, the same for every candidate.
 
 Each call is checked as every answer crossing the boundary is: its bytes bounded (`candidate_calls.CALL_BYTES`,
 refused by the session unread past that), read as safetensors (nothing is unpickled: plain tensors only), the
-arguments within `candidate_calls.check_arguments`; a check's calls are bounded (`CALLS_PER_CANDIDATE` for each
+arguments within `candidate_calls.check_arguments`; a check's calls are bounded (`CANDIDATES.per_candidate` for each
 of its candidates), and their time counts against the exercise's wall clock. A malformed, oversized or
 surplus call is refused with a sentence: the learner's test gets a ValueError, and only that check suffers.
 """
@@ -41,10 +41,7 @@ from functools import lru_cache
 
 from .sandbox import wire
 from .sandbox.candidate_calls import CALL_BYTES, X_NUMEL, check_arguments, pack
-
-CALLS_PER_CANDIDATE = 32  # calls of one check's candidates, per candidate (the reference's test makes 2)
-PAD_SECONDS = 0.004  # every answer a candidate computed comes back this long after the call ...
-PAD_PER_ELEMENT = 1e-7  # ... plus this per element of x and position_ids
+from .settings import CANDIDATES
 
 NOT_NOW = "no candidate function can be called now: call rope_fn while your test is being run on it"
 TOO_MANY = "a check's candidates were called too often: at most {n} calls per candidate"
@@ -67,7 +64,8 @@ def tables():
 
 def pad(x, position_ids):
     """Seconds an answer takes, whichever candidate computed it: set by the arguments' size alone."""
-    return PAD_SECONDS + PAD_PER_ELEMENT * (x.numel() + position_ids.numel())
+    # pad_seconds + pad_element_seconds · (elements of x and position_ids)
+    return CANDIDATES.pad_seconds + CANDIDATES.pad_element_seconds * (x.numel() + position_ids.numel())
 
 
 def _wait_until(begun, seconds):
@@ -108,7 +106,7 @@ class Calls:
     @property
     def calls(self):
         """The calls the session stores for this run in all (past them it tells the grader without storing)."""
-        return sum(CALLS_PER_CANDIDATE * len(names) for _, names, _ in self.requests.values())
+        return sum(CANDIDATES.per_candidate * len(names) for _, names, _ in self.requests.values())
 
     def params(self, request, probe, params):
         """`params` of one request, its candidates' names replaced by tokens drawn for this request (a probe that
@@ -117,7 +115,7 @@ class Calls:
         if probe not in tables() or not isinstance(names, list):
             return params
         tokens = {name: "c" + secrets.token_hex(8) for name in names}
-        self.requests[request] = (probe, {t: n for n, t in tokens.items()}, [CALLS_PER_CANDIDATE * len(tokens)])
+        self.requests[request] = (probe, {t: n for n, t in tokens.items()}, [CANDIDATES.per_candidate * len(tokens)])
         return {**params, "candidates": [tokens[n] for n in names]}
 
     def restore(self, request, result):
@@ -140,7 +138,7 @@ class Calls:
             return wire.Answer(error=NOT_NOW)
         probe, names, left = entry
         if left[0] <= 0:
-            return wire.Answer(error=TOO_MANY.format(n=CALLS_PER_CANDIDATE))
+            return wire.Answer(error=TOO_MANY.format(n=CANDIDATES.per_candidate))
         left[0] -= 1
         if data is None or len(data) > CALL_BYTES:
             return wire.Answer(error=NOT_RECEIVED.format(n=CALL_BYTES))
@@ -170,7 +168,7 @@ def _arguments(data):
     from safetensors.torch import load
 
     token, newline, body = data.partition(b"\n")
-    if not newline or len(token) > 64:
+    if not newline or len(token) > CANDIDATES.token_chars:
         return None
     try:
         tensors = load(body)

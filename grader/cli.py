@@ -19,6 +19,7 @@ from .settings import (
     GRADESCOPE_WALL_SECONDS,
     LAYOUTS,
     VISIBILITIES,
+    WAITS,
     Limits,
     Settings,
     default_jobs,
@@ -174,6 +175,9 @@ def parser():
     nb.add_argument("out", metavar="OUT", help="the nbgrader course folder to write (its source/ is replaced): outside "
                                                "the repository or under instructor/ (git-ignored)")
     _assignment_options(nb, "write")
+    nb.add_argument("--timeout", type=float, default=BATCH_TIMEOUT_SECONDS, metavar="S",
+                    help="time limit for grading one notebook in its first test cell (nbgrader's limit on a cell is "
+                         f"this plus {WAITS.nbgrader_cell_margin_seconds:g} s)")
     return p
 
 
@@ -196,7 +200,7 @@ def _assignment(args):
 def cmd_grade(args):
     from .assignment import report_for
     from .files import write_json
-    from .progress import Progress, say
+    from .progress import Progress, announce
     from .remote import RemoteGrader, SandboxError
     from .report import gradescope_json
     from .submission import SubmissionError
@@ -204,7 +208,7 @@ def cmd_grade(args):
     start = time.perf_counter()
     assignment = _assignment(args)
     settings = _settings(args, cuda_only=args.cuda_only)
-    say("starting the sandbox and loading the reference…", enabled=not args.quiet)
+    announce("starting the sandbox and loading the reference…", enabled=not args.quiet)
     # grades in a fork of the sandbox's zygote: this process never loads torch
     grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
     startup = time.perf_counter() - start
@@ -325,7 +329,7 @@ def cmd_nbgrader(args):
 
     if _private_output(args.out, "an nbgrader course") is None:
         return 2
-    return nbgrader_main(args.out, _assignment(args), args.course)
+    return nbgrader_main(args.out, _assignment(args), args.course, args.timeout)
 
 
 COMMANDS = {"grade": cmd_grade, "batch": cmd_batch, "gradescope": cmd_gradescope, "release": cmd_release,

@@ -14,8 +14,6 @@ import unicodedata
 
 from .settings import REPORT
 
-MAX_TEXT = REPORT.message_chars  # characters of one learner-controlled message
-
 # C0 and C1 controls (ESC starts terminal sequences), DEL, and the Unicode bidi overrides that make
 # text display in another order than it reads
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2028\u2029\ufeff]")
@@ -26,7 +24,7 @@ def _visible(match):
     return f"\\x{ord(match.group(0)):02x}" if ord(match.group(0)) < 0x100 else f"\\u{ord(match.group(0)):04x}"
 
 
-def clean(text, limit=MAX_TEXT, newlines=True):
+def clean(text, limit=REPORT.message_chars, newlines=True):
     """Printable text: control characters shown as \\xNN (never interpreted by a terminal), at most
     `limit` characters; newlines and tabs kept unless `newlines` is False."""
     text = unicodedata.normalize("NFC", str(text))
@@ -36,23 +34,23 @@ def clean(text, limit=MAX_TEXT, newlines=True):
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
-def one_line(text, limit=200):
+def one_line(text, limit=REPORT.line_chars):
     return clean(text, limit, newlines=False)
 
 
-def markdown(text, limit=MAX_TEXT):
+def markdown(text, limit=REPORT.message_chars):
     """Literal text inside Markdown (and the HTML a Markdown renderer allows): every special character
     escaped, newlines as spaces, so nothing becomes a link, an image, a table cell or a tag."""
     text = one_line(text, limit).replace("\\n", " ")
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=True))
 
 
-def csv_cell(text, limit=200):
+def csv_cell(text, limit=REPORT.line_chars):
     """A CSV cell a spreadsheet shows as text: no formula (=, +, -, @, tab, CR at the start)."""
     text = one_line(text, limit)
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def identifier(text, limit=64):
+def identifier(text, limit):
     """Letters, digits, '.', '_' and '-' only (for file names and ids); '' when nothing is left."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", unicodedata.normalize("NFKC", str(text)))[:limit].strip(".")

@@ -44,7 +44,9 @@ from .settings import (
     GRADESCOPE_CONTAINER_MB,
     GRADESCOPE_MEMORY_MB,
     GRADESCOPE_WALL_SECONDS,
+    REPORT,
     VISIBILITIES,
+    WAITS,
     Settings,
 )
 from .unseen import load_secret
@@ -196,13 +198,14 @@ def _import_problem(python):
 
     code = "import " + ", ".join(PACKAGES_NEEDED)
     try:
-        run = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=120)
+        run = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True,
+                             timeout=WAITS.import_check_seconds)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{python} could not run ({type(exc).__name__})"
     if run.returncode == 0:
         return ""
     last = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
-    return clean(last, 300, newlines=False)
+    return clean(last, REPORT.title_chars, newlines=False)
 
 
 def _memory_events():
@@ -237,7 +240,8 @@ def failure(step, exc, assignment=None):
                       + (f"; this assignment needs {need} MB (docs/instructor.md)" if need else ""))
     cause = "; ".join(causes) or "no cause found (the package check passed and no process ran out of memory)"
     return {"score": 0, "execution_time": 0.0, "visibility": "visible", "stdout_visibility": "hidden",
-            "output": f"The autograder failed while {step}: {type(exc).__name__}: {clean(exc, 300)}. Cause: {cause}. "
+            "output": f"The autograder failed while {step}: {type(exc).__name__}: {clean(exc, REPORT.title_chars)}. "
+                      f"Cause: {cause}. "
                       "Your submission was not graded; please tell your instructor.", "output_format": "text",
             "tests": []}
 
@@ -300,7 +304,7 @@ def results_payload(root):
         say = phrasebook(config["language"])
         return {"score": 0, "execution_time": round(time.perf_counter() - start, 2),  # nothing hidden ran
                 "output": say("Nothing to grade: {why}. Upload your notebooks (.ipynb) or .py files.",
-                              why=clean(say.text(str(exc)))),
+                              why=clean(str(exc))),
                 "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
     except Exception as exc:  # the grader itself failed: say where and why, never a silent zero
         return failure(step, exc, assignment)

@@ -43,24 +43,20 @@ from pathlib import Path
 from . import shipped, twins, unseen
 from .candidates import Calls
 from .checks import all_checks, mistakes
-from .records import Grade, Status, Verdict
+from .records import Grade, Status, Verdict, messages
 from .sandbox.wire import Probe
 from .sandbox.zygote import Zygote
 from .settings import ANSWER, DEFAULT_SECRET
 from .submission import defining_file, read_submission
 
 REPO = Path(__file__).resolve().parent.parent
-MAX_NUMEL = ANSWER.tensor_numel  # elements of one tensor in an answer
-MAX_NDIM = ANSWER.tensor_ndim
 SHAPED = ("match", "property")  # expectations judged on tensors: the reference's answer says their fields and shapes
-TWIN = ("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way the "
-        "reference answers it; it is not yet")
-TWIN_MISTAKE = ("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way "
-                "the reference answers it; there: {mistake}")
-TWIN_CRASHED = ("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way "
-                "the reference answers it; there it raised {error_type}")
-NO_STUDENT = ("graded without a student id (grade --student ID): the inputs drawn for the main checks and twins are "
-              "the same for every submission graded this way")
+msg = messages.msg
+TWIN = msg("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way the "
+           "reference answers it; it is not yet")
+NO_STUDENT = msg("graded without a student id (grade --student ID): the inputs drawn for the main checks and twins "
+                 "are the same for every submission graded this way")
+NO_CUDA = msg("no CUDA device on this machine")
 VISIBLE, HIDDEN = "visible", "hidden"
 
 
@@ -99,7 +95,7 @@ def _time_limit(seconds):
 
 
 def _label(key):
-    return "output" if key == "out" else key
+    return msg("output") if key == "out" else key
 
 
 def _form_problem(check, got, expected):
@@ -109,8 +105,10 @@ def _form_problem(check, got, expected):
     import torch
 
     for key, value in got.items():
-        if isinstance(value, torch.Tensor) and (value.numel() > MAX_NUMEL or value.dim() > MAX_NDIM):
-            return f"{_label(key)} has shape {tuple(value.shape)}: far larger than this check's inputs call for"
+        if isinstance(value, torch.Tensor) and (value.numel() > ANSWER.tensor_numel
+                                                or value.dim() > ANSWER.tensor_ndim):
+            return msg("{what} has shape {shape}: far larger than this check's inputs call for", what=_label(key),
+                       shape=str(tuple(value.shape)))
     if expected is None or "error" in expected or "error" in got:
         return None
     for key, value in expected.items():
@@ -119,11 +117,12 @@ def _form_problem(check, got, expected):
         key = key[:-len(":shape")] if key.endswith(":shape") else key
         missing = [w for w in (key, f"{key}:dtype", f"{key}:device", f"{key}:shape") if w in expected and w not in got]
         if missing:
-            return (f"the answer does not say {', '.join(missing)}: a result must carry every field the grader "
-                    "asks for")
+            return msg("the answer does not say {fields}: a result must carry every field the grader asks for",
+                       fields=", ".join(missing))
         if check.expect == "property" and isinstance(value, torch.Tensor) and isinstance(got[key], torch.Tensor) \
                 and got[key].shape != value.shape:
-            return f"{_label(key)}: expected shape {tuple(value.shape)}, got {tuple(got[key].shape)}"
+            return msg("{what}: expected shape {expected}, got {got}", what=_label(key),
+                       expected=str(tuple(value.shape)), got=str(tuple(got[key].shape)))
     return None
 
 
@@ -135,11 +134,12 @@ def judge(check, got, seconds=None) -> Verdict:
     from . import reference
 
     if "skipped" in got:
-        return Verdict(check, Status.FAILED, "the exercise's process reported this check as skipped; only the "
-                                             "grader skips a check (a CUDA check where there is no GPU)")
+        return Verdict(check, Status.FAILED, msg("the exercise's process reported this check as skipped; only the "
+                                                 "grader skips a check (a CUDA check where there is no GPU)"))
     expected = reference.answer(check) if check.expect in SHAPED else None
     if expected is not None and "skipped" in expected:
-        return Verdict(check, Status.SKIPPED, expected["skipped"])
+        return Verdict(check, Status.SKIPPED, NO_CUDA if expected["skipped"] == NO_CUDA.id
+                       else messages.verbatim(expected["skipped"]))
     if expected is not None and "error" in expected:
         raise GraderError(f"the reference fails check {check.key} ({check.name}): {expected['error']}")
     problem = _form_problem(check, got, expected)
@@ -155,24 +155,40 @@ def judge(check, got, seconds=None) -> Verdict:
             if status == Status.FAILED and check.mistakes:
                 known = reference.mistakes(check)
                 status, feedback = evaluate(check.spec(), got, compared, known)
-                named = [m for m, _ in known if feedback.startswith(m)]
-                return Verdict(check, Status(status), feedback, named[0] if named else "")
+                named = [m for m, _ in known if feedback.leads_with(m)]
+                return Verdict(check, Status(status), feedback, named[0].id if named else "")
     except JudgeTimeout:
-        return Verdict(check, Status.FAILED, f"the answer could not be judged within {seconds:g} s: return what the "
-                                             "exercise asks for, of the size it asks for")
+        return Verdict(check, Status.FAILED, msg("the answer could not be judged within {seconds:g} s: return what "
+                                                 "the exercise asks for, of the size it asks for", seconds=seconds))
     except Exception as exc:  # an answer of a form no check foresaw: the check fails, the run goes on
-        return Verdict(check, Status.FAILED, f"the answer could not be judged ({type(exc).__name__}: "
-                                             f"{str(exc)[:200]}): return what the exercise asks for")
+        return Verdict(check, Status.FAILED, msg("the answer could not be judged ({error}): return what the exercise "
+                                                 "asks for", error=messages.verbatim(f"{type(exc).__name__}: "
+                                                                                      f"{str(exc)[:200]}")))
     return Verdict(check, Status(status), feedback)
 
 
 def _twin_failure(verdict):
     """Why a twin's failure voids its check, in words that say nothing of the twin's inputs or its expected
     answer (they stay the student's own until the due date): the named mistake, or the exception's type."""
-    if verdict.mistake:  # the known mistake's message (judge)
-        return TWIN_MISTAKE.format(mistake=verdict.mistake)
-    error = verdict.feedback.split(":", 1)[0] if verdict.feedback.startswith("raised ") else ""
-    return TWIN_CRASHED.format(error_type=error[len("raised "):]) if error else TWIN
+    if verdict.mistake:  # the known mistake's message (judge), in the context of its name
+        name = next(n for n in verdict.check.mistakes if mistakes()[n].message == verdict.mistake)
+        return msg("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way "
+                   "the reference answers it; there: {mistake}", mistake=msg(verdict.mistake, context=name))
+    error = _raised(verdict.feedback)
+    if error is None:
+        return TWIN
+    return msg("counts once the same case, on inputs drawn for you that no learner has seen, is answered the way the "
+               "reference answers it; there it raised {error_type}", error_type=messages.verbatim(error.split(":")[0]))
+
+
+def _raised(feedback):
+    """The exception's text ("ValueError: ...") when the feedback says first that the answer raised it, else None."""
+    while isinstance(feedback, messages.Message):
+        if feedback.id == "raised {error}":
+            return feedback.values["error"].text
+        head = feedback.id[1:].split("}", 1)[0] if feedback.id.startswith("{") else ""
+        feedback = feedback.values.get(head)
+    return None
 
 
 def with_twins(verdicts, twin_keys):
@@ -284,7 +300,7 @@ class Grader:
         for exercise, exercise_checks in by_exercise.items():
             if exercise not in runnable:
                 verdicts += [self._unrunnable(c, cuda) or Verdict(
-                    c, Status.MISSING, f"not implemented yet: no `{exercise}` is defined")
+                    c, Status.MISSING, msg("not implemented yet: no `{exercise}` is defined", exercise=exercise))
                     for c in exercise_checks if not c.twin_of]
                 continue
             verdicts += with_twins([self._unrunnable(c, cuda)
@@ -309,7 +325,7 @@ class Grader:
     def _unrunnable(check, cuda):
         if check.cuda and not cuda:
             # worth nothing here, whether or not the exercise exists: totals stay comparable
-            return Verdict(check, Status.SKIPPED, "no CUDA device on this machine")
+            return Verdict(check, Status.SKIPPED, NO_CUDA)
         return None
 
     def _run(self, session, statements, checks, seconds):

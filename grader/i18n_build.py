@@ -23,6 +23,7 @@ from pathlib import Path
 import nbformat
 
 from .files import cells_fingerprint
+from .settings import BOUNDS
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGE = "zh_CN"
@@ -135,51 +136,51 @@ def _where(stem, cell_id):
     return f"book/pages/{cell_id}.md" if stem == PAGES_STEM else f"chapters/{stem}.py#{cell_id}"
 
 
-def runtime_messages(shown=None):
-    """[(msgid, where)] of the self-check's words: report templates and the checks' data (`shown`: the
-    self-check data as the build made it; by default the committed one)."""
+def runtime_messages():
+    """[((context, msgid), where)] of the self-check's words: its code's messages and the public declarations'."""
     from . import i18n_runtime
 
-    return i18n_runtime.messages(shown)
+    return i18n_runtime.messages()
 
 
-def grader_messages(shown=None):
-    """[(msgid, where)] of the grader's own words: its report's lines, its feedback, every check's data."""
+def grader_messages():
+    """[((context, msgid), where)] of the grader's own words: its code's messages, every other check's data."""
     from . import i18n_grader
 
-    return i18n_grader.messages(shown)
+    return i18n_grader.messages()
 
 
-def _template(stem, notebook, shown):
+def _template(stem, notebook):
     import datetime
 
     from babel.messages.catalog import Catalog
 
     fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)  # no churn in the headers
     if stem == RUNTIME_STEM:
-        header, pairs = "# Source: what posenc_selfcheck shows (grader/i18n_runtime.py)", runtime_messages(shown)
+        header, pairs = "# Source: what posenc_selfcheck shows (grader/i18n_runtime.py)", runtime_messages()
     elif stem == GRADER_STEM:
-        header, pairs = "# Source: the grader's report and feedback (grader/i18n_grader.py)", grader_messages(shown)
+        header, pairs = "# Source: the grader's report and feedback (grader/i18n_grader.py)", grader_messages()
     else:
-        header, pairs = f"# Source: {_source(stem)}", [(m, _where(stem, c)) for m, c in messages(notebook)]
+        header = f"# Source: {_source(stem)}"
+        pairs = [(("", m), (_where(stem, c), None)) for m, c in messages(notebook)]
     template = Catalog(project="posenc-course", version="1", creation_date=fixed, revision_date=fixed,
                        fuzzy=False, header_comment=header, locale=LANGUAGE)
-    for msgid, where in pairs:
-        location = (where, None)  # a cell, a module or a data file: no line number
-        if msgid in template:
-            template[msgid].locations.append(location)
+    for (context, msgid), where in pairs:
+        location = where if isinstance(where, tuple) else (where, None)
+        known = template.get(msgid, context=context or None)
+        if known is not None:
+            known.locations.append(location)
         else:
-            template.add(msgid, locations=[location])
+            template.add(msgid, locations=[location], context=context or None)
     return template
 
 
-def update(chapter_notebooks, shown=None):
+def update(chapter_notebooks):
     """Re-extract every chapter's messages into its catalog (msgmerge's rules, Babel's implementation):
-    changed paragraphs become fuzzy with their old translation. Returns the catalogs written. `shown`: the
-    self-check data the self-check's words are read from (the build's, in memory; by default the committed)."""
+    changed paragraphs become fuzzy with their old translation. Returns the catalogs written."""
     written = []
     for stem, notebook in {**chapter_notebooks, RUNTIME_STEM: None, GRADER_STEM: None}.items():
-        template = _template(stem, notebook, shown)
+        template = _template(stem, notebook)
         path = catalog_path(stem)
         if path.exists():
             catalog = read_catalog(path)
@@ -206,38 +207,43 @@ def invariants(text):
     return Counter(codes + [m.group(0) for m in _MATH.finditer(rest)])
 
 
-_NAMED = re.compile(r"\{[a-z_][a-z0-9_]*\}")
+_NAMED = re.compile(r"\{[a-z_][a-z0-9_]*(?::[^{}]*)?\}")  # a placeholder, with its format spec
 
 
-def problems(chapter_notebooks, runtime=False, shown=None):
+def problems(chapter_notebooks, runtime=False):
     """[(catalog, msgid, what)] for every message of the chapters (and, with runtime, of the self-check's
-    and the grader's words, `shown` as in `update`) that cannot be used as it is."""
+    and the grader's words, read from the declarations and the code) that cannot be used as it is."""
     out = []
-    todo = {stem: [m for m, _ in messages(nb)] for stem, nb in chapter_notebooks.items()}
+    todo = {stem: [("", m) for m, _ in messages(nb)] for stem, nb in chapter_notebooks.items()}
     if runtime:
-        todo[RUNTIME_STEM] = [m for m, _ in runtime_messages(shown)]
-        todo[GRADER_STEM] = [m for m, _ in grader_messages(shown)]
-    for stem, msgids in todo.items():
+        todo[RUNTIME_STEM] = [entry for entry, _ in runtime_messages()]
+        todo[GRADER_STEM] = [entry for entry, _ in grader_messages()]
+    for stem, entries in todo.items():
         path = catalog_path(stem)
         if not path.exists():
             out.append((path, "", "no catalog: run `python -m grader i18n --update`"))
             continue
         catalog = read_catalog(path)
-        for msgid in dict.fromkeys(msgids):
-            message = catalog.get(msgid)
+        for context, msgid in dict.fromkeys(entries):
+            message = catalog.get(msgid, context=context or None)
+            shown = msgid[0] if isinstance(msgid, tuple) else msgid
+            # a plural's every form is checked against the English plural (which names the count)
+            english = msgid[-1] if isinstance(msgid, tuple) else msgid
+            forms = message.string if message is not None and isinstance(message.string, tuple) \
+                else (message.string,) if message is not None else ()
             if message is None:
-                out.append((path, msgid, "not in the catalog: run `python -m grader i18n --update`"))
-            elif not message.string:
-                out.append((path, msgid, "untranslated"))
+                out.append((path, shown, "not in the catalog: run `python -m grader i18n --update`"))
+            elif not all(forms):
+                out.append((path, shown, "untranslated"))
             elif message.fuzzy:
-                out.append((path, msgid, "fuzzy: the English changed; check the translation, then drop the flag"))
-            elif invariants(msgid) != invariants(message.string):
-                lost = invariants(msgid) - invariants(message.string)
-                extra = invariants(message.string) - invariants(msgid)
-                out.append((path, msgid,
-                            f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
-            elif sorted(_NAMED.findall(msgid)) != sorted(_NAMED.findall(message.string)):
-                out.append((path, msgid, f"placeholders differ: {sorted(_NAMED.findall(message.string))}"))
+                out.append((path, shown, "fuzzy: the English changed; check the translation, then drop the flag"))
+            for form in forms if message is not None and all(forms) and not message.fuzzy else ():
+                if invariants(english) != invariants(form):
+                    lost, extra = invariants(english) - invariants(form), invariants(form) - invariants(english)
+                    out.append((path, shown,
+                                f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
+                elif sorted(_NAMED.findall(english)) != sorted(_NAMED.findall(form)):
+                    out.append((path, shown, f"placeholders differ: {sorted(_NAMED.findall(form))}"))
     return out
 
 
@@ -260,17 +266,18 @@ def _stem(path):
     return Path(path).stem
 
 
-def planned_files(files, shown=None):
+def planned_files(files):
     """{path: text} of the Chinese notebooks, from the English ones the build plans (`files`), and the compiled
-    catalogs; raises SystemExit while a catalog is incomplete (`shown` as in `update`)."""
+    catalogs; raises SystemExit while a catalog is incomplete."""
     english = {p: text for p, text in files.items()
                if p.suffix == ".ipynb" and p.parent.name in ("notebooks", "solutions")}
     solutions = {_stem(p): nbformat.reads(t, as_version=4) for p, t in english.items() if p.parent.name == "solutions"}
-    bad = problems({**solutions, PAGES_STEM: pages_notebook()}, runtime=True, shown=shown)
+    bad = problems({**solutions, PAGES_STEM: pages_notebook()}, runtime=True)
     if bad:
-        shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}" for p, msgid, what in bad[:20]]
+        shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}"
+                 for p, msgid, what in bad[:BOUNDS.listed_problems]]
         raise SystemExit(f"{len(bad)} messages of the Chinese edition are not ready (docs/authoring.md):\n  "
-                         + "\n  ".join(shown) + ("\n  …" if len(bad) > 20 else ""))
+                         + "\n  ".join(shown) + ("\n  …" if len(bad) > BOUNDS.listed_problems else ""))
     from . import i18n_grader, i18n_runtime
 
     catalogs = {stem: read_catalog(catalog_path(stem)) for stem in solutions}

@@ -1,7 +1,7 @@
 """python -m grader i18n: update the translation catalogs from the chapters, or list what is left to translate.
 
-(Apart from grader/i18n_build.py, which grader/build.py calls: this one runs the build's steps that make what is
-translated, in memory: the chapters' notebooks, and the self-check data whose words runtime.po holds.)
+(Apart from grader/i18n_build.py, which grader/build.py calls: this one renders what is translated, in memory: the
+chapters' notebooks; the self-check's and the grader's words are read from the declarations and the code.)
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from collections import Counter
 
 import nbformat
 
-from . import build
 from .i18n_build import PAGES_STEM, ROOT, pages_notebook, problems, update
 from .leaks import chapter_sources
 from .render import render
@@ -24,11 +23,6 @@ def sources():
     return out
 
 
-def shown():
-    """The self-check data as the build makes it from the sources (never the files an earlier build wrote)."""
-    return {"selfcheck": build.selfcheck_data(build.render_chapters()).value, "ladders": build.hint_ladders().value}
-
-
 def main(argv=None):
     import argparse
     import sys
@@ -36,11 +30,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m grader i18n", description=__doc__.splitlines()[0])
     parser.add_argument("--update", action="store_true", help="re-extract the messages into the catalogs")
     args = parser.parse_args(argv)
-    notebooks, data = sources(), shown()
+    notebooks = sources()
     if args.update:
-        for path in update(notebooks, data):
+        for path in update(notebooks):
             print(f"updated: {path.relative_to(ROOT)}")
-    bad = problems(notebooks, runtime=True, shown=data)
+    bad = problems(notebooks, runtime=True)
     counts = Counter((p.name, what.split(":")[0]) for p, _, what in bad)
     for (name, what), n in sorted(counts.items()):
         print(f"{name}: {n} {what}")

@@ -1,12 +1,14 @@
-"""The learner-visible strings the self-check prints, extracted mechanically for the translation catalogs.
+"""The messages the self-check can show, collected for the translation catalog runtime.po, without reading any
+English back: every message is data (posenc_selfcheck/messages.py), an id with named parameters.
 
-Two kinds of message, both collected from what already exists (nothing is marked by hand):
-- whole messages, from the data the self-check shows: every public check's name, hint and known-mistake
-  messages (the build's self-check data) and every hint level (posenc_selfcheck/data/hints.json);
-- templates, from the code that composes the report: every f-string (and string literal) that the modules in
-  MODULES return, print or append, with each `{expression}` turned into a named placeholder, `{exercise}`,
-  `{len_failed}`. posenc_selfcheck/i18n.py matches a shown line against the templates and translates the
-  placeholders' values in turn (a check name inside a report line, a mistake inside a diagnosis).
+Two sources, one catalog entry per (context, id):
+- the code: every call of a message constructor (`msg`, `nmsg`, and the grader's `say`) whose template is a
+  literal, found by reading the modules' syntax trees (CONSTRUCTORS); a template's placeholders are the names
+  its author wrote, so renaming a variable in the code changes no entry;
+- the declarations (grader/checks/chNN.py): each public check's name and hint (context: the check's key), the
+  message of each mistake a public check names (context: the mistake's name), the description of each
+  candidate a public property test is asked about, and every ladder of hints (context: the exercise or the
+  mistake whose ladder it is).
 
 The catalog is locale/zh_CN/LC_MESSAGES/runtime.po (grader/i18n_build.py); the build compiles it to
 posenc_selfcheck/data/i18n_zh_CN.json, which the learner's kernel reads (no gettext or Babel needed there).
@@ -15,157 +17,107 @@ posenc_selfcheck/data/i18n_zh_CN.json, which the learner's kernel reads (no gett
 from __future__ import annotations
 
 import ast
-import itertools
 import json
-import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "posenc_selfcheck"
-LINE_MODULES = ["runner.py", "demo.py"]  # their templates are whole report lines; the others' are parts of lines
-MODULES = LINE_MODULES + ["evaluate.py", "compare.py", "properties.py", "properties_ch03.py",
-           "properties_ch04.py", "properties_ch07.py", "properties_ch08.py"]
-PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
-_WORD = re.compile(r"[A-Za-z]{3,}|[:;(]")  # a template needs a word or a separator of its own
+CONSTRUCTORS = {"msg": 1, "say": 1, "nmsg": 2}  # name: how many literal templates open its arguments
 
 
-def _name(expr, taken):
-    base = re.sub(r"\W+", "_", ast.unparse(expr)).strip("_").lower()[:30].strip("_") or "value"
-    if not base[0].isalpha():
-        base = "v_" + base
-    name, n = base, 2
-    while name in taken:
-        name, n = f"{base}_{n}", n + 1
-    taken.add(name)
-    return name
+def _literal(node):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _variants(node, taken):
-    """The templates a string expression can produce: literals kept ({ and } doubled), every other expression
-    a placeholder; `a + b` and `x if c else y` give one template per combination."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value.replace("{", "{{").replace("}", "}}")]
-    if isinstance(node, ast.JoinedStr):
-        parts = []
-        for value in node.values:
-            if isinstance(value, ast.Constant):
-                parts.append([value.value.replace("{", "{{").replace("}", "}}")])
-            else:
-                parts.append(["{" + _name(value.value, taken) + "}"])
-        return ["".join(p) for p in itertools.product(*parts)]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _variants(node.left, taken), _variants(node.right, taken)
-        return [a + b for a in left for b in right]
-    if isinstance(node, ast.IfExp):
-        return _variants(node.body, taken) + _variants(node.orelse, taken)
-    return ["{" + _name(node, taken) + "}"]
-
-
-def _stringy(node):
-    """Whether an expression is built from string literals (an f-string, a literal, a sum or choice of them)."""
-    if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):
-        return True
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _stringy(node.left) or _stringy(node.right)
-    if isinstance(node, ast.IfExp):
-        return _stringy(node.body) or _stringy(node.orelse)
-    return False
-
-
-# calls whose string arguments reach a learner (judge_verdicts: what a property test's wrong verdict lacks)
-CALLS = ("print", "append", "SelfCheckFailed", "localize", "judge_verdicts")
-
-
-def _shown(tree, calls=CALLS):
-    """The string expressions of a module that reach a learner: returned (alone or in a tuple), printed,
-    appended to a report (`calls`), module-level UPPER_CASE constants, and the literals inside their
-    placeholders."""
-    out, top = [], {id(node) for node in tree.body}
-    for node in ast.walk(tree):
-        values = []
-        if isinstance(node, ast.Return) and node.value is not None:
-            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in calls:
-            values = node.args
-        elif isinstance(node, ast.List):  # lines = [f"{exercise}: {len(failed)} of {n} checks failed"]
-            values = node.elts
-        elif isinstance(node, ast.Assign) and id(node) not in top:  # message = "the same mistake as above"
-            values = [node.value]
-        elif isinstance(node, ast.Assign) and id(node) in top and all(
-                isinstance(t, ast.Name) and t.id.isupper() for t in node.targets):
-            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-        for value in values:
-            if _stringy(value):
-                out.append(value)
-    # literals chosen inside a placeholder: f"{'the one check' if n == 1 else f'all {n} checks'}"
-    for node in list(out):
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.FormattedValue) and _stringy(inner.value):
-                out.append(inner.value)
-    return sorted(out, key=lambda n: (n.lineno, n.col_offset))  # in source order: the line's template first
-
-
-def templates():
-    """{template: module} of every template the report code can show, in source order (modules in MODULES'
-    order): the order in which the self-check tries them."""
+def code_messages(folder, skip=(), root=ROOT):
+    """{(context, id): where} of every message a package's code constructs with literal templates (an id is a
+    (singular, plural) pair for `nmsg`), in source order; `where` is the module (never a line: inserting code
+    changes no entry), relative to `root`."""
     found = {}
-    for module in MODULES:
-        tree = ast.parse((PACKAGE / module).read_text())
-        for node in _shown(tree):
-            for template in _variants(node, set()):
-                literal = PLACEHOLDER.sub("", template)
-                # a part of a line needs a word or a separator; a whole line may be "  {mark} {name}"
-                if _WORD.search(literal) or (module in LINE_MODULES and literal.strip() == "" and " " in literal
-                                             and len(PLACEHOLDER.findall(template)) > 1):
-                    found.setdefault(template, f"posenc_selfcheck/{module}")
+    for path in sorted(folder.rglob("*.py")):
+        if path.name in skip:
+            continue
+        calls = [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None))
+                 in CONSTRUCTORS]
+        for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
+            arity = CONSTRUCTORS[getattr(call.func, "id", getattr(call.func, "attr", None))]
+            templates = [_literal(a) for a in call.args[:arity]]
+            if len(templates) < arity or None in templates:
+                continue  # a message built from data: collected from the declarations
+            context = next((_literal(k.value) for k in call.keywords if k.arg == "context"), "") or ""
+            found.setdefault((context, templates[0] if arity == 1 else tuple(templates)),
+                             str(path.relative_to(root)))
     return found
 
 
-def committed():
-    """The self-check data as committed (posenc_selfcheck/data/), in the form the build makes it: {"selfcheck":
-    {chapter: results}, "ladders": hints.json's data}. The build passes its own, computed in memory."""
-    data = PACKAGE / "data"
-    return {"selfcheck": {path.stem: json.loads(path.read_text()) for path in sorted(data.glob("ch*.json"))},
-            "ladders": json.loads((data / "hints.json").read_text(encoding="utf-8"))}
+def _about(check):
+    """The descriptions of the candidates a property test is asked about (a main check's drawn pairs too)."""
+    about = (check.property_params or {}).get("about") or {}
+    if about.get("draw") == "pairs":  # a main check's: [(drawn name, description), ...]
+        about = dict((str(k), v) for k, v in about["items"])
+    return [t for t in about.values() if isinstance(t, str)]
 
 
-def data_messages(selfcheck, ladders):
-    """{message: where} of the whole strings the self-check shows from data: `selfcheck` ({chapter: results})
-    and `ladders` (hints.json's data)."""
-    found = {}
-    for chapter, results in sorted(selfcheck.items()):
-        for key in sorted(results):
-            value = results[key]
-            if key.endswith("#spec"):
-                about = (value.get("property_params") or {}).get("about")  # a property test's candidates
-                about = list(about.values()) if isinstance(about, dict) else []
-                for text in [value.get("name"), value.get("hint"), *value.get("mistake_messages", []), *about]:
-                    if text:
-                        found.setdefault(text, f"posenc_selfcheck/data/{chapter}.json")
-    for levels in ladders["exercises"].values():
-        for text in levels:
-            found.setdefault(text, "posenc_selfcheck/data/hints.json")
-    for mistake in ladders["mistakes"].values():
-        for text in mistake["levels"]:
-            found.setdefault(text, "posenc_selfcheck/data/hints.json")
+def check_messages(checks):
+    """{(context, id): where} of some checks' names, hints, named mistakes and candidates' descriptions."""
+    from .checks import mistakes
+
+    known, found = mistakes(), {}
+    for check in checks:
+        where = f"grader/checks/{check.exercise}"
+        for context, text in [(check.key, check.name), (check.key, check.hint),
+                              *((name, known[name].message) for name in check.mistakes),
+                              *(("", about) for about in _about(check))]:
+            if text:
+                found.setdefault((context, text), where)
     return found
 
 
-def messages(shown=None):
-    """[(msgid, where)]: the templates first, then the data's messages (`shown`: the self-check data as the build
-    made it, by default the committed data)."""
-    found = templates()
-    return list(found.items()) + [(m, w) for m, w in data_messages(**(shown or committed())).items()
-                                  if m not in found]
+def ladder_messages():
+    """{(context, id): where} of every ladder of hints: each exercise's and each known mistake's."""
+    from .checks import hints, mistakes
+
+    found = {}
+    for exercise, levels in hints().items():
+        for level in levels:
+            found.setdefault((exercise, level), f"grader/checks/{exercise}")
+    for name, mistake in mistakes().items():
+        for level in mistake.hints:
+            found.setdefault((name, level), f"grader/checks/{mistake.exercise}")
+    return found
+
+
+def messages():
+    """[((context, id), where)] of runtime.po: the code's messages, then the public declarations'."""
+    from .checks import all_checks
+
+    found = code_messages(PACKAGE)
+    for source in (check_messages(c for c in all_checks() if c.public), ladder_messages()):
+        for entry, where in source.items():
+            found.setdefault(entry, where)
+    return list(found.items())
+
+
+def key(context, msgid):
+    """The compiled table's key (posenc_selfcheck.messages.key): `context \\x04 id`, the id's singular."""
+    singular = msgid[0] if isinstance(msgid, tuple) else msgid
+    return f"{context}\x04{singular}" if context else singular
+
+
+def compiled(catalog, entries):
+    """The JSON that posenc_selfcheck.messages reads: {"language", "plural_forms", "messages": {key: translation,
+    or [its plural forms]}} of the catalog's translated entries among `entries` ((context, id) pairs)."""
+    table = {}
+    for context, msgid in entries:
+        message = catalog.get(msgid, context=context or None)
+        if message is None or message.fuzzy or not message.string or not all(message.string):
+            continue
+        table[key(context, msgid)] = list(message.string) if isinstance(message.string, tuple) else message.string
+    return json.dumps({"language": str(catalog.locale), "plural_forms": catalog.plural_forms, "messages": table},
+                      ensure_ascii=False, indent=0, sort_keys=True) + "\n"
 
 
 def compile_catalog(catalog):
-    """The JSON the learner's kernel reads: {"messages": {english: translation}}, and the templates in the
-    order to try them: "line_templates" (whole report lines) and "templates" (parts of lines)."""
-    table = {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
-    found = templates()
-    ordered = [t for t in found if t in table and PLACEHOLDER.search(t)]
-    lines = [t for t in ordered if found[t].split("/")[-1] in LINE_MODULES]
-    return json.dumps({"language": str(catalog.locale), "messages": table, "line_templates": lines,
-                       "templates": [t for t in ordered if t not in lines]},
-                      ensure_ascii=False, indent=0, sort_keys=True) + "\n"
+    """posenc_selfcheck/data/i18n_<language>.json from runtime.po."""
+    return compiled(catalog, [entry for entry, _ in messages()])

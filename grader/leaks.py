@@ -2,8 +2,9 @@
 release, the nbgrader export and the tests prove that none of it reaches a student.
 
 A chapter source marks each exercise's solution with `### BEGIN SOLUTION` ... `### END SOLUTION`.
-A line of a region is *distinctive* when it is code (not a comment), at least MIN_LINE characters long,
-and not also shown outside any region (scaffolding, demos): such a line in a student's file is a leak.
+A line of a region is *distinctive* when it is code (not a comment), at least `AUTHORING.leak_line_chars`
+characters long (grader/settings.py), and not also shown outside any region (scaffolding, demos): such a line in a
+student's file is a leak.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .settings import AUTHORING
+
 BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*### END SOLUTION\s*$")
-MIN_LINE = 24  # shorter solution lines ("return out", "x = x + pe") are too generic to prove a leak
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 
 
@@ -39,7 +41,7 @@ def solution_regions(sources=None):
             elif END.match(line):
                 regions.append(current or [])
                 current = None
-            elif len(code(line)) >= MIN_LINE:
+            elif len(code(line)) >= AUTHORING.leak_line_chars:
                 (shown.add(code(line)) if current is None else current.append(code(line)))
         out += [(Path(chapter).name, [line for line in lines if line not in shown]) for lines in regions]
     return out

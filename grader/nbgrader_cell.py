@@ -22,21 +22,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .settings import BATCH_TIMEOUT_SECONDS
+from .settings import BATCH_TIMEOUT_SECONDS, REPORT
 
 REPO = Path(__file__).resolve().parent.parent
 _GRADED = {}
 
 
-def grade(assignment, exercise):
+def grade(assignment, exercise, timeout=BATCH_TIMEOUT_SECONDS):
     """The exercise's points on its CPU checks (a float nbgrader takes as partial credit); prints the
-    feedback of its failed checks."""
+    feedback of its failed checks. The first call grades the assignment within `timeout` seconds (the export's
+    kernel passes `python -m grader nbgrader --timeout`)."""
     folder = os.getcwd()
     if (folder, assignment) not in _GRADED:
         run = subprocess.run([sys.executable, "-m", "grader.nbgrader_cell", folder, assignment], cwd=REPO,
-                             capture_output=True, text=True, timeout=BATCH_TIMEOUT_SECONDS)
+                             capture_output=True, text=True, timeout=timeout)
         if run.returncode != 0:
-            raise RuntimeError(f"the course's grader failed: {run.stderr.strip()[-1000:]}")
+            raise RuntimeError(f"the course's grader failed: {run.stderr.strip()[-REPORT.message_chars:]}")
         _GRADED[(folder, assignment)] = json.loads(run.stdout)
     result = _GRADED[(folder, assignment)].get(exercise)
     if result is None:
@@ -69,16 +70,20 @@ def grade_folder(folder, assignment_name):
         verdicts = grade_.verdicts
     except SubmissionError:
         verdicts = []
+    from .records import messages
+
     checks = [{"key": v.check.key, "exercise": v.check.exercise, "status": str(v.status), "score": v.score,
-               "name": v.check.name, "feedback": v.feedback} for v in verdicts]
+               "name": v.check.name, "message": messages.to_json(v.feedback)} for v in verdicts]
     return per_exercise(assignment, checks, settings.language)
 
 
 def per_exercise(assignment, checks, language="en"):
     """{exercise: {"score", "max", "feedback"}} from check records (a batch result's "checks", or the above):
-    the CPU checks only, so the points match the cell's whatever the machine. The feedback in `language`."""
+    the CPU checks only, so the points match the cell's whatever the machine. The feedback (each record's
+    "message", else its English "feedback") in `language`."""
     from .escape import clean
     from .language import phrasebook
+    from .records import messages
 
     say = phrasebook(language)
     out = {ex: {"score": 0.0, "max": assignment.exercise_points(ex), "feedback": []} for ex in assignment.exercises}
@@ -89,8 +94,11 @@ def per_exercise(assignment, checks, language="en"):
             continue
         ex["score"] += c["score"]
         if c["status"] not in ("passed", "skipped"):
-            ex["feedback"].append(say("✗ {name}: {feedback}", name=clean(say.text(c["name"]), 300, newlines=False),
-                                      feedback=clean(say.text(c["feedback"]), 600)))
+            feedback = messages.from_json(c["message"]) if "message" in c else c["feedback"]
+            name = messages.msg(c["name"], context=c["key"])
+            ex["feedback"].append(say("✗ {name}: {feedback}",
+                                      name=clean(say.render(name), REPORT.title_chars, newlines=False),
+                                      feedback=clean(say.render(feedback), REPORT.feedback_chars)))
     for ex in out.values():
         ex["feedback"] = "\n".join(ex["feedback"])
     return out

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import os
 import re
 import shutil
@@ -44,6 +45,7 @@ import nbformat
 
 from . import render
 from .leaks import BEGIN, END, chapter_sources
+from .settings import BATCH_TIMEOUT_SECONDS, REPORT, WAITS
 
 COURSE_ID = "posenc-course"
 KERNEL = "posenc-course"  # the notebooks' kernelspec name (scripts/setup.sh registers one for learners)
@@ -68,7 +70,6 @@ c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
 # the grader importable (no environment variable to set, no kernel to install)
 _here = os.path.dirname(os.path.abspath(globals().get("__file__", "nbgrader_config.py")))
 os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [_here, os.environ.get("JUPYTER_PATH", "")]))
-c.Execute.timeout = 600  # a test cell grades the whole assignment once (the others reuse it)
 '''
 
 # (no word "grader" in a learner's notebook: the batch flags code that names it, grader/parse.py FLAGS)
@@ -80,6 +81,23 @@ try:
 except ImportError:
     grade = None
 grade("{assignment}", "{exercise}") if grade else check("{exercise}", {exercise})"""
+
+
+def config(timeout=BATCH_TIMEOUT_SECONDS):
+    """nbgrader_config.py: CONFIG, then nbgrader's limit on one test cell, which grades the whole assignment once
+    within `timeout` seconds (the others reuse it): that limit plus WAITS.nbgrader_cell_margin_seconds, a whole
+    number of seconds (nbgrader's trait is an integer), so the grading limit is reached first."""
+    # cell = ⌈timeout + margin⌉
+    cell = math.ceil(timeout + WAITS.nbgrader_cell_margin_seconds)
+    return CONFIG + (f"# a test cell grades the whole assignment once (the others reuse it), within {timeout:g} s "
+                     f"(`python -m grader nbgrader --timeout`)\nc.Execute.timeout = {cell}\n")
+
+
+def shim(timeout=BATCH_TIMEOUT_SECONDS):
+    """kernels/posenc-course/posenc_nbgrader.py: grader.nbgrader_cell.grade with the export's grading limit."""
+    return ('"""The test cells\' entry point (grader/nbgrader_cell.py), on this kernel\'s path."""\n'
+            "from functools import partial\n\nfrom grader.nbgrader_cell import grade\n\n"
+            f"grade = partial(grade, timeout={float(timeout)!r})\n")
 
 
 def assignment_name(chapter):
@@ -199,9 +217,9 @@ def kernel_spec(folder):
             "env": {"PYTHONPATH": f"{folder}{os.pathsep}{render.ROOT}"}}
 
 
-def export(out, assignment=None):
-    """Write the course under `out` (every chapter's assignment, or `assignment`); return the files written
-    (relative to `out`)."""
+def export(out, assignment=None, timeout=BATCH_TIMEOUT_SECONDS):
+    """Write the course under `out` (every chapter's assignment, or `assignment`), its test cells grading one
+    notebook within `timeout` seconds; return the files written (relative to `out`)."""
     from .assignment import default_assignments
 
     out = Path(out)
@@ -221,19 +239,18 @@ def export(out, assignment=None):
     kernel = out / "kernels" / KERNEL / "kernel.json"
     kernel.parent.mkdir(parents=True, exist_ok=True)
     kernel.write_text(json.dumps(kernel_spec(kernel.parent.resolve()), indent=1) + "\n")
-    shim = kernel.parent / f"{SHIM}.py"
-    shim.write_text('"""The test cells\' entry point (grader/nbgrader_cell.py), on this kernel\'s path."""\n'
-                    "from grader.nbgrader_cell import grade  # noqa: F401\n")
-    written += [kernel, shim]
-    config = out / "nbgrader_config.py"
-    if not config.exists() or config.read_text().startswith(CONFIG.splitlines()[0]):  # never the instructor's own
-        config.write_text(CONFIG)
-        written.append(config)
+    entry = kernel.parent / f"{SHIM}.py"
+    entry.write_text(shim(timeout))
+    written += [kernel, entry]
+    path = out / "nbgrader_config.py"
+    if not path.exists() or path.read_text().startswith(CONFIG.splitlines()[0]):  # never the instructor's own
+        path.write_text(config(timeout))
+        written.append(path)
     return sorted(str(p.relative_to(out)) for p in written)
 
 
-def main(out, assignment=None, course_file=None):
-    files = export(out, assignment)
+def main(out, assignment=None, course_file=None, timeout=BATCH_TIMEOUT_SECONDS):
+    files = export(out, assignment, timeout)
     notebooks = len([f for f in files if f.endswith(".ipynb")])
     first = assignment.nbgrader_name if assignment else assignment_name(chapter_sources()[1])
     print(f"wrote {out}: an nbgrader course source, {notebooks} notebooks"
@@ -372,7 +389,7 @@ def save_to_gradebook(submitted, assignment, out, entries, language="en"):
             result = api.autograde(assignment.nbgrader_name, student)
         done[student] = ""
         if not result["success"]:
-            done[student] = one_line(_why(result).replace(str(course), "COURSE"), 300)
+            done[student] = one_line(_why(result).replace(str(course), "COURSE"), REPORT.title_chars)
             folder = coursedir.format_path(coursedir.submitted_directory, student, assignment.nbgrader_name)
             _record_directly(coursedir, assignment, student, inject.scores[student],
                              times.get(os.path.realpath(folder)), unconverted_note(language))

@@ -74,7 +74,7 @@ class Progress:
         self.stream.flush()
 
 
-def say(message, enabled=True, stream=None):
+def announce(message, enabled=True, stream=None):
     """One line of what is happening now (the start-up of a long operation, say)."""
     if enabled:
         stream = stream or sys.stderr

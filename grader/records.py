@@ -22,6 +22,23 @@ def _learner_statuses():
 _LEARNER = _learner_statuses()
 
 
+def _messages():
+    """posenc_selfcheck/messages.py, read on its own (standard library only), as status.py is."""
+    import sys
+
+    if "posenc_selfcheck.messages" in sys.modules:  # the same classes as the self-check's evaluate() returns
+        return sys.modules["posenc_selfcheck.messages"]
+    path = Path(__file__).resolve().parent.parent / "posenc_selfcheck" / "messages.py"
+    spec = importlib.util.spec_from_file_location("posenc_selfcheck.messages", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["posenc_selfcheck.messages"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+messages = _messages()
+
+
 class Status(str, Enum):
     """A check's outcome: the self-check's words (posenc_selfcheck/status.py), as an enum (a str, so it compares
     equal to the plain strings posenc_selfcheck.evaluate returns)."""
@@ -58,8 +75,8 @@ class ExerciseRun:
 class Verdict:
     check: object  # grader.spec.Check
     status: Status
-    feedback: str = ""
-    mistake: str = ""  # the named mistake, when the wrong answer is a known one
+    feedback: object = ""  # a message (posenc_selfcheck/messages.py), rendered where it is shown; "" when passed
+    mistake: str = ""  # the named mistake's message (its English), when the wrong answer is a known one
 
     @property
     def score(self):
@@ -83,7 +100,7 @@ class Grade:
 
     submission: str
     verdicts: list
-    notes: list  # what the learner should know beyond the checks (escaped at output, not here)
+    notes: list  # what the learner should know beyond the checks: messages (escaped at output, not here)
     seconds: float  # the visible work's wall clock (grader/grading.py): hidden children's time never counts
     flags: list = field(default_factory=list)  # code a person should look at (grader.parse.FLAGS)
     # what children that held hidden requests logged: shown only where hidden checks are (after the due date)
@@ -106,13 +123,16 @@ class Grade:
 
     def to_json(self):
         """A JSON-ready dict; each verdict names its check by the check's key."""
-        return {"submission": self.submission, "notes": self.notes, "seconds": self.seconds, "flags": self.flags,
-                "hidden_notes": self.hidden_notes,
-                "verdicts": [[v.check.key, str(v.status), v.feedback, v.mistake] for v in self.verdicts]}
+        encode = messages.to_json
+        return {"submission": self.submission, "notes": [encode(n) for n in self.notes], "seconds": self.seconds,
+                "flags": self.flags, "hidden_notes": [encode(n) for n in self.hidden_notes],
+                "verdicts": [[v.check.key, str(v.status), encode(v.feedback), v.mistake] for v in self.verdicts]}
 
     @classmethod
     def from_json(cls, data, checks):
         """The Grade `to_json()` gave; `checks`: {key: grader.spec.Check} (grader.checks.by_key())."""
-        return cls(data["submission"], [Verdict(checks[key], Status(status), feedback, mistake)
+        decode = messages.from_json
+        return cls(data["submission"], [Verdict(checks[key], Status(status), decode(feedback), mistake)
                                         for key, status, feedback, mistake in data["verdicts"]],
-                   data["notes"], data["seconds"], data["flags"], data["hidden_notes"])
+                   [decode(n) for n in data["notes"]], data["seconds"], data["flags"],
+                   [decode(n) for n in data["hidden_notes"]])

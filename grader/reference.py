@@ -8,8 +8,10 @@ from collections import OrderedDict
 from functools import lru_cache
 
 from posenc_selfcheck import probes
+from posenc_selfcheck.messages import msg
 
 from . import hidden_probes
+from .settings import BOUNDS
 from .spec import Check
 
 
@@ -33,7 +35,6 @@ def mistakes(check: Check):
 
 # main checks and twins are resolved per student (grader/unseen.py): a bounded cache, keyed by what they ask
 _DRAWN = OrderedDict()
-DRAWN_CACHE = 1024  # a whole course's main checks and twins for one student (about 500), with room
 
 
 def _params(check):
@@ -45,7 +46,7 @@ def _drawn(key, compute, check):
         _DRAWN.move_to_end(key)
         return _DRAWN[key]
     _DRAWN[key] = value = compute(check)
-    while len(_DRAWN) > DRAWN_CACHE:
+    while len(_DRAWN) > BOUNDS.drawn_cache:
         _DRAWN.popitem(last=False)
     return value
 
@@ -71,7 +72,8 @@ def _run_mistakes(check):
     for name in check.mistakes:
         mistake = MISTAKES[name]
         ns = {**namespace(), mistake.exercise: mistake.impl}
-        out.append((mistake.message, probes.run(ns, check.probe, check.params, check.exercise,
+        # its message, in the context of its name (posenc_selfcheck/messages.py)
+        out.append((msg(mistake.message, context=name), probes.run(ns, check.probe, check.params, check.exercise,
                                                 hidden_probes.catalog())))
     return tuple(out)
 

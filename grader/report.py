@@ -4,9 +4,9 @@ Every string that may come from a submission (feedback quoting the learner's exc
 file names) goes through grader.escape on its way out, so a report shows text, never runs a
 terminal escape sequence or renders markup.
 
-Both come out in `language` (grader/language.py): every line is a `say` template (grader.po), the checks'
-names and the feedback are translated by `say.text`; notes and file names are the submission's and stay as
-they are. Check ids, numbers and marks are the same in every language.
+Both come out in `language` (grader/language.py): every line, every check's name, every verdict's feedback and
+every note is a message, rendered here; what the submission produced (file names, its exceptions' messages) is
+inserted as it is. Check ids, numbers and marks are the same in every language.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .checks import chapter_of
-from .escape import MAX_TEXT, one_line
-from .language import phrasebook
+from .escape import one_line
+from .language import check_name, phrasebook
 from .records import Status, totals
 from .settings import REPORT
 
@@ -50,7 +50,7 @@ def by_chapter(verdicts):
 
 def text_report(grade, language="en"):
     say = phrasebook(language)
-    lines = [say("Grading {submission}", submission=one_line(grade.submission, 300)), ""]
+    lines = [say("Grading {submission}", submission=one_line(grade.submission, REPORT.title_chars)), ""]
     for chapter, exercises in by_chapter(grade.verdicts).items():
         every = [v for vs in exercises.values() for v in vs]
         if all(_not_attempted(vs) for vs in exercises.values()):
@@ -69,31 +69,28 @@ def text_report(grade, language="en"):
                 if v.status in (Status.FAILED, Status.MISSING):
                     # a named mistake repeats across checks: say it once, then refer back to it
                     text = say("the same mistake as above") if v.mistake and v.mistake in said \
-                        else _line(say.text(v.feedback))
+                        else _line(say.render(v.feedback))
                     said.add(v.mistake)
                     lines.append(say("    {mark} {name}: {feedback}", mark=STATUS_MARK[v.status],
-                                     name=say.text(v.check.name), feedback=text))
+                                     name=say.render(check_name(v.check)), feedback=text))
         skipped = [v for v in every if v.status == Status.SKIPPED]
         if skipped:  # once per chapter, not under every exercise
             lines.append(say("  - {count} CUDA check(s) skipped: {why}", count=len(skipped),
-                             why=_line(say.text(skipped[0].feedback))))
+                             why=_line(say.render(skipped[0].feedback))))
     score, top = grade.total, grade.max_score
     lines += ["", say("Total: {score} / {top}   ({seconds} s)", score=f"{score:g}", top=f"{top:g}",
                       seconds=f"{grade.seconds:.1f}")]
-    if grade.notes:  # the submission's words: never translated
-        lines += ["", say("Notes:")] + [f"  - {_line(n)}" for n in grade.notes]
+    if grade.notes:
+        lines += ["", say("Notes:")] + [f"  - {_line(say.render(n))}" for n in grade.notes]
     if grade.hidden_notes:
         lines += ["", say("Notes from the hidden checks' runs (not shown to students before the due date):")]
-        lines += [f"  - {_line(n)}" for n in grade.hidden_notes]
+        lines += [f"  - {_line(say.render(n))}" for n in grade.hidden_notes]
     return "\n".join(lines)
 
 
 def _line(text):
     """Learner-controlled text as one line: a newline in it can never start a report line of its own."""
-    return one_line(text, MAX_TEXT)
-
-
-MAX_TEST_NAME = REPORT.test_name_chars  # characters of a Gradescope test's name (the rest: its output)
+    return one_line(text, REPORT.message_chars)
 
 
 def _short(text, limit):
@@ -104,7 +101,7 @@ def gradescope_json(grade, hidden_visibility="after_due_date", language="en"):
     """results.json in Gradescope's format (https://gradescope-autograders.readthedocs.io, "Autograder
     Specifications"): one test per check that is worth points here, numbered "<exercise>.<check>" in the
     assignment's order and tagged with the exercise; its name is short ("<exercise>: <check>", at most
-    MAX_TEST_NAME characters), its output starts with the whole description and the check's stable key.
+    REPORT.test_name_chars characters), its output starts with the whole description and the check's stable key.
     Checks that are not public get `hidden_visibility`, so what they ask stays out of sight until then.
     CUDA checks skipped for want of a device are said once, in the top-level output, not as 0-point tests.
     Names and outputs in `language`; the numbers, keys, tags and the notes (the submission's) as they are."""
@@ -117,23 +114,23 @@ def gradescope_json(grade, hidden_visibility="after_due_date", language="en"):
             continue
         exercise = numbers.setdefault(v.check.exercise, [len(numbers) + 1, 0])
         exercise[1] += 1
-        name = say.text(v.check.name)
+        name = say.render(check_name(v.check))
         description = f"{name} [{v.check.key}]"
         tests.append({
-            "name": _short(f"{v.check.exercise}: {name}", MAX_TEST_NAME),
+            "name": _short(f"{v.check.exercise}: {name}", REPORT.test_name_chars),
             "number": f"{exercise[0]}.{exercise[1]}",
             "score": v.score,
             "max_score": v.max_score,
             "status": "passed" if v.status == Status.PASSED else "failed",
-            "output": description + ("" if v.status == Status.PASSED else "\n" + _line(say.text(v.feedback))),
+            "output": description + ("" if v.status == Status.PASSED else "\n" + _line(say.render(v.feedback))),
             "output_format": "text",
             "tags": [v.check.exercise],
             "visibility": "visible" if v.check.visible else hidden_visibility,
         })
-    output = [_line(n) for n in grade.notes]
+    output = [_line(say.render(n)) for n in grade.notes]
     if skipped:
         output.append(say("{count} CUDA check(s) not run: {why} (worth no points here)", count=len(skipped),
-                          why=_line(say.text(skipped[0].feedback))))
+                          why=_line(say.render(skipped[0].feedback))))
     # the grade's total (records.totals): the checks left out of `tests` (skipped, worth no points) score 0
     return {"score": grade.total, "execution_time": round(grade.seconds, 2),
             "output": "\n".join(output), "output_format": "text",

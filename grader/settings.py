@@ -99,6 +99,7 @@ class ReadLimits:
     name_chars: int = 150  # one file or folder name
     parse_memory_mb: int = 1024  # address space of the child that parses one file (JSON, then ast)
     parse_seconds: int = 20  # its CPU time and its wall clock (never more than the submission's budget has left)
+    timestamp_bytes: int = 200  # nbgrader's timestamp.txt in a submission (a time that the student's side wrote)
 
 
 # Fixed caps, the same for every run (no option changes them): how much of what a submission controls is
@@ -110,6 +111,10 @@ class ReportLimits:
     message_chars: int = 2000  # one learner-controlled message (an exception quoted in feedback, a note)
     test_name_chars: int = 80  # a Gradescope test's name; the whole description goes in its output
     student_chars: int = 48  # a student's id in batch (from their folder's name)
+    line_chars: int = 200  # one line of learner text where no other cap is named (escape.one_line, escape.csv_cell)
+    title_chars: int = 300  # a one-line title or cause: a submission's path, a check's name, why a step failed
+    feedback_chars: int = 600  # one failed check's feedback in an nbgrader test cell's output
+    entry_chars: int = 120  # batch: a student's entry (its file or folder name) in the batch's records
 
 
 @dataclass(frozen=True)
@@ -135,9 +140,65 @@ class TwinRules:
     separator: str = "~"  # a twin's id: its check's id, the separator, its number
 
 
+# ---- the grader's own waits and bounds outside the sandbox (issue 26): fixed, read as WAITS, BOUNDS, CANDIDATES and
+# AUTHORING; the sandbox's are above
+@dataclass(frozen=True)
+class Waits:
+    """How long the grader waits on what it runs besides learner code (seconds)."""
+
+    # nbgrader's limit on one test cell (`c.Execute.timeout` in the nbgrader export's config) = the grading limit of
+    # one notebook (`python -m grader nbgrader --timeout`, default BATCH_TIMEOUT_SECONDS) + this margin, for the
+    # kernel to start the grader's process and read its answer: the grading limit is reached first
+    nbgrader_cell_margin_seconds: float = 60.0
+    # translating one text of the grader's (grader/language.py): reading a long, crafted exception message against
+    # every template grows faster than its length (9000 characters: 7.5 s); one not read within this stays English
+    translate_seconds: float = 0.25
+    git_seconds: float = 60.0  # one git command (build: is a notebook committed; release: what git tracks, ignores)
+    import_check_seconds: float = 120.0  # Gradescope's set-up: whether the sandbox's Python imports torch (cold)
+    worker_quit_seconds: float = 30.0  # batch: a worker asked to stop answers with its statistics, then exits
+    resolve_seconds: float = 600.0  # scripts/gradescope_resolve.py: one pip dry-run resolving the requirements
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How much of its own work the grader keeps, repeats or names, outside the sandbox."""
+
+    drawn_cache: int = 1024  # grader/reference.py: resolved main checks and twins kept (a course's, one student: ~500)
+    draw_attempts: int = 64  # grader/unseen.py: draws equal to a shipped input, in a row, before a check is broken
+    translate_depth: int = 6  # grader/language.py: templates read inside one another in one text
+    listed_problems: int = 20  # the translation check of build and the release: problems one error names
+
+
+@dataclass(frozen=True)
+class CandidateCalls:
+    """The grader's side of a property test's calls of candidate functions (grader/candidates.py)."""
+
+    per_candidate: int = 32  # calls of one check's candidates, per candidate (the reference's test makes 2)
+    # every answer a candidate computed comes back pad_seconds + pad_element_seconds * (elements of x and
+    # position_ids) after the call, so its time does not tell a good candidate from a bad one
+    pad_seconds: float = 0.004
+    pad_element_seconds: float = 1e-7
+    token_chars: int = 64  # a call's token ("c" and 16 hex digits); a longer one is no call
+
+
+@dataclass(frozen=True)
+class AuthoringRules:
+    """What build --check requires of a chapter's declarations (grader/authoring.py) and what a leak of a solution is
+    (grader/leaks.py)."""
+
+    ladder_levels: int = 3  # an exercise's hint ladder: at least this many levels, from the idea to its key line
+    mistake_levels: int = 3  # a known mistake's ladder: exactly this many
+    solution_line_chars: int = 12  # a solution line this long, written in a ladder's first level, gives it away
+    leak_line_chars: int = 24  # shorter solution lines ("return out", "x = x + pe") are too generic to prove a leak
+
+
 REPORT = ReportLimits()
 ANSWER = AnswerLimits()
 TWINS = TwinRules()
+WAITS = Waits()
+BOUNDS = Bounds()
+CANDIDATES = CandidateCalls()
+AUTHORING = AuthoringRules()
 
 
 @dataclass(frozen=True)

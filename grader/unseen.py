@@ -32,6 +32,8 @@ import math
 import os
 from pathlib import Path
 
+from .settings import BOUNDS
+
 SECRET_BYTES = 32
 
 
@@ -168,7 +170,6 @@ def canonical(params):
     return json.dumps(params, sort_keys=True, default=repr)
 
 
-MAX_ATTEMPTS = 64  # draws that equal a shipped input, in a row, before the grader calls the check broken
 
 
 class DrawError(RuntimeError):
@@ -179,7 +180,7 @@ def resolve(check, ident, shipped=frozenset()):
     """The check with its draws decided for this identity (a new Check; params and property_params plain data,
     drawn in that order, so property_params may name what params drew). `shipped`: canonical params whose answers
     learners can read; a draw that lands on one is drawn again."""
-    for attempt in range(MAX_ATTEMPTS):
+    for attempt in range(BOUNDS.draw_attempts):
         draws = _Draws(ident, check.key, attempt, check.params, check.property_params)
         params = json.loads(json.dumps(draws.resolve(check.params)))
         property_params = json.loads(json.dumps(draws.resolve(check.property_params)))
@@ -187,7 +188,7 @@ def resolve(check, ident, shipped=frozenset()):
         mentions = tuple(str(w) for w in draws.resolve(list(check.mentions)))
         if canonical(params) not in shipped:
             return dataclasses.replace(check, params=params, property_params=property_params, mentions=mentions)
-    raise DrawError(f"{check.key}: {MAX_ATTEMPTS} draws in a row equal inputs whose answers ship to learners")
+    raise DrawError(f"{check.key}: {BOUNDS.draw_attempts} draws in a row equal inputs whose answers ship to learners")
 
 
 # ---- how many inputs a check's draws can give (build --check: at least Settings.twins.min_space) -----------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from .messages import msg
+
 # Tolerances follow the rounding of the computation (course contract): float32 work agrees to
 # about 1e-6 relative; half precision keeps about 3 decimal digits, bfloat16 about 2.
 DEFAULT_TOL = {
@@ -41,31 +43,41 @@ def close(got, expected, atol, rtol):
     )
 
 
-def describe(got, expected, atol, rtol, what="output"):
-    """None when they agree; otherwise one or two sentences a learner can act on."""
+def label(key):
+    """What a learner reads for a result's key: "output" for the result itself, else the key (code)."""
+    return msg("output") if key == "out" else key
+
+
+def describe(got, expected, atol, rtol, what=None):
+    """None when they agree; otherwise a message of one or two sentences a learner can act on. `what` names the
+    tensor (a message or a key; the output by default)."""
+    what = msg("output") if what is None else what
     if not isinstance(got, torch.Tensor):
-        return f"{what}: expected a tensor, got {type(got).__name__}"
+        return msg("{what}: expected a tensor, got {type}", what=what, type=type(got).__name__)
     if got.shape != expected.shape:
-        hint = ""
         if sorted(got.shape) == sorted(expected.shape):
-            hint = " (same sizes in another order: a transpose or a wrong view?)"
-        return f"{what}: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}{hint}"
+            return msg("{what}: expected shape {expected}, got {got} (same sizes in another order: a transpose or a "
+                       "wrong view?)", what=what, expected=str(tuple(expected.shape)), got=str(tuple(got.shape)))
+        return msg("{what}: expected shape {expected}, got {got}", what=what, expected=str(tuple(expected.shape)),
+                   got=str(tuple(got.shape)))
     if close(got, expected, atol, rtol):
         return None
     g, e = got.double(), expected.double()
     bad_nan = ~torch.isfinite(g) & torch.isfinite(e)
     if bad_nan.any():
         idx = _where(int(bad_nan.flatten().nonzero()[0]), g.shape)
-        return (f"{what}: {int(bad_nan.sum())} entries are NaN or inf where the reference is finite; "
-                f"first at index {idx} (expected {e[idx].item():.6g}, got {g[idx].item()})")
+        return msg("{what}: {count} entries are NaN or inf where the reference is finite; first at index {index} "
+                   "(expected {expected:.6g}, got {got})", what=what, count=int(bad_nan.sum()), index=str(idx),
+                   expected=e[idx].item(), got=str(g[idx].item()))
     diff = (g - e).abs().nan_to_num(nan=float("inf"))
     limit = atol + rtol * e.abs()
     n_bad = int((diff > limit).sum())
     flat = int(diff.flatten().argmax())
     idx = _where(flat, g.shape)
-    return (f"{what}: {n_bad} of {g.numel()} entries differ beyond tolerance (atol {atol:.1e}, rtol {rtol:.1e}); "
-            f"largest error {diff.flatten()[flat].item():.3g} at index {idx}: "
-            f"expected {e[idx].item():.6g}, got {g[idx].item():.6g}")
+    return msg("{what}: {bad} of {total} entries differ beyond tolerance (atol {atol:.1e}, rtol {rtol:.1e}); "
+               "largest error {error:.3g} at index {index}: expected {expected:.6g}, got {got:.6g}",
+               what=what, bad=n_bad, total=g.numel(), atol=atol, rtol=rtol, error=diff.flatten()[flat].item(),
+               index=str(idx), expected=e[idx].item(), got=g[idx].item())
 
 
 def tensor_keys(result):

@@ -17,13 +17,18 @@ from __future__ import annotations
 import functools
 import sys
 
-from .i18n import localize
+from .messages import msg, render
 from .probes import unfinished_function
 
 
 def _open_figures():
     plt = sys.modules.get("matplotlib.pyplot")
     return set(plt.get_fignums()) if plt else set()
+
+
+def skipped(demo_name, exercise):
+    """The line a demo prints while an exercise it calls is unfinished."""
+    return msg("{demo}: skipped until {exercise} is finished.", demo=demo_name, exercise=exercise)
 
 
 def demo(fn):
@@ -41,7 +46,7 @@ def demo(fn):
             plt = sys.modules.get("matplotlib.pyplot")
             for number in _open_figures() - before:
                 plt.close(number)
-            print(localize(f"{fn.__name__}: skipped until {exercise} is finished."))
+            print(render(skipped(fn.__name__, exercise)))
             return None
 
     return run

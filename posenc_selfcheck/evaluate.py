@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import torch
 
-from .compare import close, describe, tensor_keys, tolerance
+from .compare import close, describe, label, tensor_keys, tolerance
+from .messages import joined, msg, verbatim
 from .properties import PROPERTIES
 from .status import FAILED, MISSING, PASSED, SKIPPED
 
@@ -26,8 +27,15 @@ from .status import FAILED, MISSING, PASSED, SKIPPED
 def _error_message(got):
     if got.get("error_type") in ("NotImplementedYet", "NotImplementedError"):
         said = got.get("error") if got.get("error_type") == "NotImplementedError" else ""
-        return MISSING, "not implemented yet" + (f" ({said})" if said else "")
-    return FAILED, f"raised {got['error']}"
+        if said:
+            return MISSING, msg("not implemented yet ({said})", said=verbatim(said))
+        return MISSING, msg("not implemented yet")
+    return FAILED, msg("raised {error}", error=verbatim(got["error"]))
+
+
+def _with_hint(message, hint):
+    """The message, then the check's hint (a message) when there is one."""
+    return msg("{problem}. Hint: {hint}", problem=message, hint=hint) if hint else message
 
 
 def _match(check, got, expected):
@@ -37,31 +45,31 @@ def _match(check, got, expected):
         dtype_name = expected.get(f"{key}:dtype", str(exp.dtype).replace("torch.", ""))
         atol, rtol = tolerance(check.get("tol"), dtype_name)
         if key not in got:
-            problems.append(f"{key}: missing from the result")
+            problems.append(msg("{key}: missing from the result", key=key))
             continue
         if check.get("check_dtype", True) and f"{key}:dtype" in got and got[f"{key}:dtype"] != dtype_name:
             # an integer output (ids, indices) has the dtype the exercise states; a floating one follows its input's
-            problems.append(f"{key}: expected dtype {dtype_name}, got {got[f'{key}:dtype']}"
-                            + (f" (this integer output is {dtype_name}: create it with dtype=torch.{dtype_name}, "
-                               f"or convert it with .to(torch.{dtype_name}))" if dtype_name.startswith(("int", "uint"))
-                               else " (outputs keep the input's floating dtype)"))
+            if dtype_name.startswith(("int", "uint")):
+                problems.append(msg("{key}: expected dtype {expected}, got {got} (this integer output is {expected}: "
+                                    "create it with dtype=torch.{expected}, or convert it with .to(torch.{expected}))",
+                                    key=key, expected=dtype_name, got=verbatim(got[f"{key}:dtype"])))
+            else:
+                problems.append(msg("{key}: expected dtype {expected}, got {got} (outputs keep the input's floating "
+                                    "dtype)", key=key, expected=dtype_name, got=verbatim(got[f"{key}:dtype"])))
             continue
         if f"{key}:device" in expected and got.get(f"{key}:device") != expected[f"{key}:device"]:
-            problems.append(f"{key}: expected it on {expected[f'{key}:device']}, got {got.get(f'{key}:device')} "
-                            f"(outputs live on the input's device)")
+            problems.append(msg("{key}: expected it on {expected}, got {got} (outputs live on the input's device)",
+                                key=key, expected=expected[f"{key}:device"], got=verbatim(got.get(f"{key}:device"))))
             continue
-        message = describe(got[key], exp, atol, rtol, what=key if key != "out" else "output")
+        message = describe(got[key], exp, atol, rtol, what=label(key))
         if message:
             problems.append(message)
     for key, value in expected.items():
         if not isinstance(value, torch.Tensor) and ":" not in key and key not in ("error", "error_type"):
             if got.get(key) != value:
-                problems.append(f"{key}: expected {value!r}, got {got.get(key)!r}")
+                problems.append(msg("{key}: expected {expected}, got {got}", key=key, expected=repr(value),
+                                    got=verbatim(repr(got.get(key)))))
     return problems
-
-
-def _label(key):
-    return "output" if key == "out" else key
 
 
 def _complex(got):
@@ -71,7 +79,8 @@ def _complex(got):
     for key, value in got.items():
         if isinstance(value, torch.Tensor) and value.is_complex():
             dtype = str(value.dtype).replace("torch.", "")
-            return f"{_label(key)} is a complex tensor ({dtype}): every answer in this course is real"
+            return msg("{what} is a complex tensor ({dtype}): every answer in this course is real", what=label(key),
+                       dtype=dtype)
     return None
 
 
@@ -83,9 +92,9 @@ def _not_finite(got):
         if isinstance(value, torch.Tensor) and value.is_floating_point():
             wide = value.detach().to("cpu", torch.float64)
             if wide.isnan().any():
-                return f"{_label(key)} holds NaN"
+                return msg("{what} holds NaN", what=label(key))
             if wide.isinf().any():
-                return f"{_label(key)} holds inf: a correct answer is finite everywhere"
+                return msg("{what} holds inf: a correct answer is finite everywhere", what=label(key))
     return None
 
 
@@ -130,17 +139,25 @@ def same_answer(check, got, other):
     return True
 
 
+def named(mistake, problem):
+    """A known mistake's message, then the problem that shows it."""
+    return msg("{mistake} ({problem})", mistake=mistake, problem=problem)
+
+
+def check_hint(check):
+    """A check's hint as a message (its context: the check's key), or None."""
+    return msg(check["hint"], context=check.get("key", "")) if check.get("hint") else None
+
+
 def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
-    """Return (status, feedback). `mistakes` is a list of (message, result of that mistake).
+    """Return (status, feedback message). `mistakes` is a list of (message, result of that mistake).
     `with_hint=False` leaves the check's hint out (the self-check gives it for the first failure only)."""
-    if not with_hint:
-        check = {**check, "hint": None}
+    hint = check_hint(check) if with_hint else None
     if "skipped" in got:
-        return SKIPPED, got["skipped"]
+        return SKIPPED, verbatim(got["skipped"])
     message = _complex(got)
     if message:  # refused before any comparison or property reads the answer
-        hint = check.get("hint")
-        return FAILED, message + (f". Hint: {hint}" if hint else "")
+        return FAILED, _with_hint(message, hint)
     expect = check["expect"]
     if "error" in got:
         status, message = _error_message(got)
@@ -148,30 +165,28 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
             for mistake_message, result in mistakes:
                 if "error" in result and (result["error"], result.get("error_type")) == (got["error"],
                                                                                          got.get("error_type")):
-                    return FAILED, f"{mistake_message} ({message})"
-        hint = check.get("hint")
-        return status, message + (f". Hint: {hint}" if hint and status == FAILED else "")
+                    return FAILED, named(mistake_message, message)
+        return status, _with_hint(message, hint) if status == FAILED else message
     if expect == "match":
         problems = _match(check, got, expected)
         if not problems:
             return PASSED, ""
-        message = blamed(check, got, expected, mistakes)
-        if message:
-            return FAILED, f"{message} ({problems[0]})"
-        hint = check.get("hint")
-        return FAILED, "; ".join(problems) + (f". Hint: {hint}" if hint else "")
+        mistake = blamed(check, got, expected, mistakes)
+        if mistake:
+            return FAILED, named(mistake, problems[0])
+        return FAILED, _with_hint(joined(problems), hint)
     if expect == "raises":
         want = check.get("raises", "ValueError")
         if got.get("raised") is None:
-            hint = check.get("hint")
-            return FAILED, f"expected {want}, but nothing was raised" + (f". Hint: {hint}" if hint else "")
+            return FAILED, _with_hint(msg("expected {exception}, but nothing was raised", exception=want), hint)
         if got["raised"] != want:
-            return FAILED, (f"expected {want}, got {got['raised']}: {got['message']}"
-                            + (f". Hint: {check['hint']}" if check.get("hint") else ""))
+            return FAILED, _with_hint(msg("expected {exception}, got {raised}: {said}", exception=want,
+                                          raised=verbatim(got["raised"]), said=verbatim(got["message"])), hint)
         missing = [w for w in check.get("mentions", []) if w.lower() not in got["message"].lower()]
         if missing:
-            return FAILED, (f"raised {want} as expected, but its message {got['message']!r} should name "
-                            f"{' and '.join(map(repr, missing))} so the caller knows what to fix")
+            return FAILED, msg("raised {exception} as expected, but its message {said} should name {missing} so the "
+                               "caller knows what to fix", exception=want, said=verbatim(repr(got["message"])),
+                               missing=joined(map(repr, missing), msg(" and ")))
         return PASSED, ""
     if expect == "fields":
         problems = []
@@ -180,24 +195,26 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
             if isinstance(want, dict) and set(want) == {"exact"}:
                 want = want["exact"]
                 if value != want:
-                    problems.append(f"{key}: expected {want!r}, got {value!r}")
+                    problems.append(msg("{key}: expected {expected}, got {got}", key=key, expected=repr(want),
+                                        got=verbatim(repr(value))))
                 continue
             if isinstance(want, dict) and set(want) == {"range"}:
                 want = list(want["range"])
             if isinstance(want, list) and len(want) == 2 and all(isinstance(w, (int, float)) for w in want):
                 if not isinstance(value, (int, float)) or not want[0] <= value <= want[1]:
-                    problems.append(f"{key} should lie in [{want[0]}, {want[1]}], got {value!r}")
+                    problems.append(msg("{key} should lie in [{low}, {high}], got {got}", key=key, low=str(want[0]),
+                                        high=str(want[1]), got=verbatim(repr(value))))
             elif value != want:
-                problems.append(f"{key}: expected {want!r}, got {value!r}")
+                problems.append(msg("{key}: expected {expected}, got {got}", key=key, expected=repr(want),
+                                    got=verbatim(repr(value))))
         if not problems:
             return PASSED, ""
-        hint = check.get("hint")
-        return FAILED, "; ".join(problems) + (f". Hint: {hint}" if hint else "")
+        return FAILED, _with_hint(joined(problems), hint)
     if expect == "ok":
         if got.get("ok"):
             return PASSED, ""
-        hint = check.get("hint")
-        return FAILED, f"{got.get('problem') or 'failed'}" + (f". Hint: {hint}" if hint else "")
+        problem = verbatim(got["problem"]) if got.get("problem") else msg("failed")
+        return FAILED, _with_hint(problem, hint)
     if expect == "property":
         # a property compares errors with a tolerance, and NaN > tol is False: never let NaN or inf pass
         problem = _not_finite(got)
@@ -206,9 +223,9 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
         ok, message = PROPERTIES[check["property"]](got, **check.get("property_params", {}))
         if ok:
             return PASSED, ""
-        mistake_message = blamed(check, got, expected, mistakes)
-        if mistake_message:
-            return FAILED, f"{mistake_message} ({message})"
-        hint = check.get("hint")
-        return FAILED, message + (f". Hint: {hint}" if hint else "")
+        mistake = blamed(check, got, expected, mistakes)
+        if mistake:
+            return FAILED, named(mistake, message)
+        return FAILED, _with_hint(message, hint)
     raise ValueError(f"unknown expectation {expect!r} in check {check.get('name')!r}")
+

@@ -153,6 +153,7 @@ def self_check(exercise, obj):
     """"passed", "unfinished" or "failed: <why>", from the exercise's public self-checks. Printing nothing, and
     not as an attempt: the progressive hints of the notebook's own self-check cell do not move."""
     from .evaluate import FAILED, MISSING
+    from .messages import msg, render
     from .runner import run_checks
 
     try:
@@ -164,7 +165,7 @@ def self_check(exercise, obj):
     failed = [(spec, message) for spec, status, message in results if status == FAILED]
     if failed:
         spec, message = failed[0]
-        return f"failed: {spec['name']}: {message}"[:300]
+        return f"failed: {render(msg(spec['name'], context=spec.get('key', '')))}: {render(message)}"[:300]
     return "passed"
 
 

@@ -215,10 +215,11 @@ def meta_call(ns, exercise, args=(), kwargs=None):
 
 
 @probe
-def meta_largest_buffer(ns, exercise, args=(), kwargs=None, allowance_mib=3072, known_sizes=(), where=""):
+def meta_largest_buffer(ns, exercise, args=(), kwargs=None, *, allowance_mib, known_sizes=(), where=""):
     """The largest buffer one call creates, measured on the meta device at a size no machine here could
     run (no values are computed): {"ok", "problem", "largest_bytes", "largest_shape"}. A buffer over
-    `allowance_mib` fails, named after the tensor of that size in `known_sizes` ([shape, itemsize, what])."""
+    `allowance_mib` (the check's own, grader/checks/ch03.py) fails, named after the tensor of that size in
+    `known_sizes` ([shape, itemsize, what])."""
     fn = _get(ns, exercise)
     verdict, mode = on_meta(lambda: fn(*build(list(args), "meta"), **build(kwargs or {}, "meta")), values=False)
     nbytes, shape = mode.largest

@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from . import properties_ch03, properties_ch04, properties_ch07, properties_ch08
+from .messages import msg
 from .probes_base import registry
 
 PROPERTIES, prop = registry()  # this module's; the chapters' are added at the end
@@ -31,11 +32,12 @@ def permutation_equivariant(got, atol=1e-5):
     out, out_perm, perm = got["out"], got["out_perm"], got["perm"]
     expected = out[:, :, perm]
     if out_perm.shape != expected.shape:
-        return False, f"output shapes differ: {tuple(out_perm.shape)} vs {tuple(expected.shape)}"
+        return False, msg("output shapes differ: {got} vs {expected}", got=str(tuple(out_perm.shape)),
+                          expected=str(tuple(expected.shape)))
     err = (out_perm - expected).abs().max().item()
     if not err <= atol:  # NaN fails too
-        return False, (f"permuting the input tokens changed the outputs by up to {err:.3g} beyond a permutation: "
-                       "attention without positions should only reorder them")
+        return False, msg("permuting the input tokens changed the outputs by up to {error:.3g} beyond a permutation: "
+                          "attention without positions should only reorder them", error=err)
     return True, ""
 
 
@@ -44,15 +46,15 @@ def shifts_sinusoids(got, k, d_model, base=10000.0, positions=(0, 1, 7, 100, 100
     """M_k PE[p] = PE[p + k] for every p, with PE computed independently in float64."""
     m = got["out"]
     if m.shape != (d_model, d_model):
-        return False, f"expected a ({d_model}, {d_model}) matrix, got shape {tuple(m.shape)}"
+        return False, msg("expected a ({d}, {d}) matrix, got shape {got}", d=d_model, got=str(tuple(m.shape)))
     p = torch.tensor(positions)
     pe, pe_shifted = _sinusoid64(p, d_model, base), _sinusoid64(p + k, d_model, base)  # (P, d)
     mapped = pe @ m.double().T  # row p is M_k PE[p]
     err = (mapped - pe_shifted).abs()
     worst = int(err.max(dim=1).values.argmax())
     if not err.max().item() <= atol:  # NaN fails too
-        return False, (f"M_k PE[p] should equal PE[p + k]; at p = {positions[worst]} (k = {k}) they differ by "
-                       f"{err.max().item():.3g}")
+        return False, msg("M_k PE[p] should equal PE[p + k]; at p = {p} (k = {k}) they differ by {error:.3g}",
+                          p=positions[worst], k=k, error=err.max().item())
     return True, ""
 
 
@@ -62,7 +64,7 @@ def orthogonal(got, atol=1e-5):
     m = got["out"].double()
     err = (m @ m.T - torch.eye(m.shape[0], dtype=torch.float64)).abs().max().item()
     if not err <= atol:  # NaN fails too
-        return False, f"M Mᵀ differs from the identity by {err:.3g}: the map is not a rotation"
+        return False, msg("M Mᵀ differs from the identity by {error:.3g}: the map is not a rotation", error=err)
     return True, ""
 
 

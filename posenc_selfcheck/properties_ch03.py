@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from .messages import msg
 from .probes_base import build, registry
 
 PROPERTIES, prop = registry()
@@ -16,9 +17,9 @@ def _distances(q_len, k_len):
 
 def _shape_problem(out, want):
     if not isinstance(out, torch.Tensor):
-        return f"expected a tensor, got {type(out).__name__}"
+        return msg("expected a tensor, got {type}", type=type(out).__name__)
     if tuple(out.shape) != tuple(want):
-        return f"expected shape {tuple(want)}, got {tuple(out.shape)}"
+        return msg("expected shape {expected}, got {got}", expected=str(tuple(want)), got=str(tuple(out.shape)))
     return None
 
 
@@ -36,8 +37,8 @@ def depends_only_on_distance(got, num_heads, q_len, k_len, max_distance=None, at
         values = out[:, rel == r]  # (H, n) entries at distance r
         spread = (values.max(1).values - values.min(1).values).max().item()
         if not spread <= atol:  # NaN fails too
-            return False, (f"entries at the same distance j − i = {r} differ by up to {spread:.3g}: the bias should "
-                           "depend on j − i only")
+            return False, msg("entries at the same distance j − i = {distance} differ by up to {spread:.3g}: the "
+                              "bias should depend on j − i only", distance=r, spread=spread)
     if max_distance is not None:
         for side in (1, -1):
             beyond = side * rel >= max_distance
@@ -45,8 +46,9 @@ def depends_only_on_distance(got, num_heads, q_len, k_len, max_distance=None, at
                 values = out[:, beyond]
                 spread = (values.max(1).values - values.min(1).values).max().item()
                 if not spread <= atol:  # NaN fails too
-                    return False, (f"distances {'≥' if side > 0 else '≤'} {side * max_distance} should all be "
-                                   f"clipped to {side * max_distance} and share one bias; they differ by {spread:.3g}")
+                    return False, msg("distances {relation} {limit} should all be clipped to {limit} and share one "
+                                      "bias; they differ by {spread:.3g}", relation="≥" if side > 0 else "≤",
+                                      limit=side * max_distance, spread=spread)
     return True, ""
 
 
@@ -60,16 +62,16 @@ def linear_distance_penalty(got, num_heads, q_len, k_len, rtol=1e-5):
     out = out[0].double()  # (H, Lq, Lk)
     dist = _distances(q_len, k_len).abs().double()  # (Lq, Lk)
     if (out[:, dist == 0].abs() > 1e-7).any():
-        return False, "the bias should be 0 where j = i (no penalty for the query's own position)"
+        return False, msg("the bias should be 0 where j = i (no penalty for the query's own position)")
     far = dist > 0
     slopes = -out[:, far] / dist[far]  # (H, n): every entry's implied slope
     m = slopes[:, :1]  # (H, 1)
     if (m <= 0).any():
-        return False, "every head's bias should be negative away from the diagonal: -m·|j − i| with m > 0"
+        return False, msg("every head's bias should be negative away from the diagonal: -m·|j − i| with m > 0")
     err = ((slopes - m).abs() / m).max().item()
     if err > rtol:
-        return False, (f"the bias is not proportional to |j − i| within a head (relative spread {err:.3g}): "
-                       "it should be -m_h·|j − i|")
+        return False, msg("the bias is not proportional to |j − i| within a head (relative spread {spread:.3g}): "
+                          "it should be -m_h·|j − i|", spread=err)
     return True, ""
 
 
@@ -88,6 +90,6 @@ def plain_attention_without_tables(got, q, k, v, causal=False, atol=1e-5):
     expected = scores.softmax(-1) @ v
     err = (out.double() - expected).abs().max().item()
     if not err <= atol:  # NaN fails too
-        return False, (f"with rel_k = rel_v = 0 the result should be plain scaled dot-product attention; it differs "
-                       f"by up to {err:.3g}")
+        return False, msg("with rel_k = rel_v = 0 the result should be plain scaled dot-product attention; it "
+                          "differs by up to {error:.3g}", error=err)
     return True, ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .messages import msg
 from .probes_base import registry
 
 PROPERTIES, prop = registry()
@@ -15,16 +16,16 @@ def trains(got, max_ratio=0.5):
     losses = [float(v) for v in got["losses"].tolist()]
     bad = [n for n, v in enumerate(losses) if not math.isfinite(v)]
     if bad:
-        return False, f"the loss became {losses[bad[0]]} at step {bad[0]}"
+        return False, msg("the loss became {loss} at step {step}", loss=str(losses[bad[0]]), step=bad[0])
     first, last = losses[0], losses[-1]
     if not last <= max_ratio * first:
-        return False, (f"the loss went from {first:.3f} to {last:.3f} in {len(losses)} AdamW steps on one fixed "
-                       f"batch; a model that learns memorises it (below {max_ratio * first:.3f}). Check that "
-                       "the logits come from the tied head and that nothing in forward cuts the graph "
-                       "(torch.no_grad, .detach(), .item())")
+        return False, msg("the loss went from {first:.3f} to {last:.3f} in {steps} AdamW steps on one fixed batch; a "
+                          "model that learns memorises it (below {target:.3f}). Check that the logits come from the "
+                          "tied head and that nothing in forward cuts the graph (torch.no_grad, .detach(), .item())",
+                          first=first, last=last, steps=len(losses), target=max_ratio * first)
     if not got["scheme_moved"] > 0:
-        return False, ("the loss fell, but the scheme's learned bias table never changed: keep the scheme as an "
-                       "attribute (self.scheme = scheme) so that model.parameters() includes its parameters")
+        return False, msg("the loss fell, but the scheme's learned bias table never changed: keep the scheme as an "
+                          "attribute (self.scheme = scheme) so that model.parameters() includes its parameters")
     return True, ""
 
 
@@ -34,10 +35,10 @@ def repeatable(got):
     if got["first"].shape == got["second"].shape and bool((got["first"] == got["second"]).all()):
         return True, ""
     largest = float((got["first"].double() - got["second"].double()).abs().max())
-    return False, (f"two identical calls in eval mode differ (by up to {largest:.3g}): something random is active "
-                   "in eval, such as dropout: nn.Dropout modules switch off with .eval(), but "
-                   "F.dropout(..., training=True) or SDPA's dropout_p do not (pass dropout_p only when "
-                   "self.training)")
+    return False, msg("two identical calls in eval mode differ (by up to {largest:.3g}): something random is active "
+                      "in eval, such as dropout: nn.Dropout modules switch off with .eval(), but "
+                      "F.dropout(..., training=True) or SDPA's dropout_p do not (pass dropout_p only when "
+                      "self.training)", largest=largest)
 
 
 @prop
@@ -46,5 +47,6 @@ def mask_in_q_dtype(got):
     mismatched = int(got["mismatched"].sum())
     if mismatched == 0:
         return True, ""
-    return False, (f"{mismatched} of {got['calls']} SDPA calls got a float32 attn_mask with bfloat16 queries: cast the "
-                   "bias to q's dtype first, bias.to(q.dtype) (SDPA on a GPU refuses a mask of another dtype)")
+    return False, msg("{mismatched} of {calls} SDPA calls got a float32 attn_mask with bfloat16 queries: cast the bias "
+                      "to q's dtype first, bias.to(q.dtype) (SDPA on a GPU refuses a mask of another dtype)",
+                      mismatched=mismatched, calls=str(got["calls"]))

@@ -7,6 +7,9 @@ Then it reveals the next hint level (`hints.py`) of the ladder that fits the dia
 own ladder, or the exercise's when no known mistake is named; one more level for every new failing attempt
 (an attempt is new when its answers changed since the last failure), the key line last.
 
+Every line is a message (posenc_selfcheck/messages.py), rendered once, in the notebook's language, where the
+report is printed or raised.
+
 Checks run on one CPU thread: on a small input, threads only wait for each other, and on a busy
 two-core machine that waiting costs ten to a hundred times the work.
 """
@@ -23,12 +26,12 @@ import torch
 
 from . import hints, probes
 from .evaluate import FAILED, MISSING, PASSED, SKIPPED, evaluate
-from .i18n import localize
+from .messages import joined, msg, nmsg, render_lines
 
 DATA = Path(__file__).parent / "data"
 MARKS = {PASSED: "✓", FAILED: "✗", SKIPPED: "-"}
-NEXT = "(Each new attempt that still fails shows the next hint.)"
-LAST = "(That was the last hint: the rest is yours.)"
+NEXT = msg("(Each new attempt that still fails shows the next hint.)")
+LAST = msg("(That was the last hint: the rest is yours.)")
 
 
 class SelfCheckFailed(AssertionError):
@@ -61,7 +64,8 @@ def _index():
 
 
 def public_checks(exercise):
-    """The stored public checks of one exercise: [(check, expected, [(mistake message, result)])]."""
+    """The stored public checks of one exercise: [(check, expected, [(mistake message, result)])], each mistake's
+    message a message whose context is the mistake's name."""
     stem = _index().get(exercise)
     if stem is None:
         raise KeyError(f"no self-checks stored for {exercise!r}")
@@ -69,8 +73,9 @@ def public_checks(exercise):
     out = []
     for check_id in data["_index"][exercise]:
         spec = data[f"{check_id}#spec"]
-        messages = spec.get("mistake_messages", [])
-        mistakes = [(message, data[f"{check_id}#mistake{i}"]) for i, message in enumerate(messages)]
+        mistakes = [(msg(message, context=name), data[f"{check_id}#mistake{i}"])
+                    for i, (name, message) in enumerate(zip(spec.get("mistake_names", []),
+                                                            spec.get("mistake_messages", [])))]
         out.append((spec, data[f"{check_id}#expected"], mistakes))
     return out
 
@@ -87,7 +92,7 @@ def one_thread():
 
 def run_checks(exercise, obj):
     """[(spec, status, message)] for the public checks of `exercise`, stopping at "not implemented"
-    (then the message names the unfinished function: the exercise itself, or one it calls)."""
+    (then the message is the name of the unfinished function: the exercise itself, or one it calls)."""
     ns = {exercise: obj}
     out = []
     with one_thread():
@@ -169,25 +174,37 @@ def answers(results):
     return hash(tuple((spec.get("key"), status, message) for spec, status, message in results))
 
 
+def says(message, mistake):
+    """Whether a check's feedback opens with a known mistake's message."""
+    return hasattr(message, "leads_with") and message.leads_with(mistake)
+
+
+def mistake_messages(spec):
+    """The messages of a check's known mistakes (each in the context of its name)."""
+    return [msg(said, context=name) for name, said in zip(spec.get("mistake_names", ()),
+                                                          spec.get("mistake_messages", ()))]
+
+
 def diagnosis(results):
     """The name of the known mistake that the first failing check naming one names, else None."""
     for spec, status, message in results:
         if status == FAILED:
-            for name, said in zip(spec.get("mistake_names", ()), spec.get("mistake_messages", ())):
-                if message.startswith(said):
-                    return name
+            for mistake in mistake_messages(spec):
+                if says(message, mistake):
+                    return mistake.context
     return None
 
 
 def ladder(exercise, mistake=None):
-    """(key, levels): the named mistake's own ladder when it has one, else the exercise's."""
-    if mistake in hints.MISTAKE_HINTS:
-        return mistake, hints.MISTAKE_HINTS[mistake]["levels"]
-    return exercise, hints.HINTS.get(exercise, ())
+    """(key, levels): the named mistake's own ladder when it has one, else the exercise's; each level a message
+    whose context is the ladder's key."""
+    key, levels = (mistake, hints.MISTAKE_HINTS[mistake]["levels"]) if mistake in hints.MISTAKE_HINTS \
+        else (exercise, hints.HINTS.get(exercise, ()))
+    return key, tuple(msg(level, context=key) for level in levels)
 
 
 def next_hint(exercise, results):
-    """(level, levels, text) to show after a failure: level 1 of the ladder of the diagnosis (a new diagnosis
+    """(level, levels, message) to show after a failure: level 1 of the ladder of the diagnosis (a new diagnosis
     starts its own ladder), one level more for every failing attempt whose answers changed."""
     key, levels = ladder(exercise, diagnosis(results))
     if not levels:
@@ -216,46 +233,66 @@ def _teaches(spec):
 
 
 # ---- the check a learner calls ----------------------------------------------------------------
-def check(exercise, obj, quiet=False):
-    """Run the public checks of `exercise` on `obj`: print a one-line success (nothing when `quiet`),
-    print "not implemented yet" for an unfinished exercise, or raise SelfCheckFailed with the report
-    and the next hint."""
-    start = time.perf_counter()
-    results = run_checks(exercise, obj)
-    took = time.perf_counter() - start
+def _indented(message):
+    """A report line under the exercise's first line."""
+    return joined(("  ", message), "")
+
+
+def report(exercise, obj, results, took):
+    """The self-check's answer, as messages: (lines to print, or None) when nothing failed, else (None, the lines
+    of the report that SelfCheckFailed raises)."""
     missing = [message for _, status, message in results if status == MISSING]
     if missing:
         if missing[0] in (exercise, ""):
-            print(localize(f"{exercise}: not implemented yet — finish the exercise above, then run this cell again."))
-        else:
-            print(localize(f"{exercise}: waiting for {missing[0]}, which is not finished yet — finish it, then run "
-                           "this cell again."))
-        return
+            return [msg("{exercise}: not implemented yet — finish the exercise above, then run this cell again.",
+                        exercise=exercise)], None
+        return [msg("{exercise}: waiting for {other}, which is not finished yet — finish it, then run this cell "
+                    "again.", exercise=exercise, other=missing[0])], None
     n = len(results)
     failed = [r for r in results if r[1] == FAILED]
     if not failed:
-        if not quiet:
-            print(localize(f"{exercise}: {'the one check' if n == 1 else f'all {n} checks'} passed "
-                           f"({took * 1000:.0f} ms)"))
-        return
-    lines, named, shown = [f"{exercise}: {len(failed)} of {n} checks failed"], set(), set()
+        return [nmsg("{exercise}: the one check passed ({ms:.0f} ms)",
+                     "{exercise}: all {n} checks passed ({ms:.0f} ms)", n=n, exercise=exercise, ms=took * 1000)], None
+    lines = [msg("{exercise}: {failed} of {n} checks failed", exercise=exercise, failed=len(failed), n=n)]
+    named, shown = set(), set()
     for spec, status, message in results:
-        said = next((m for m in named if message.startswith(m)), None)
-        if said:
-            message = "the same mistake as above"
+        name = msg(spec["name"], context=spec.get("key", ""))
+        if any(says(message, m) for m in named):
+            message = msg("the same mistake as above")
         elif status == FAILED and message in shown:  # one long message, said once
-            message = "the same as above"
+            message = msg("the same as above")
         elif status == FAILED:
-            named |= {m for m in spec.get("mistake_messages", ()) if message.startswith(m)}
+            named |= {m for m in mistake_messages(spec) if says(message, m)}
             shown.add(message)
-        lines.append(f"  {MARKS[status]} {spec['name']}" + (f": {message}" if status in (FAILED, SKIPPED) else ""))
+        if status in (FAILED, SKIPPED):
+            lines.append(_indented(msg("{mark} {check}: {feedback}", mark=MARKS[status], check=name, feedback=message)))
+        else:
+            lines.append(_indented(msg("{mark} {check}", mark=MARKS[status], check=name)))
     for name, missing in _failing_dependencies(exercise, obj):
-        state = "is not finished yet" if missing else "does not pass its own self-check yet"
-        lines.append(f"  {exercise} calls your {name}, which {state}: fix {name} first (its self-check cell says why).")
+        if missing:
+            lines.append(_indented(msg("{exercise} calls your {other}, which is not finished yet: fix {other} first "
+                                       "(its self-check cell says why).", exercise=exercise, other=name)))
+        else:
+            lines.append(_indented(msg("{exercise} calls your {other}, which does not pass its own self-check yet: fix "
+                                       "{other} first (its self-check cell says why).", exercise=exercise, other=name)))
     # the hint levels teach the computation: a missing ValueError or a tensor on the wrong device is said
     # precisely enough by its own check
     level, levels, text = next_hint(exercise, results) if any(_teaches(r[0]) for r in failed) else (0, 0, "")
     if level:
-        lines.append(f"  Hint {level} of {levels}: {text}")
-        lines.append(f"  {NEXT if level < levels else LAST}")
-    raise SelfCheckFailed(localize("\n".join(lines)))
+        lines.append(_indented(msg("Hint {level} of {levels}: {hint}", level=level, levels=levels, hint=text)))
+        lines.append(_indented(NEXT if level < levels else LAST))
+    return None, lines
+
+
+def check(exercise, obj, quiet=False):
+    """Run the public checks of `exercise` on `obj`: print a one-line success (nothing when `quiet`),
+    print "not implemented yet" for an unfinished exercise, or raise SelfCheckFailed with the report
+    and the next hint. The report is rendered here, once, in the notebook's language."""
+    start = time.perf_counter()
+    results = run_checks(exercise, obj)
+    took = time.perf_counter() - start
+    said, failure = report(exercise, obj, results, took)
+    if failure:
+        raise SelfCheckFailed(render_lines(failure))
+    if not quiet or any(status == MISSING for _, status, _ in results):
+        print(render_lines(said))

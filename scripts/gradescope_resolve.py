@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader.gradescope import REQUIREMENTS, TORCH, _requirements  # noqa: E402
+from grader.settings import WAITS  # noqa: E402
 
 
 def interpreter(version):
@@ -69,7 +70,7 @@ def resolve(version, requirements, pip_only=False):
                    "--python-version", version, "--only-binary", ":all:", "--target", str(Path(tmp) / "target")]
             how = f"{sys.executable} --python-version {version} --only-binary :all:"
         cmd += ["--report", str(report), f"torch=={TORCH}", "-r", str(req)]
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=WAITS.resolve_seconds)
         if run.returncode != 0:
             errors = [line for line in run.stderr.splitlines() if "is ignored" not in line]
             return None, how, "\n".join(errors[-15:])

@@ -36,7 +36,7 @@ def test_the_course_is_complete():
 def test_a_missing_hint_ladder_is_reported(declared):
     del declared["HINTS"]["ch01"]["shift_matrix"]
     assert [w for e, w in reported([CHAPTER1]) if e == "shift_matrix"] == [
-        "no hint ladder: HINTS['shift_matrix'] in grader/checks/ch01.py, three levels or more, from the idea "
+        "no hint ladder: HINTS['shift_matrix'] in grader/checks/ch01.py, 3 levels or more, from the idea "
         "to its key line"]
 
 

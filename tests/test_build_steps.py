@@ -116,12 +116,25 @@ def test_the_build_never_reads_its_earlier_outputs(tmp_path, damage):
 
 
 def _add_check(repo):
-    """A new public check of chapter 1 (its words already translated: it reuses a check's name)."""
+    """A new public check of chapter 1, as an author adds one: its declaration, and its words' translations in the
+    catalog (a check's words are read in the context of its key: the name and hint it reuses get their entries)."""
+    from babel.messages.pofile import read_po
+
     path = repo / "grader" / "checks" / "ch01.py"
     path.write_text(path.read_text() + (
         "\n\nimport dataclasses  # noqa: E402\n"
         "CHECKS.append(dataclasses.replace(find(CHECKS, 'sinusoidal_table', 'matches_reference_seq_len_16_d_model_8'),"
         " id='added_by_the_build_test', params=table(12, 6)))\n"))
+    catalog = repo / "locale" / "zh_CN" / "LC_MESSAGES" / "runtime.po"
+    with catalog.open("rb") as f:
+        known = read_po(f)
+    old, new = "sinusoidal_table.matches_reference_seq_len_16_d_model_8", "sinusoidal_table.added_by_the_build_test"
+    entries = [m for m in known if m.context == old]
+    assert entries, "the reused check's words are not in runtime.po"
+    with catalog.open("a", encoding="utf-8") as f:
+        for m in entries:
+            f.write(f"\nmsgctxt {json.dumps(new, ensure_ascii=False)}\nmsgid {json.dumps(m.id, ensure_ascii=False)}\n"
+                    f"msgstr {json.dumps(m.string, ensure_ascii=False)}\n")
 
 
 def test_one_build_after_adding_a_check_writes_everything_and_a_second_changes_nothing(tmp_path):

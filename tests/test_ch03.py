@@ -283,14 +283,17 @@ def test_memory_capped_call_reports_time_and_memory_failures_in_words():
         return x.new_zeros(1, 8, 2048, 2048, 64)  # 8.6 GB
 
     spec = {"t": "randn", "shape": [2, 3], "seed": 0}
-    late = probes.run({"f": sleepy}, "memory_capped_call", {"args": [spec], "timeout_s": 1}, "f", CATALOG)
+    late = probes.run({"f": sleepy}, "memory_capped_call", {"args": [spec], "allowance_mib": 2048, "timeout_s": 1},
+                      "f", CATALOG)
     assert late["error_type"] == "TimeoutError" and "still running after 1 s" in late["error"]
     big = probes.run({"f": hungry}, "memory_capped_call",
-                     {"args": [spec], "allowance_mib": 512, "known_sizes": [[[1, 8, 2048, 2048, 64], 4, "five dims"]]},
+                     {"args": [spec], "allowance_mib": 512, "timeout_s": 20,
+                      "known_sizes": [[[1, 8, 2048, 2048, 64], 4, "five dims"]]},
                      "f", CATALOG)
     assert big["error_type"] == "MemoryError"
     assert "tried to allocate 8.6 GB" in big["error"] and "(1, 8, 2048, 2048, 64) tensor, five dims" in big["error"]
-    fine = probes.run({"f": lambda x: x * 2}, "memory_capped_call", {"args": [spec], "sample_step": 2}, "f", CATALOG)
+    fine = probes.run({"f": lambda x: x * 2}, "memory_capped_call", {"args": [spec], "allowance_mib": 2048,
+                                                                      "timeout_s": 20, "sample_step": 2}, "f", CATALOG)
     assert torch.equal(fine["out"], probes.build(spec)[..., ::2, :] * 2)
 
 

@@ -12,6 +12,7 @@ from grader.checks import chapter_checks
 from grader.mistakes import MISTAKES
 from posenc_selfcheck import FAILED, MISSING, SelfCheckFailed, check, forget_attempts
 from posenc_selfcheck.evaluate import evaluate
+from posenc_selfcheck.messages import render
 
 SOURCE = open(ref.__file__).read()
 ATTN, DECODER = "PositionalAttention", "TinyDecoder"
@@ -150,9 +151,11 @@ def test_an_error_names_a_mistake_only_when_that_mistake_raises_the_very_same_er
     known = [("the known mistake", {"error": error, "error_type": "RuntimeError"})]
     spec = {"expect": "match", "hint": "the check's hint"}
     got = {"error": error, "error_type": "RuntimeError"}
-    assert evaluate(spec, got, {}, known) == (FAILED, f"the known mistake (raised {error})")
+    status, feedback = evaluate(spec, got, {}, known)
+    assert (status, render(feedback, "en")) == (FAILED, f"the known mistake (raised {error})")
     other = {"error": error.replace("(7)", "(8)"), "error_type": "RuntimeError"}
-    assert evaluate(spec, other, {}, known) == (FAILED, f"raised {other['error']}. Hint: the check's hint")
+    status, feedback = evaluate(spec, other, {}, known)
+    assert (status, render(feedback, "en")) == (FAILED, f"raised {other['error']}. Hint: the check's hint")
     unfinished = {"error": "exercise not finished", "error_type": "NotImplementedError"}
     assert evaluate(spec, unfinished, {}, [("a stub", unfinished)])[0] == MISSING
 

@@ -272,7 +272,7 @@ def test_the_self_check_answers_in_chinese_with_posenc_lang(monkeypatch):
     assert english.startswith("sinusoidal_table: 6 of 8 checks failed") and "sin and cos are swapped" in english
     catalog = _catalog(i18n_build.RUNTIME_STEM)
     swapped = "sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 take cos(p·w_i)"
-    assert catalog[swapped].string in chinese  # the diagnosis, translated whole
+    assert catalog.get(swapped, context="table_swapped").string in chinese  # the diagnosis, translated whole
     assert chinese.startswith("sinusoidal_table：8 项检查中有 6 项未通过")
     assert "提示 1/3：" in chinese
     assert catalog["(Each new attempt that still fails shows the next hint.)"].string in chinese
@@ -287,18 +287,18 @@ def test_the_self_check_answers_in_chinese_with_posenc_lang(monkeypatch):
 
 
 def test_every_hint_level_reaches_a_chinese_learner_translated():
-    """Each level of every ladder, on the report line the self-check prints it on, comes out in Chinese whole:
-    a level's code (parentheses three deep, x[perm[i]], [0, max_len)) must not keep its line from matching."""
-    from posenc_selfcheck import i18n
+    """Each level of every ladder, on the report line the self-check prints it on, comes out in Chinese whole (the
+    catalog's translation of that level, in the context of its ladder)."""
     from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
+    from posenc_selfcheck.messages import msg, render
 
     catalog = _catalog(i18n_build.RUNTIME_STEM)
     ladders = list(HINTS.items()) + [(name, entry["levels"]) for name, entry in MISTAKE_HINTS.items()]
     english = []
     for name, levels in ladders:
         for n, text in enumerate(levels, start=1):
-            line = f"  Hint {n} of {len(levels)}: {text}"  # as posenc_selfcheck/runner.py prints it
-            if i18n.localize(line, "zh_CN") != f"  提示 {n}/{len(levels)}：{catalog[text].string}":
+            line = msg("Hint {level} of {levels}: {hint}", level=n, levels=len(levels), hint=msg(text, context=name))
+            if render(line, "zh_CN") != f"提示 {n}/{len(levels)}：{catalog.get(text, context=name).string}":
                 english.append(f"{name} level {n}")
     assert english == []
 
@@ -322,27 +322,30 @@ def test_the_language_comes_from_the_notebook_jupyterlab_runs(monkeypatch, tmp_p
     assert i18n.language() == "zh_CN"
 
 
-def test_english_is_left_alone_and_unknown_text_passes_through():
-    from posenc_selfcheck import i18n
+def test_english_is_the_template_and_an_unknown_message_or_language_falls_back_to_it():
+    from posenc_selfcheck.messages import msg, render
 
-    text = "sinusoidal_table: 6 of 8 checks failed\n  ✗ something nobody translated"
-    assert i18n.localize(text, "en") is text
-    assert i18n.localize("  no template matches this line", "zh_CN") == "  no template matches this line"
-    assert i18n.localize("x: y", "fr") == "x: y"  # no catalog for that language
+    line = msg("{exercise}: {failed} of {n} checks failed", exercise="sinusoidal_table", failed=6, n=8)
+    assert render(line, "en") == "sinusoidal_table: 6 of 8 checks failed"
+    assert render(line, "fr") == render(line, "en")  # no catalog for that language
+    assert render(msg("something nobody translated"), "zh_CN") == "something nobody translated"
 
 
-def test_runtime_messages_are_extracted_from_the_code_and_the_data():
-    """Every f-string the report code shows is a template; every public check's name and hint is a message."""
+def test_runtime_messages_are_extracted_from_the_code_and_the_declarations():
+    """Every message the self-check's code constructs is an entry; every public check's name is one, in the
+    context of its key, and every mistake it names, in the context of the mistake's name."""
     from grader import i18n_runtime
+    from grader.checks import all_checks, mistakes
 
-    templates = i18n_runtime.templates()
-    assert "{exercise}: {len_failed} of {n} checks failed" in templates
-    assert "{fn___name}: skipped until {exercise} is finished." in templates
-    messages = dict(i18n_runtime.messages())
-    data = json.loads((ROOT / "posenc_selfcheck" / "data" / "ch01.json").read_text())
-    for key, value in data.items():
-        if key.endswith("#spec"):
-            assert value["name"] in messages and all(m in messages for m in value.get("mistake_messages", []))
+    entries = dict(i18n_runtime.messages())
+    assert ("", "{exercise}: {failed} of {n} checks failed") in entries
+    assert ("", "{demo}: skipped until {exercise} is finished.") in entries
+    assert ("", ("{exercise}: the one check passed ({ms:.0f} ms)", "{exercise}: all {n} checks passed ({ms:.0f} ms)")) \
+        in entries
+    for check in all_checks():
+        if check.public:
+            assert (check.key, check.name) in entries
+            assert all((m, mistakes()[m].message) in entries for m in check.mistakes)
 
 
 def test_the_compiled_table_is_the_catalog():
@@ -351,19 +354,18 @@ def test_the_compiled_table_is_the_catalog():
     catalog = _catalog(i18n_build.RUNTIME_STEM)
     compiled = json.loads((ROOT / "posenc_selfcheck" / "data" / "i18n_zh_CN.json").read_text())
     assert compiled == json.loads(i18n_runtime.compile_catalog(catalog))
-    for template in compiled["line_templates"] + compiled["templates"]:
-        translated = compiled["messages"][template]
-        assert sorted(re.findall(r"\{\w+\}", template)) == sorted(re.findall(r"\{\w+\}", translated))
+    assert compiled["plural_forms"] == "nplurals=1; plural=0;"
 
 
-def test_translating_a_report_costs_little(monkeypatch):
+def test_rendering_a_report_costs_little(monkeypatch):
     import time
 
-    from posenc_selfcheck import i18n
+    from posenc_selfcheck import messages
 
-    english = _report(monkeypatch, "en")
-    i18n.localize(english, "zh_CN")  # the table is read once per kernel
+    monkeypatch.setenv("POSENC_LANG", "zh_CN")
+    messages.render(messages.msg("output"))  # the table is read once per kernel
     start = time.perf_counter()
     for _ in range(10):
-        i18n.localize(english, "zh_CN")
-    assert (time.perf_counter() - start) / 10 < 0.1  # measured: about 5 ms; the self-check's budget is 0.5 s
+        _REPORTS.pop("zh_CN", None)
+        _report(monkeypatch, "zh_CN")
+    assert (time.perf_counter() - start) / 10 < 0.5  # the self-check's budget, its checks included

@@ -20,6 +20,7 @@ from grader.mistakes import MISTAKES
 from grader.reference import answer
 from posenc_selfcheck import FAILED, public_checks
 from posenc_selfcheck.evaluate import evaluate, same_answer
+from posenc_selfcheck.messages import render
 from posenc_selfcheck.runner import run_checks
 from tests.conftest import ROOT
 from tests.grading_support import drawn, judge_in_process, mistake_answers
@@ -64,7 +65,8 @@ def recast(answer, mistakes=()):
 
 # ---- the two cases ------------------------------------------------------------------------------------
 def test_the_self_check_tells_a_float64_table_on_one_row_its_dtype_not_a_mistake():
-    verdicts = {spec["name"]: (status, message) for spec, status, message in run_checks("sincos_2d_table", as_float64)}
+    verdicts = {spec["name"]: (status, render(message, "en"))
+                for spec, status, message in run_checks("sincos_2d_table", as_float64)}
     status, message = verdicts["a single row (1x7), d_model=8"]
     assert status == FAILED
     assert message.startswith("out: expected dtype float32, got float64"), message
@@ -73,7 +75,8 @@ def test_the_self_check_tells_a_float64_table_on_one_row_its_dtype_not_a_mistake
 
 
 def test_the_self_check_tells_int32_ids_their_integer_dtype_not_a_mistake():
-    verdicts = {spec["name"]: (status, message) for spec, status, message in run_checks("mrope_position_ids", as_int32)}
+    verdicts = {spec["name"]: (status, render(message, "en"))
+                for spec, status, message in run_checks("mrope_position_ids", as_int32)}
     status, message = verdicts["text, a 1x4x4 image, text"]
     assert status == FAILED
     assert message.startswith("out: expected dtype int64, got int32"), message
@@ -92,9 +95,10 @@ def test_the_grader_tells_the_same_answers_their_dtype_and_names_no_mistake(exer
     for check in checks:
         verdict = judge_in_process({exercise: function}, check)
         assert verdict.status == FAILED, check.key
-        assert verdict.feedback.startswith(f"out: expected dtype {want}, got {got}"), (check.key, verdict.feedback)
+        feedback = render(verdict.feedback, "en")
+        assert feedback.startswith(f"out: expected dtype {want}, got {got}"), (check.key, feedback)
         assert verdict.mistake == "", (check.key, verdict.mistake)
-        assert (FLOATING in verdict.feedback) == want.startswith("float"), verdict.feedback
+        assert (FLOATING in feedback) == want.startswith("float"), feedback
 
 
 def test_exercise_8_5_states_the_dtype_its_checks_require():
@@ -115,8 +119,8 @@ def test_no_public_check_names_a_mistake_for_the_right_values_in_another_dtype()
             if spec["expect"] != "match" or not mistakes or "error" in expected:
                 continue
             status, feedback = evaluate(spec, recast(expected, mistakes), expected, mistakes)
-            if any(feedback.startswith(message) for message, _ in mistakes):
-                blamed.append((exercise, spec["name"], feedback[:100]))
+            if any(feedback.leads_with(message) for message, _ in mistakes):
+                blamed.append((exercise, spec["name"], render(feedback, "en")[:100]))
     assert blamed == []
 
 
@@ -138,9 +142,9 @@ def test_a_mistake_whose_answer_is_the_references_on_this_input_is_never_named()
         for message, result in mistake_answers(check):
             if "error" in result or not same_answer(check.spec(), result, expected):
                 continue
-            seen.append(message)
+            seen.append(message.id)
             verdict = judge(check, recast(result, mistake_answers(check)))
-            if verdict.status != FAILED or verdict.mistake or verdict.feedback.startswith(message):
-                blamed.append((check.key, verdict.status, message[:60]))
+            if verdict.status != FAILED or verdict.mistake or verdict.feedback.leads_with(message):
+                blamed.append((check.key, verdict.status, message.id[:60]))
     assert {COLUMN_MAJOR, AFTER_VIDEO} <= set(seen)  # on one row; on a prompt without a video
     assert blamed == []

@@ -25,7 +25,7 @@ def named_by_grader():
         check = drawn(check)  # a main check: on inputs drawn as for a submission
         for name, (message, result) in zip(check.mistakes, mistake_answers(check)):
             verdict = judge(check, result)
-            if name not in named and verdict.status == FAILED and verdict.feedback.startswith(message):
+            if name not in named and verdict.status == FAILED and verdict.feedback.leads_with(message):
                 named[name] = check.key
     return named
 
@@ -37,8 +37,8 @@ def named_by_selfcheck():
         for spec, expected, mistakes in public_checks(exercise):
             for message, result in mistakes:
                 status, feedback = evaluate(spec, result, expected, mistakes)
-                if status == FAILED and feedback.startswith(message):
-                    named.setdefault((exercise, message), spec["name"])
+                if status == FAILED and feedback.leads_with(message):
+                    named.setdefault((exercise, message.id), spec["name"])
     return named
 
 

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from grader import build
-from grader.nbgrader_export import CONFIG, assignment_name, export
+from grader.nbgrader_export import assignment_name, config, export
 from grader.release import scan
 from tests.conftest import ROOT
 
@@ -82,7 +82,7 @@ def test_every_chapter_becomes_an_assignment_with_its_notebook_selfchecks_and_co
         assert (folder / "posenc_selfcheck" / "__init__.py").exists()
         assert sorted(p.name for p in (folder / "posenc_selfcheck" / "data").iterdir()) == \
             sorted(p.name for p in (ROOT / "posenc_selfcheck" / "data").iterdir())
-    assert (course / "nbgrader_config.py").read_text() == CONFIG
+    assert (course / "nbgrader_config.py").read_text() == config()
     assert (course / "kernels" / "posenc-course" / "posenc_nbgrader.py").exists()
 
 
@@ -151,7 +151,7 @@ def test_the_kernel_is_the_course_s_own_and_needs_no_environment_variable(course
     spec = json.loads((course / "kernels" / "posenc-course" / "kernel.json").read_text())
     assert spec["argv"][0] == sys.executable
     env = {**os.environ, "PYTHONPATH": spec["env"]["PYTHONPATH"]}
-    run = subprocess.run([sys.executable, "-c", "from posenc_nbgrader import grade; print(grade.__module__)"],
+    run = subprocess.run([sys.executable, "-c", "from posenc_nbgrader import grade; print(grade.func.__module__)"],
                          env=env, cwd=course, capture_output=True, text=True)
     assert run.stdout.strip() == "grader.nbgrader_cell", run.stderr
     config = {}
@@ -163,6 +163,56 @@ def test_the_kernel_is_the_course_s_own_and_needs_no_environment_variable(course
         assert os.environ["JUPYTER_PATH"].split(os.pathsep)[0] == str(course)  # nbgrader finds kernels/ there
     finally:
         os.environ.pop("JUPYTER_PATH") if saved is None else os.environ.__setitem__("JUPYTER_PATH", saved)
+
+
+def execute_timeout(path):
+    """c.Execute.timeout as nbgrader reads it from an nbgrader_config.py (traitlets' Config)."""
+    from traitlets.config import Config
+
+    config, saved = Config(), os.environ.get("JUPYTER_PATH")
+    try:
+        exec(path.read_text(), {"get_config": lambda: config, "__file__": str(path)})
+    finally:
+        os.environ.pop("JUPYTER_PATH") if saved is None else os.environ.__setitem__("JUPYTER_PATH", saved)
+    return config.Execute.timeout
+
+
+def kernel_timeout(course):
+    """The grading limit the course's test cells pass to grader.nbgrader_cell.grade (kernels/.../posenc_nbgrader.py)."""
+    import importlib.util
+
+    path = course / "kernels" / "posenc-course" / "posenc_nbgrader.py"
+    spec = importlib.util.spec_from_file_location(f"posenc_nbgrader_{abs(hash(str(path)))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.grade.keywords["timeout"]
+
+
+def test_the_cell_timeout_follows_the_grading_limit_and_the_margin_in_settings(course, tmp_path, monkeypatch):
+    """nbgrader's limit on a test cell is the notebook's grading limit (what the cell's grader waits) plus the
+    margin in Settings, so the grading limit is reached first; with either changed, the regenerated export follows."""
+    import dataclasses
+    import math
+
+    from grader import nbgrader_export, settings
+    from grader.assignment import get
+
+    margin = settings.WAITS.nbgrader_cell_margin_seconds
+    assert kernel_timeout(course) == settings.BATCH_TIMEOUT_SECONDS
+    assert execute_timeout(course / "nbgrader_config.py") == math.ceil(settings.BATCH_TIMEOUT_SECONDS + margin)
+    assert margin > 0
+    monkeypatch.setattr(nbgrader_export, "WAITS", dataclasses.replace(settings.WAITS, nbgrader_cell_margin_seconds=7.5))
+    export(tmp_path, get("ch00"), timeout=90)
+    cell = execute_timeout(tmp_path / "nbgrader_config.py")
+    assert (cell, type(cell), kernel_timeout(tmp_path)) == (98, int, 90.0)  # nbgrader's trait is an integer
+
+
+def test_the_nbgrader_command_passes_its_timeout_to_the_export(tmp_path):
+    out = tmp_path / "course"
+    run = subprocess.run([sys.executable, "-m", "grader", "nbgrader", str(out), "--assignment", "ch00", "--timeout",
+                          "120"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert kernel_timeout(out) == 120.0
 
 
 def cells_with_grade(cell):

@@ -14,6 +14,7 @@ import torch
 
 from grader.checks import all_checks
 from posenc_selfcheck import FAILED
+from posenc_selfcheck.messages import render
 from posenc_selfcheck.runner import one_thread, run_checks
 from tests.conftest import ROOT
 from tests.grading_support import judge_in_process
@@ -70,6 +71,7 @@ def test_the_repeated_table_is_caught_on_the_meta_device_in_milliseconds():
         results = {spec["key"]: (status, message) for spec, status, message in run_checks("shaw_attention",
                                                                                      ns["shaw_attention"])}
     status, message = results["shaw_attention.no_buffer_over_3_gib_on_meta"]
+    message = render(message, "en")
     assert status == FAILED
     assert "one buffer is 8.6 GB" in message and "(1, 8, 2048, 2048, 64)" in message
     assert "repeated over batch and heads" in message

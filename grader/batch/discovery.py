@@ -33,7 +33,6 @@ from ..files import read_regular
 from ..settings import REPORT, ReadLimits
 from ..submission import SUFFIXES, SubmissionError, list_files
 
-MAX_ID = REPORT.student_chars  # characters of a student's id
 TIMESTAMP = "timestamp.txt"  # when a submission was handed in, as the student's `nbgrader submit` wrote it
 
 
@@ -54,7 +53,7 @@ class Entry:
 
 
 def _id(name):
-    return identifier(name, MAX_ID) or "submission"
+    return identifier(name, REPORT.student_chars) or "submission"
 
 
 def _mode(path):
@@ -144,20 +143,22 @@ def _assign(raw):
         student = base(item["stem"])
         natural = student == item["stem"] and counts[student.casefold()] == 1
         if not natural:
-            student = f"{student[:MAX_ID - 9]}-{hashlib.sha256(os.fsencode(item['name'])).hexdigest()[:8]}"
+            digest = hashlib.sha256(os.fsencode(item["name"])).hexdigest()[:8]
+            student = f"{student[:REPORT.student_chars - 9]}-{digest}"
         proposed.append((not natural, item["name"], student, item))
     out, taken = {}, set()
     for _, _, student, item in sorted(proposed, key=lambda p: (p[0], p[1])):  # unchanged names first
         note = item.get("note", "")
         if student.casefold() in taken:
             wanted, n = student, 2
-            while f"{wanted[:MAX_ID - 4]}-{n}".casefold() in taken:
+            while f"{wanted[:REPORT.student_chars - 4]}-{n}".casefold() in taken:
                 n += 1
-            student = f"{wanted[:MAX_ID - 4]}-{n}"
+            student = f"{wanted[:REPORT.student_chars - 4]}-{n}"
             note = "; ".join(filter(None, [note, f"id {wanted} is another entry's: this one is {student}"]))
         taken.add(student.casefold())
-        out[student] = Entry(student, item["path"], one_line(item["name"], 120), note, item.get("submitted", ""),
-                             item.get("time_source", ""), item.get("folder", ""), item.get("claimed", ""))
+        out[student] = Entry(student, item["path"], one_line(item["name"], REPORT.entry_chars), note,
+                             item.get("submitted", ""), item.get("time_source", ""), item.get("folder", ""),
+                             item.get("claimed", ""))
     return dict(sorted(out.items()))
 
 
@@ -188,7 +189,7 @@ def parse_time(text):
 def _nbgrader_time(path):
     """nbgrader's timestamp.txt in the submission folder, as ISO UTC; "" when absent or unreadable."""
     try:
-        data = read_regular(Path(path) / TIMESTAMP, 200)
+        data = read_regular(Path(path) / TIMESTAMP, ReadLimits().timestamp_bytes)
         return parse_time(data.decode("ascii")).isoformat(timespec="seconds") if data else ""
     except (OSError, ValueError, UnicodeDecodeError):
         return ""

@@ -16,21 +16,26 @@ from datetime import datetime
 
 from ..escape import csv_cell, markdown
 from ..files import read_json, write_atomic, write_json
-from ..records import Status
+from ..language import phrasebook
+from ..records import Status, messages
+from ..settings import REPORT
 
 
 def record(entry, grade, job):
     """The JSON kept per student (results/<id>.json); `job`: the wire.GradeJob it answers."""
     per_exercise = {exercise: {"score": score, "max": top} for exercise, (score, top) in grade.by_exercise().items()}
+    english = phrasebook()  # the record's feedback in English; "message" renders it in any language
     return {
         "student": entry.student, "entry": entry.name, "sha256": job.sha256, "fingerprint": job.fingerprint,
         "assignment": job.assignment, "run_id": job.run_id,
         "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(grade.seconds, 2),
-        "total": grade.total, "max": grade.max_score, "exercises": per_exercise, "notes": grade.notes,
+        "total": grade.total, "max": grade.max_score, "exercises": per_exercise,
+        "notes": [english.render(n) for n in grade.notes],
         "flags": grade.flags,
         "checks": [{"key": v.check.key, "exercise": v.check.exercise, "name": v.check.name, "status": str(v.status),
                     "score": v.score, "max_score": v.max_score, "public": v.check.public,
-                    "feedback": v.feedback, "mistake": v.mistake} for v in grade.verdicts],
+                    "feedback": english.render(v.feedback), "message": messages.to_json(v.feedback),
+                    "mistake": v.mistake} for v in grade.verdicts],
     }
 
 
@@ -184,7 +189,7 @@ def summary_markdown(s):
                   "![failure rate per check](plots/check_failure_rates.png)", "",
                   "| check | failed | most common reason |", "| --- | --- | --- |"]
         for r in hard:
-            reason = markdown(r["common_mistakes"][0][0], 300) if r["common_mistakes"] else ""
+            reason = markdown(r["common_mistakes"][0][0], REPORT.title_chars) if r["common_mistakes"] else ""
             lines.append(f"| {markdown(r['exercise'])}: {markdown(r['name'])} | {r['failed']}/{r['attempted']} "
                          f"({100 * r['failure_rate']:.0f}%) | {reason} |")
     if s.get("refused"):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..assignment import resolve
 from ..files import read_json, write_json
-from ..progress import Progress, say
+from ..progress import Progress, announce
 from ..sandbox.wire import GradeJob
 from ..settings import BATCH_TIMEOUT_SECONDS
 from .discovery import discover, parse_time, submission_hash
@@ -62,10 +62,10 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
         (out / sub).mkdir(parents=True, exist_ok=True)
     for tmp in out.rglob(".*.tmp"):  # left by a run that was killed mid-write
         tmp.unlink(missing_ok=True)
-    say(f"reading {folder}…", settings.progress, stream)
+    announce(f"reading {folder}…", settings.progress, stream)
     used, entries = discover(folder, layout, assignment.nbgrader_name if settings.assignment else None)
     if used == "nbgrader" and layout == "auto":
-        say(f"layout: nbgrader's submitted/<student>/<assignment>/ (every entry of {folder} fits it)",
+        announce(f"layout: nbgrader's submitted/<student>/<assignment>/ (every entry of {folder} fits it)",
             settings.progress, stream)
     fingerprint, run_id = grader_fingerprint(assignment), uuid.uuid4().hex[:12]
     hashes = {student: submission_hash(entry.path, settings.read) for student, entry in entries.items()}
@@ -74,15 +74,16 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     bar = Progress("grading", len(todo), stream, settings.progress)
     workers = max(1, min(jobs, len(todo)))
-    say(f"{len(entries)} submissions, {len(entries) - len(todo)} already graded; starting {workers if todo else 0} "
-        "worker(s) (each loads torch and the sandbox: a few seconds)…", settings.progress, stream)
+    announce(f"{len(entries)} submissions, {len(entries) - len(todo)} already graded; starting "
+             f"{workers if todo else 0} worker(s) (each loads torch and the sandbox: a few seconds)…",
+             settings.progress, stream)
     replies, ready = [], []
     start = time.monotonic()
 
     def on_ready():
         ready.append(time.monotonic() - start)
         if len(ready) == workers:
-            say(f"workers ready after {ready[-1]:.1f} s", settings.progress, stream)
+            announce(f"workers ready after {ready[-1]:.1f} s", settings.progress, stream)
 
     def on_reply(reply):
         if not reply.ok:
@@ -111,9 +112,9 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
     if nbgrader_gradebook:
         from ..nbgrader_export import save_to_gradebook
 
-        say("writing the grades into nbgrader's gradebook…", settings.progress, stream)
+        announce("writing the grades into nbgrader's gradebook…", settings.progress, stream)
         recorded = save_to_gradebook(folder, assignment, out, entries, settings.language)
-    say("writing the gradebook, summary and plots…", settings.progress and bool(entries), stream)
+    announce("writing the gradebook, summary and plots…", settings.progress and bool(entries), stream)
     summary = write_outputs(out, entries, hashes, fingerprint, assignment, due, nbgrader=recorded)
     summary["layout"] = f"{used} layout"
     write_json(out / "run.json", {

@@ -15,6 +15,7 @@ import time
 
 from ..sandbox import procs
 from ..sandbox.wire import GradeReply, Quit, WorkerReady, WorkerStats, frame, unframe
+from ..settings import WAITS
 
 
 class Worker:
@@ -40,9 +41,9 @@ class Worker:
         try:
             self.proc.stdin.write(frame(Quit()))
             self.proc.stdin.flush()
-            ready, _, _ = select.select([self.proc.stdout], [], [], 30)
+            ready, _, _ = select.select([self.proc.stdout], [], [], WAITS.worker_quit_seconds)
             line = self.proc.stdout.readline() if ready else ""
-            self.proc.wait(timeout=30)
+            self.proc.wait(timeout=WAITS.worker_quit_seconds)
             stats = WorkerStats.from_wire(unframe(line)) if line else None
             return dataclasses.asdict(stats) if stats else None
         except (OSError, ValueError, TypeError, subprocess.TimeoutExpired):

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..assignment import report_for, resolve
 from ..files import write_atomic, write_json
 from ..language import phrasebook
-from ..records import Grade, Status, Verdict
+from ..records import Grade, Status, Verdict, messages
 from ..remote import RemoteGrader
 from ..sandbox import kernel
 from ..sandbox.wire import GradeJob, GradeReply, Quit, WorkerReady, WorkerStats, frame, unframe
@@ -64,8 +64,9 @@ def grade_one(grader, job, assignment, language="en"):
     if reason:
         grade = refused(assignment, reason, entry.name)
     grade.submission = entry.name  # what the student handed in, not where the instructor keeps it
-    grade.notes = [scrub(n, private) for n in grade.notes]
-    grade.verdicts = [Verdict(v.check, v.status, scrub(v.feedback, private), v.mistake) for v in grade.verdicts]
+    grade.notes = [messages.mapped(n, lambda text: scrub(text, private)) for n in grade.notes]
+    grade.verdicts = [Verdict(v.check, v.status, messages.mapped(v.feedback, lambda text: scrub(text, private)),
+                              v.mistake) for v in grade.verdicts]
     text = report_for(grade, assignment, language)
     rec = record(entry, grade, job)
     if reason:

@@ -17,9 +17,10 @@ import platform
 
 import torch
 
-from ..i18n import localize
+from ..demo import skipped
 from ..lab.experiments import Lab, _config, stored_results
 from ..lab.train import train
+from ..messages import render
 from ..probes_base import unfinished_function
 from . import data, plots
 from .model import AxialRoPE, GridEncoder, LearnedTable, NoPositions, Sincos2d
@@ -126,10 +127,10 @@ class GridLab:
                 waiting.append(exercise)
         if waiting and ready == ["no positions"]:  # a baseline alone compares nothing
             exercise = waiting[0]
-            print(localize(f"train_schemes: skipped until {exercise} is finished."))
+            print(render(skipped("train_schemes", exercise)))
             return []
         for name, exercise in zip([n for n in names if n not in ready], waiting):
-            print(localize(f"{name}: skipped until {exercise} is finished."))
+            print(render(skipped(name, exercise)))
         return ready
 
     def train_schemes(self, names=None):

@@ -17,13 +17,14 @@ def submissions():
 
 
 def snapshot_of(path):
+    from grader.language import phrasebook
     from tests.conftest import graded
 
-    grade = graded(str(Path(path).resolve()))
-    return {"checks": {v.check.key: [str(v.status), v.score, v.max_score, v.feedback, v.mistake]
+    grade, english = graded(str(Path(path).resolve())), phrasebook()  # feedback and notes as English reads them
+    return {"checks": {v.check.key: [str(v.status), v.score, v.max_score, english.render(v.feedback), v.mistake]
                        for v in grade.verdicts if v.status != "not implemented"},
             "missing": sorted({v.check.exercise for v in grade.verdicts if v.status == "not implemented"}),
-            "notes": grade.notes}
+            "notes": [english.render(n) for n in grade.notes]}
 
 
 def main():

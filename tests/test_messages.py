@@ -1,0 +1,156 @@
+"""Every learner-visible word is a message (posenc_selfcheck/messages.py): an id with named parameters, rendered
+once, where it is shown; nothing is parsed back from English (issue 26).
+
+"English prose" (the definition the zero-English test uses): a run of two or more ASCII words of three letters or
+more, separated by spaces only, left in a line once code spans (`…`), quoted text ('…': torch's own words, quoted
+by a hint), identifiers (anything with `_`, a digit or a dot inside, a call `name(`, CamelCase), the names the
+translations keep in English (NAMES: products and terms of the field) and what the learner's code produced
+(verbatim parameters, set apart by the renderer's `mark`) are taken out.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import re
+
+import pytest
+
+from posenc_selfcheck import messages
+from posenc_selfcheck.messages import Catalog, msg, nmsg, render, verbatim
+from tests.conftest import ROOT
+
+CODE = re.compile(r"`[^`]*`|'[^'\n]*'")
+# kept in English by the catalogs, as a Chinese ML engineer writes them (issue 27 reviews the choice)
+NAMES = re.compile(r"Code Llama|Hugging Face|torch SDPA|dynamic NTK|NTK-aware base|class token|distillation token|"
+                   r"rotary embedding|bicubic kernel|device-side assert")
+IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*[_\d.][\w.]*|\w+\(|\b[A-Z][a-z]+[A-Z]\w*")
+RUN = re.compile(r"\b[A-Za-z]{3,}(?:[ \t]+[A-Za-z]{3,}\b)+")
+VERBATIM = "\x00"
+
+
+def english_prose(line):
+    """The runs of English prose in a rendered line whose verbatim text was replaced by VERBATIM."""
+    return RUN.findall(IDENTIFIER.sub(" ", NAMES.sub(" ", CODE.sub(" ", line.replace(VERBATIM, " ")))))
+
+
+def test_the_definition_finds_prose_and_spares_code_identifiers_and_numbers():
+    assert english_prose("sinusoidal_table：8 项检查中有 6 项未通过") == []
+    assert english_prose("形状应为 (2, 3)，实际是 `x.transpose(0, 1)` float32 d_model=8") == []
+    assert english_prose("sinusoidal_table：all 19 checks通过") == []  # "all" alone is one word: not a run
+    assert english_prose("matches the reference：通过") == ["matches the reference"]
+
+
+def test_a_message_renders_its_template_and_its_translation():
+    catalog = Catalog({"{exercise}: {failed} of {n} checks failed": "{exercise}：{n} 项检查中有 {failed} 项未通过",
+                       "ctx\x04output": "输出（上下文）"}, "nplurals=1; plural=0;")
+    line = msg("{exercise}: {failed} of {n} checks failed", exercise="t", failed=2, n=8)
+    assert Catalog().render(line) == "t: 2 of 8 checks failed"
+    assert catalog.render(line) == "t：8 项检查中有 2 项未通过"
+    # a context is part of the key: the same English elsewhere is another entry
+    assert catalog.render(msg("output", context="ctx")) == "输出（上下文）"
+    assert catalog.render(msg("output")) == "output"
+    # format specs are the template's
+    assert Catalog().render(msg("error {error:.3g}", error=1 / 3)) == "error 0.333"
+    # a nested message renders in the same language; JSON keeps it whole
+    nested = msg("{problem}. Hint: {hint}", problem=line, hint=verbatim("x (y): z"))
+    assert messages.from_json(messages.to_json(nested)) == nested
+    assert Catalog().render(nested) == "t: 2 of 8 checks failed. Hint: x (y): z"
+
+
+def test_plural_forms_follow_ngettext():
+    english = Catalog()
+    passed = [nmsg("{exercise}: the one check passed", "{exercise}: all {n} checks passed", n=n, exercise="t")
+              for n in (1, 3)]
+    assert [english.render(p) for p in passed] == ["t: the one check passed", "t: all 3 checks passed"]
+    chinese = Catalog({"{exercise}: the one check passed": ["{exercise}：全部 {n} 项检查均已通过"]},
+                      "nplurals=1; plural=0;")
+    assert [chinese.render(p) for p in passed] == ["t：全部 1 项检查均已通过", "t：全部 3 项检查均已通过"]
+    # a language with two forms picks by its own rule
+    two = Catalog({"{exercise}: the one check passed": ["one {n}", "many {n}"]}, "nplurals=2; plural=(n != 1);")
+    assert [two.render(p) for p in passed] == ["one 1", "many 3"]
+
+
+def test_verbatim_text_is_never_changed():
+    """A torch error with parentheses, colons and brackets, inside a translated diagnosis: exactly as raised."""
+    error = ("RuntimeError: The size of tensor a (20) must match the size of tensor b (8) at non-singleton "
+             "dimension 1: [1, 8] (got: 'x'). Hint: {n} {{")
+    line = msg("{mistake} ({problem})", mistake=msg("the same mistake as above"),
+               problem=msg("raised {error}", error=verbatim(error)))
+    chinese = render(line, "zh_CN")
+    assert error in chinese and "（" in chinese  # the grader's parenthesis in Chinese; the learner's as typed
+    assert chinese.count(error) == 1 and render(line, "en") == f"the same mistake as above (raised {error})"
+
+
+def _renamed(source):
+    """The module with every local variable of every function renamed (its behaviour and its messages unchanged)."""
+    tree = ast.parse(source)
+    for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
+        local = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id in local:
+                node.id = f"renamed_{node.id}"
+    return ast.unparse(tree)
+
+
+@pytest.mark.parametrize("module", ["compare.py", "evaluate.py", "runner.py", "properties_ch03.py"])
+def test_renaming_a_variable_changes_no_catalog_key(tmp_path, module):
+    from grader.i18n_runtime import code_messages
+
+    source = (ROOT / "posenc_selfcheck" / module).read_text()
+    renamed = _renamed(source)
+    assert renamed != ast.unparse(ast.parse(source))
+    for folder, text in (("before", source), ("after", renamed)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / module).write_text(text)
+    before, after = (set(code_messages(tmp_path / d, root=tmp_path / d)) for d in ("before", "after"))
+    assert before and before == after
+
+
+# ---- the test this issue owns: Chinese output carries no English prose ----------------------------------------
+def _submissions():
+    """(label, namespace) of every bundled and test submission, and of every known mistake's implementation."""
+    from grader.mistakes import MISTAKES
+
+    out = []
+    files = sorted(glob.glob(str(ROOT / "examples" / "complete" / "*.py")))
+    files += sorted(glob.glob(str(ROOT / "tests" / "submissions" / "**" / "*.py"), recursive=True))
+    for path in files:
+        namespace = {"__name__": "learner"}
+        try:
+            exec(compile(open(path).read(), path, "exec"), namespace)  # noqa: S102 (the course's own files)
+        except Exception:  # noqa: BLE001  a submission that does not even load has no self-check to read
+            continue
+        out.append((path, namespace))
+    out += [(f"mistake {name}", {known.exercise: known.impl}) for name, known in sorted(MISTAKES.items())]
+    return out
+
+
+def test_the_self_checks_chinese_carries_no_english_prose(capsys):
+    """Every bundled and test submission, and every known mistake, through the self-check in zh_CN (the report
+    as runner.check raises or prints it, its verbatim parts set apart): no line carries English prose."""
+    from posenc_selfcheck import runner
+
+    chinese = messages.catalog("zh_CN")
+    exercises, lines, prose = set(runner._index()), 0, []
+    with runner.one_thread():
+        for label, namespace in _submissions():
+            for exercise in sorted(set(namespace) & exercises):
+                runner.forget_attempts()
+                obj = namespace[exercise]
+                try:
+                    results = runner.run_checks(exercise, obj)
+                    said, failure = runner.report(exercise, obj, results, 0.001)
+                except Exception:  # noqa: BLE001  a submission that breaks the self-check itself is another test's
+                    continue
+                for line in said or failure:
+                    text = chinese.render(line, mark=lambda _: VERBATIM)
+                    for row in text.split("\n"):
+                        lines += 1
+                        if english_prose(row):
+                            prose.append(f"{label} {exercise}: {english_prose(row)} | {row[:200]}")
+    runner.forget_attempts()
+    with capsys.disabled():
+        print(f"\nself-check in zh_CN: {len(prose)} of {lines} lines carry English prose")
+    assert lines > 800
+    assert prose == [], "\n".join(prose[:40])
