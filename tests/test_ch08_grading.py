@@ -12,6 +12,7 @@ from grader.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check, probes_ch08
 from tests.conftest import ROOT
 from tests.conftest import grade as grade_submission
+from tests.test_ch08_mistakes_named import NAMED as HELD_OUT
 
 CHECKS = chapter_checks("ch08")
 SUBMISSIONS = ROOT / "tests" / "submissions"
@@ -35,8 +36,9 @@ def grade(path):
 
 
 def test_every_chapter_8_mistake_has_its_submission():
+    """Here, or in the held-out set written as learners write (tests/test_ch08_mistakes_named.py grades it)."""
     ch08 = {name for name, m in MISTAKES.items() if m.exercise in {c.exercise for c in CHECKS}}
-    assert set(NAMED.values()) == ch08
+    assert set(NAMED.values()) | set(HELD_OUT.values()) == ch08
     assert {p.stem for p in SUBMISSIONS.glob("ch08_*.py")} == {f"ch08_{name}" for name in NAMED}
 
 
@@ -45,7 +47,7 @@ def test_a_learner_mistake_is_named(submission):
     mistake = MISTAKES[NAMED[submission]]
     verdicts = grade(SUBMISSIONS / f"ch08_{submission}.py")
     mine = [v for v in verdicts.values() if v.check.exercise == mistake.exercise]
-    assert any(v.status == "failed" and str(v.feedback).startswith(mistake.message) for v in mine)
+    assert any(v.status == "failed" and v.mistake == mistake.message for v in mine)
     assert sum(v.score for v in mine) < sum(v.max_score for v in mine)
 
 

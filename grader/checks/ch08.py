@@ -21,6 +21,12 @@ def long(values):
     return {"long": values}
 
 
+def but(mistakes, *left_out):
+    """An exercise's known mistakes without `left_out`: those whose answer on a check's input is the reference's, or
+    another mistake's (a check names only the mistakes its input tells apart)."""
+    return tuple(m for m in mistakes if m not in left_out)
+
+
 def drawn_base(lo=1000.0, hi=100000.0):
     """A base drawn log-uniformly for each student (a twin's or a main check's)."""
     return draw_float(lo, hi, log=True)
@@ -28,7 +34,10 @@ def drawn_base(lo=1000.0, hi=100000.0):
 
 # ---- resize_position_table_2d ---------------------------------------------------------------------
 RESIZE_MISTAKES = ("resize2d_class_token_with_grid", "resize2d_column_major", "resize2d_align_corners",
-                   "resize2d_size_w_h", "resize2d_no_antialias")
+                   "resize2d_size_w_h", "resize2d_no_antialias", "resize2d_reshaped_to_channels",
+                   "resize2d_reshaped_both_ways")
+# mode and antialias fixed to timm's values: told apart only where the caller asks for others (the bilinear check)
+RESIZE_BILINEAR_MISTAKES = but(RESIZE_MISTAKES, "resize2d_no_antialias") + ("resize2d_mode_antialias_fixed",)
 
 
 def resize(rows, d, old, new, seed=0, **kwargs):
@@ -36,11 +45,13 @@ def resize(rows, d, old, new, seed=0, **kwargs):
 
 
 # ---- sincos_2d_table --------------------------------------------------------------------------------
-SINCOS_MISTAKES = ("sincos2d_columns_first", "sincos2d_interleaved", "sincos2d_column_major")
+SINCOS_MISTAKES = ("sincos2d_columns_first", "sincos2d_interleaved", "sincos2d_column_major", "sincos2d_sin_cos_swapped",
+                   "sincos2d_flattened_1d", "sincos2d_ladder_over_half", "sincos2d_row_for_both_halves")
 
 # ---- axial_rope_cos_sin -----------------------------------------------------------------------------
 AXIAL_MISTAKES = ("axial_ladder_over_full_head", "axial_rows_then_columns", "axial_columns_first",
-                  "axial_interleaved_tables")
+                  "axial_interleaved_tables", "axial_row_for_both_axes", "axial_one_ladder_split",
+                  "axial_sin_cos_returned")
 # Qwen2-VL's order of the patches of a 4 x 6 grid (spatial_merge_size 2: block by block), then a 2 x 2 image
 QWEN_IDS = [[0, 0], [0, 1], [1, 0], [1, 1], [0, 2], [0, 3], [1, 2], [1, 3], [0, 4], [0, 5], [1, 4], [1, 5],
             [2, 0], [2, 1], [3, 0], [3, 1], [2, 2], [2, 3], [3, 2], [3, 3], [2, 4], [2, 5], [3, 4], [3, 5],
@@ -59,7 +70,11 @@ def qwen_order(h, w, merge=2):
 
 # ---- mrope_position_ids -----------------------------------------------------------------------------
 IDS_MISTAKES = ("mrope_text_counts_tokens", "mrope_text_after_largest_id", "mrope_padding_counted",
-                "mrope_height_width_swapped")
+                "mrope_height_width_swapped", "mrope_no_advance_after_image", "mrope_advance_in_patches",
+                "mrope_padding_one")
+# text, one image of 2 x 2 merged tokens, text: no padding, no video, and 4 tokens = max(H, W) = 4 patches
+IDS_ONE_IMAGE_MISTAKES = but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
+                             "mrope_text_counts_tokens", "mrope_advance_in_patches")
 
 
 def prompt(kinds, images=None, videos=None, mask=None, **kwargs):
@@ -172,7 +187,8 @@ def vision_ids(groups):
     return [[row] for row in ids]
 
 # ---- mrope_cos_sin ----------------------------------------------------------------------------------
-MROPE_MISTAKES = ("mrope_sections_reversed", "mrope_sections_over_full_head", "mrope_time_id_only")
+MROPE_MISTAKES = ("mrope_sections_reversed", "mrope_sections_over_full_head", "mrope_time_id_only",
+                  "mrope_interleaved_sections", "mrope_interleaved_tables")
 # head sizes with their frequency sections (the three add up to head_dim / 2), for the twins
 SECTIONS = [(8, [1, 1, 2]), (8, [2, 1, 1]), (16, [2, 3, 3]), (16, [4, 2, 2]), (32, [4, 6, 6]), (32, [8, 4, 4]),
             (64, [8, 12, 12]), (64, [16, 8, 8])]
@@ -269,15 +285,20 @@ CHECKS = [
           resize(15, 4, (5, 3), (8, 4), seed=2, num_prefix_tokens=0), public=True, mistakes=RESIZE_MISTAKES,
           id="no_prefix_5x3_8x4"),
     Check(RESIZE, "two prefix rows (DeiT: class and distillation tokens), 6x6 to 9x9", "call",
-          resize(2 + 36, 8, (6, 6), (9, 9), seed=3, num_prefix_tokens=2), public=True, mistakes=RESIZE_MISTAKES,
+          resize(2 + 36, 8, (6, 6), (9, 9), seed=3, num_prefix_tokens=2), public=True,
+          mistakes=but(RESIZE_MISTAKES, "resize2d_size_w_h"),  # a square grid: (H', W') = (W', H')
           hint="the first num_prefix_tokens rows are kept as they are, in front of the resized grid",
           id="two_prefix_rows_6x6_9x9"),
     Check(RESIZE, "bilinear without antialiasing, 6x4 to 3x7", "call",
           resize(1 + 24, 4, (6, 4), (3, 7), seed=4, mode="bilinear", antialias=False), public=True,
+          mistakes=RESIZE_BILINEAR_MISTAKES,
           hint="pass mode and antialias on to F.interpolate", id="bilinear_no_antialias_6x4_3x7"),
     # the answer is the input itself: returning the input would pass its own twin, so the main check asks for work
     Check(RESIZE, "the same grid gives the table back", "call", resize(1 + 20, 4, (4, 5), (4, 5), seed=5),
-          public=True, mistakes=RESIZE_MISTAKES, id="same_grid_table_back", twin=(RESEEDED, MAIN)),
+          public=True, id="same_grid_table_back", twin=(RESEEDED, MAIN),
+          # the same grid: only where the patches go can be wrong, not how they are blended
+          mistakes=but(RESIZE_MISTAKES, "resize2d_class_token_with_grid", "resize2d_align_corners",
+                       "resize2d_no_antialias", "resize2d_reshaped_both_ways")),
     Check(RESIZE, "a float64 table stays float64", "call", {**resize(1 + 16, 6, (4, 4), (6, 5), seed=6),
                                                           "dtype": "float64"},
           public=True, mistakes=RESIZE_MISTAKES, hint="interpolate in float32 (or wider), return table.dtype",
@@ -295,7 +316,8 @@ CHECKS = [
           resize(1 + 16, 4, (4, 4), (6, 6)), expect="ok", public=True,
           hint="keep everything on table.device", id="runs_table_device_checked_meta"),
     Check(RESIZE, "a 14x14 ViT-B/16 grid to 24x24 (224 to 384 pixels), d=64", "call",
-          resize(1 + 196, 64, (14, 14), (24, 24), seed=7), mistakes=RESIZE_MISTAKES, id="vit_14x14_24x24_hidden"),
+          resize(1 + 196, 64, (14, 14), (24, 24), seed=7), mistakes=but(RESIZE_MISTAKES, "resize2d_size_w_h"),
+          id="vit_14x14_24x24_hidden"),
 ] + [
     Check(RESIZE, f"on CUDA in {dtype}", "call", {**resize(1 + 196, 64, (14, 14), (24, 24)), "device": "cuda",
                                                   "dtype": dtype},
@@ -307,10 +329,12 @@ CHECKS = [
           mistakes=SINCOS_MISTAKES, id="grid_4x6_d_16",
           twin={"args": [draw_int(2, 12), draw_int(2, 12), draw_int(8, 64, step=4)], "kwargs": {"base": drawn_base()}}),
     Check(SINCOS, "a 14x14 grid, d_model=64 (MAE's grid)", "call", {"args": [14, 14, 64]}, public=True,
-          mistakes=SINCOS_MISTAKES, id="grid_14x14_d_64",
+          id="grid_14x14_d_64",  # a square grid: the patches column by column are the halves swapped
+          mistakes=but(SINCOS_MISTAKES, "sincos2d_columns_first", "sincos2d_column_major"),
           twin={"args": [draw_int(10, 20, name="n"), same("n"), draw_int(32, 128, step=4)],
                 "kwargs": {"base": drawn_base()}}),
-    Check(SINCOS, "a single row (1x7), d_model=8", "call", {"args": [1, 7, 8]}, public=True, mistakes=SINCOS_MISTAKES,
+    Check(SINCOS, "a single row (1x7), d_model=8", "call", {"args": [1, 7, 8]}, public=True,
+          mistakes=but(SINCOS_MISTAKES, "sincos2d_column_major"),
           hint="with one row, every row angle is 0: the row blocks hold sin 0 = 0 and cos 0 = 1",
           id="single_row_1x7_d_8",
           twin={"args": [1, draw_int(2, 30), draw_int(4, 64, step=4)], "kwargs": {"base": drawn_base()}}),
@@ -369,33 +393,37 @@ CHECKS = [
     verdict_check("axial_columns_only", False, head_dim=16),
     # ---- mrope_position_ids ------------------------------------------------------------------------------
     Check(IDS, "text, a 1x4x4 image, text", "call_ints", prompt(ONE_IMAGE, images=[[1, 4, 4]]), points=2,
-          public=True, mistakes=IDS_MISTAKES,
+          public=True, mistakes=IDS_ONE_IMAGE_MISTAKES,
           hint="text takes s, s + 1, ... in all three ids; the image's token (t, i, j) takes (s + t, s + i, s + j); "
                "the text after it starts at s + max(H, W)/m", id="text_image_text", twin=draw_choice(*image_prompts())),
     Check(IDS, "two images and a video with 4 temporal patches (more time than space), between text", "call_ints",
           prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS), points=2, public=True,
-          mistakes=IDS_MISTAKES,
+          mistakes=but(IDS_MISTAKES, "mrope_padding_counted", "mrope_padding_one"),  # no padding
           hint="a 1x4x8 image is a 2x4 grid of merged tokens (height 2, width 4); after a video, transformers 5.23 "
                "moves on by max(H, W)/m as after an image, whatever T is", id="two_images_video",
           twin=draw_choice(*[groups_prompt([g]) for g in several_groups()])),
     Check(IDS, "a batch of two, the second left-padded by 3 (attention_mask)", "call_ints",
           prompt(PADDED, images=[[1, 4, 6], [1, 2, 4]], mask=PADDED_MASK), points=2, public=True,
-          mistakes=IDS_MISTAKES, hint="compute the ids over the real tokens of each row only; padded entries stay 0",
+          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id"),  # no video
+          hint="compute the ids over the real tokens of each row only; padded entries stay 0",
           id="left_padding_batch_2", twin=draw_choice(*[groups_prompt(rows) for rows in padded_rows()])),
     Check(IDS, "text only: three equal ids 0 .. L-1", "call_ints", prompt([[T] * 6]), public=True,
-          mistakes=IDS_MISTAKES, id="text_only",  # token kinds all 0 (text), a batch and length drawn
+          id="text_only",  # token kinds all 0 (text), a batch and length drawn; every known mistake is right here
           twin={"args": [{"t": "randint", "low": 0, "high": 1, "shape": [draw_int(1, 8), draw_int(2, 200)],
                           "seed": SEED}], "kwargs": {}}),
     Check(IDS, "spatial_merge_size=1: every patch is a token", "call_ints",
           prompt([[T, I, I, I, I, I, I, T]], images=[[1, 2, 3]], spatial_merge_size=1), public=True,
-          mistakes=IDS_MISTAKES, id="merge_size_1", twin=draw_choice(*image_prompts(merge=1))),
+          id="merge_size_1", twin=draw_choice(*image_prompts(merge=1)),  # an image, no padding; patches are tokens
+          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
+                       "mrope_advance_in_patches")),
     Check(IDS, "a group whose length does not match its grid raises ValueError naming grid_thw", "raises_ints",
           prompt([[T, I, I, I, T]], images=[[1, 4, 4]]), expect="raises", mentions=("grid_thw",), public=True,
           id="group_mismatch_raises_valueerror", twin=draw_choice(*mismatched_prompts())),
     Check(IDS, "an image, a video of 2x4x4 patches and padding, batch of two", "call_ints",
           prompt([[I, I, I, I, T, V, V, V, V, V, V, V, V, T], [T, T, T, T, T, T, I, I, I, I, T, T, T, T]],
                  images=[[1, 4, 4], [1, 4, 4]], videos=[[2, 4, 4]], mask=[[1] * 14, [0] * 4 + [1] * 10]),
-          mistakes=IDS_MISTAKES, id="image_video_padding_hidden",
+          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id"),  # its video's T = 2 = max(h, w)
+          id="image_video_padding_hidden",
           twin=draw_choice(*[groups_prompt(rows) for rows in image_video_rows()])),
     Check(IDS, "on CUDA", "call_ints", {**prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS),
                                         "device": "cuda"},
@@ -414,7 +442,8 @@ CHECKS = [
           public=True, mistakes=MROPE_MISTAKES, tol=angle_tol(300), id="qwen2_vl_head_128"),
     Check(MROPE, "text ids (three equal rows) give chapter 4's RoPE tables", "call_ints",
           mrope(long([[[0, 1, 2, 3, 4, 5]]] * 3), 8, [1, 1, 2], base=100.0), public=True,
-          mistakes=MROPE_MISTAKES, id="text_ids_plain_rope",
+          mistakes=("mrope_interleaved_tables",),  # equal ids: which id turns which frequency does not matter
+          id="text_ids_plain_rope",
           twin=draw_choice(*[mrope(long([[list(range(start, start + n))]] * 3), head_dim, section,
                                    base=drawn_base(10.0, 1000.0))
                              for start in range(10) for n in range(3, 9) for head_dim, section in SECTIONS])),
@@ -604,6 +633,51 @@ MISTAKES = {
         ),
         wrong="image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, antialias=False)",
     ),
+    "resize2d_reshaped_to_channels": Mistake(
+        "resize_position_table_2d",
+        "the patch rows were reshaped straight to (1, d, H, W), which cuts the table's memory into d planes and mixes "
+        "patches with channels: reshape to (H, W, d) first (row r·W + c is pixel (r, c)), then move the channels "
+        "first with .permute(2, 0, 1)",
+        hints=(
+            "a row of the table is one patch with its d channels side by side: lay the rows out as the grid they "
+            "are, height, width, channels, and only then move the channels to the front.",
+            "where the patch rows, `grid`, become the image: reshape them to (old_h, old_w, d), permute the "
+            "channels first, add the batch axis, in float32.",
+            "key line: `image = grid.float().reshape(old_h, old_w, d).permute(2, 0, 1)[None]`",
+        ),
+        wrong="image = grid.float().reshape(1, d, old_h, old_w)",
+    ),
+    "resize2d_reshaped_both_ways": Mistake(
+        "resize_position_table_2d",
+        "the table was reshaped straight to (1, d, H, W) and read back with .reshape(H'·W', d): a reshape never moves "
+        "the channels, so patches and channels mix; reshape to (H, W, d) and permute the channels first, then "
+        "permute them last again before flattening back",
+        hints=(
+            "a reshape only cuts the memory into another shape; to turn rows of d channels into d channel planes, "
+            "and back, the channels must move, with a permute, both ways.",
+            "where the patch rows, `grid`, become the image: reshape them to (old_h, old_w, d), permute the "
+            "channels first, add the batch axis, in float32 (and, coming back, the channels go last before the "
+            "reshape to (H'·W', d)).",
+            "key line: `image = grid.float().reshape(old_h, old_w, d).permute(2, 0, 1)[None]`",
+        ),
+        wrong="image = grid.float().reshape(1, d, old_h, old_w)",
+        also={"resized = image[0].permute(1, 2, 0).reshape(new_h * new_w, d)":
+              "resized = image.reshape(new_h * new_w, d)"},
+    ),
+    "resize2d_mode_antialias_fixed": Mistake(
+        "resize_position_table_2d",
+        "mode and antialias were fixed to timm's values (bicubic, antialias=True): the caller chooses them, so pass "
+        "mode=mode and antialias=antialias on to F.interpolate",
+        hints=(
+            "timm's settings are the defaults, not the only choice: a caller may ask for bilinear, or for Hugging "
+            "Face's resize without antialiasing, and gets what it asked for.",
+            "the `F.interpolate` call that resizes the (1, d, H, W) `image` to the new grid, `new_h, new_w`: its "
+            "mode and antialias come from the arguments.",
+            "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
+            "antialias=antialias)`",
+        ),
+        wrong="image = F.interpolate(image, size=(new_h, new_w), mode=\"bicubic\", align_corners=False, antialias=True)",
+    ),
     # sincos_2d_table
     "sincos2d_columns_first": Mistake(
         "sincos_2d_table",
@@ -646,6 +720,62 @@ MISTAKES = {
             "key line: `rows, cols = (patch // grid_w).double(), (patch % grid_w).double()`",
         ),
         wrong="rows, cols = (patch % grid_h).double(), (patch // grid_h).double()",
+    ),
+    "sincos2d_row_for_both_halves": Mistake(
+        "sincos_2d_table",
+        "the column blocks hold the row's angles too, so every patch of a row gets the same vector: the column of "
+        "patch k is k % W",
+        hints=(
+            "a patch has two coordinates: the row, which changes every W patches, and the column, which runs 0 .. "
+            "W - 1 along each row; each fills its own half of the vector.",
+            "the row and column of each patch number, `patch`: the row is the quotient by grid_w, the column the "
+            "remainder.",
+            "key line: `rows, cols = (patch // grid_w).double(), (patch % grid_w).double()`",
+        ),
+        wrong="rows, cols = (patch // grid_w).double(), (patch // grid_w).double()",
+    ),
+    "sincos2d_sin_cos_swapped": Mistake(
+        "sincos_2d_table",
+        "sin and cos are swapped: in each half the sines come first, [sin(rω) | cos(rω) | sin(cω) | cos(cω)]",
+        hints=(
+            "as in chapter 1, the sine comes before the cosine: each half of the vector holds its d/4 sines, then "
+            "its d/4 cosines.",
+            "where the four blocks are concatenated: the sines of `row_angles` before their cosines, then the same "
+            "for `col_angles`.",
+            "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), col_angles.cos()], "
+            "dim=-1)`",
+        ),
+        wrong="table = torch.cat([row_angles.cos(), row_angles.sin(), col_angles.cos(), col_angles.sin()], dim=-1)",
+    ),
+    "sincos2d_flattened_1d": Mistake(
+        "sincos_2d_table",
+        "this is chapter 1's table over the H·W flattened positions: position r·W + c puts the patch below W "
+        "positions away and the ends of two rows side by side; give the row and the column their own halves, "
+        "[sin(rω) | cos(rω) | sin(cω) | cos(cω)]",
+        hints=(
+            "a flattened grid is not a line: a patch's vector must depend on its row and its column, each with its "
+            "own half of the channels, not on its number r·W + c.",
+            "the patch number `patch` gives a row and a column; their angles, `row_angles` (r·ω) and `col_angles` "
+            "(c·ω), d/4 each, fill the four blocks of the table, sines then cosines.",
+            "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), col_angles.cos()], "
+            "dim=-1)`",
+        ),
+        wrong="angles = torch.outer(patch.float(), 1.0 / base ** (torch.arange(0, d_model, 2, dtype=torch.float32, "
+              "device=device) / d_model))\n"
+              "table = torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)",
+    ),
+    "sincos2d_ladder_over_half": Mistake(
+        "sincos_2d_table",
+        "the frequencies stop at base^(-1/2): chapter 1's exponent 2i/d spreads one ladder over the whole vector, "
+        "but here each quarter holds a whole ladder of its own, ω_i = base^(-i/(d/4)), from 1 down to nearly 1/base",
+        hints=(
+            "each quarter of the vector is a complete sinusoidal block of d/4 frequencies, so its ladder runs from 1 "
+            "to nearly 1/base within those d/4 channels.",
+            "the frequencies `omega`: exponents i / quarter for i = 0 .. quarter - 1, where `quarter` is d_model "
+            "// 4, not i / (d_model / 2).",
+            "key line: `omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / quarter)`",
+        ),
+        wrong="omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / (2 * quarter))",
     ),
     # axial_rope_cos_sin
     "axial_ladder_over_full_head": Mistake(
@@ -701,6 +831,49 @@ MISTAKES = {
         ),
         wrong="emb = angles.repeat_interleave(2, dim=-1)",
     ),
+    "axial_row_for_both_axes": Mistake(
+        "axial_rope_cos_sin",
+        "every plane turns with the row: the column id is never used, so two patches of one row get the same "
+        "rotation (a 1-D RoPE over the rows); the second d/4 angles are c·θ, from position_ids[:, 1]",
+        hints=(
+            "half the planes turn with the row and half with the column: with the row on both halves, the patches "
+            "of one row cannot be told apart.",
+            "where the angles are computed from `position_ids` (N, 2) and the ladder `theta`: both of its columns, "
+            "the row (column 0) and the column (column 1), each times θ.",
+            "key line: `angles = position_ids.float()[..., None] * theta`",
+        ),
+        wrong="angles = position_ids[:, [0, 0]].float()[..., None] * theta",
+    ),
+    "axial_sin_cos_returned": Mistake(
+        "axial_rope_cos_sin",
+        "the tables came back as (sin, cos): the function returns (cos, sin), the cosine first, as chapter 4's "
+        "rope_cos_sin",
+        hints=(
+            "the order of the pair is part of the contract: apply_rope takes the cosine table first, then the sine "
+            "table.",
+            "the last line: the cosine and the sine of the (N, d) angles `emb`, in that order.",
+            "key line: `return emb.cos(), emb.sin()`",
+        ),
+        wrong="return emb.sin(), emb.cos()",
+    ),
+    "axial_one_ladder_split": Mistake(
+        "axial_rope_cos_sin",
+        "the rows and the columns turned at different frequencies: one ladder of d/2 frequencies over the whole "
+        "head, its fast half for the rows and its slow half for the columns; Qwen2-VL builds one ladder of d/4 "
+        "frequencies over half the head, θ_j = base^(-2j/(d/2)), and gives it to the rows and to the columns alike",
+        hints=(
+            "the two axes are alike: each gets the same d/4 frequencies, a ladder from 1 to about 1/base built over "
+            "half the head, not a share of one ladder built over the whole head.",
+            "the frequencies `theta`: exponents 0, 2, 4, ... below `half = head_dim // 2`, divided by half, d/4 of "
+            "them, multiplied by the row and by the column alike.",
+            "key line: `theta = 1.0 / base ** (torch.arange(0, half, 2, dtype=torch.float32, "
+            "device=position_ids.device) / half)`",
+        ),
+        wrong="theta = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32, device=position_ids.device) "
+              "/ head_dim)",
+        also={"angles = position_ids.float()[..., None] * theta":
+              "angles = position_ids.float()[..., None] * theta.view(2, -1)"},
+    ),
     # mrope_position_ids
     "mrope_text_counts_tokens": Mistake(
         "mrope_position_ids",
@@ -754,6 +927,45 @@ MISTAKES = {
         ),
         wrong="pieces.append(torch.stack([tt, ww, hh]).reshape(3, -1) + start)",
     ),
+    "mrope_no_advance_after_image": Mistake(
+        "mrope_position_ids",
+        "the text after an image (or a video) starts where the image started: after a vision group the counter "
+        "moves on by its spatial extent, to s + max(H, W)/m, so the text comes after the image's ids",
+        hints=(
+            "a vision group takes room on the position axis too: after it, the next text token starts past the "
+            "image's height and width ids, not at the image's own start.",
+            "in the vision branch (not when `kinds[i] == 0`, a text run): after a run of `h` x `w` merged tokens, "
+            "the counter `start` must move on, as it does after text.",
+            "key line: `start += max(h, w)`",
+        ),
+        wrong="pass",
+    ),
+    "mrope_advance_in_patches": Mistake(
+        "mrope_position_ids",
+        "after an image the text moved on by max(H, W) in patches: the ids count merged tokens, so it moves on by "
+        "max(H, W)/m, with m = spatial_merge_size",
+        hints=(
+            "the grid of a vision group is counted in merged tokens (m x m patches make one token), and so is its "
+            "extent on the position axis.",
+            "in the vision branch (not when `kinds[i] == 0`, a text run): `h` and `w` are the grid's sides divided "
+            "by spatial_merge_size; the counter `start` moves on by the larger of those, not of the patch counts in "
+            "`grid`.",
+            "key line: `start += max(h, w)`",
+        ),
+        wrong="start += max(grid[1], grid[2])",
+    ),
+    "mrope_padding_one": Mistake(
+        "mrope_position_ids",
+        "the padded positions hold 1 (transformers 4.x padded with 1): transformers 5.23 leaves 0 in all three ids "
+        "wherever attention_mask is 0",
+        hints=(
+            "padding takes no place in the sequence, and transformers 5.23 marks it with 0 in all three ids.",
+            "where the output `position_ids` (3, B, L) is created, before any row is filled, with `batch, length` "
+            "the shape of token_types: the value the padded places keep.",
+            "key line: `position_ids = torch.zeros(3, batch, length, dtype=torch.long, device=token_types.device)`",
+        ),
+        wrong="position_ids = torch.ones(3, batch, length, dtype=torch.long, device=token_types.device)",
+    ),
     # mrope_cos_sin
     "mrope_sections_reversed": Mistake(
         "mrope_cos_sin",
@@ -792,5 +1004,33 @@ MISTAKES = {
             "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
         ),
         wrong="chosen = angles[0]",
+    ),
+    "mrope_interleaved_sections": Mistake(
+        "mrope_cos_sin",
+        "the frequencies are interleaved, height on i ≡ 1 and width on i ≡ 2 (mod 3): that is Qwen3-VL's layout; "
+        "Qwen2-VL cuts them into three consecutive blocks, the first mrope_section[0] turned by the time id, the next "
+        "mrope_section[1] by the height id, the last mrope_section[2] by the width id",
+        hints=(
+            "this exercise follows Qwen2-VL, whose weights were trained with one consecutive block of frequencies per "
+            "id; interleaving them is Qwen3-VL's later layout.",
+            "where the chosen angles are gathered from the `blocks` of the split by mrope_section: block k, whole, "
+            "reads the angles of id k.",
+            "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
+        ),
+        wrong="chosen = angles[0].clone()\n"
+              "chosen[..., 1: 3 * mrope_section[1]: 3] = angles[1, ..., 1: 3 * mrope_section[1]: 3]\n"
+              "chosen[..., 2: 3 * mrope_section[2]: 3] = angles[2, ..., 2: 3 * mrope_section[2]: 3]",
+    ),
+    "mrope_interleaved_tables": Mistake(
+        "mrope_cos_sin",
+        "the tables repeat each angle twice in a row (the interleaved layout); Qwen2-VL uses the half layout, "
+        "cat(chosen, chosen)",
+        hints=(
+            "Qwen2-VL's language model rotates in the half layout, as chapter 4's rotate_half: coordinate i pairs "
+            "with i + d/2, not with its neighbour.",
+            "the tables: the d/2 `chosen` angles repeated end to end, not each angle twice in a row.",
+            "key line: `emb = torch.cat((chosen, chosen), dim=-1)`",
+        ),
+        wrong="emb = chosen.repeat_interleave(2, dim=-1)",
     ),
 }
