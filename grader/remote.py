@@ -21,8 +21,8 @@ from pathlib import Path
 from .checks import by_key
 from .records import Grade
 from .sandbox.errors import SandboxError
+from .sandbox.host.client import Zygote, ZygoteClient
 from .sandbox.wire import Channel, Graded, GradeFailed, GraderSetup, GradeSubmission, GradingProgress
-from .sandbox.zygote import Zygote, ZygoteClient
 from .settings import Settings
 from .submission import SubmissionError
 
@@ -33,8 +33,8 @@ ERRORS = {"SubmissionError": SubmissionError, "SandboxError": SandboxError}
 # ---- in the forked process ----------------------------------------------------------------------------------
 def serve(sock, control, caps, setup):
     """Grade what the grader's process asks for (GradeSubmission), one submission at a time, until it hangs up.
-    The zygote's bootstrap (grader/sandbox/bootstrap.py) calls it, as the setup line's "serve" names it; `setup`:
-    that GraderSetup line (wire.GraderSetup)."""
+    The zygote's bootstrap (grader/sandbox/runtime/bootstrap.py) calls it, as the setup line's "serve" names it;
+    `setup`: that GraderSetup line (wire.GraderSetup)."""
     import torch
 
     from .grading import Grader
@@ -71,7 +71,7 @@ def _limit_memory(megabytes):
     limit: a judgement that needs more fails its check, never the grader). Not on a machine with an NVIDIA driver:
     CUDA reserves far more address space than it uses. What bounds this process there too: the results it accepts
     from one submission's children are capped (Limits.submission_result_bytes, counted before anything is decoded:
-    sandbox/session.py), and each answer's tensors before any judgement (grading._form_problem)."""
+    sandbox/host/session.py), and each answer's tensors before any judgement (grading._form_problem)."""
     import resource
 
     if os.path.exists("/dev/nvidiactl"):

@@ -26,9 +26,9 @@ import json
 import os
 from dataclasses import dataclass, field
 
-# POSENC_SANDBOX_MODE's values: the sandbox policy's list (policy.py is standard library only, copied beside
-# the fork server, so the list is written there and read here)
-from .sandbox.policy import FORCED as MODES  # noqa: F401 (re-exported)
+# POSENC_SANDBOX_MODE's values: one list, which the sandbox's policy reads too (grader/sandbox/modes.py has no
+# imports: it is copied beside the zygote)
+from .sandbox.modes import FORCED as MODES  # noqa: F401 (re-exported)
 
 DEFAULT_SECRET = ".grader-secret"  # in the repository's root; .gitignore'd, never in a release
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -114,7 +114,7 @@ class ReportLimits:
 
 @dataclass(frozen=True)
 class AnswerLimits:
-    """What the grader accepts of one probe result (grader/sandbox/results.py, grading._form_problem)."""
+    """What the grader accepts of one probe result (grader/results.py, grading._form_problem)."""
 
     json_bytes: int = 4 << 20  # a result's JSON part (and the child's execution log)
     keys: int = 500  # fields of one result

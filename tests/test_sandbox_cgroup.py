@@ -1,4 +1,4 @@
-"""Per-child cgroups (grader/sandbox/cgroup.py). cgroup v1 for real where this machine has a writable memory
+"""Per-child cgroups (grader/sandbox/confine/cgroup.py). cgroup v1 for real where this machine has a writable memory
 hierarchy; cgroup v2 against a folder tree that mimics the kernel's files (a real delegated v2 subtree is
 rare on test machines)."""
 
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import cgroup, procs
+from grader.sandbox import procs
+from grader.sandbox.confine import cgroup
 
 LIMIT = 256 << 20
 

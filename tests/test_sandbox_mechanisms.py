@@ -37,8 +37,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import cgroup, cleanup, confine, kernel, landlock, policy, probe, procs
+from grader.sandbox import procs
+from grader.sandbox.confine import cgroup, confine, kernel, landlock, policy
 from grader.sandbox.paths import SYSTEM_PATHS
+from grader.sandbox.runtime import cleanup, probe
 from grader.settings import Limits
 from tests.conftest import ROOT
 

@@ -1,10 +1,10 @@
-"""The sandbox's policy (grader/sandbox/policy.py), a pure function: every mode from synthetic capabilities."""
+"""The sandbox's policy (grader/sandbox/confine/policy.py), a pure function: every mode from synthetic capabilities."""
 
 from __future__ import annotations
 
 import pytest
 
-from grader.sandbox.policy import CGROUP_HEADROOM_MB, Caps, Refused, Request, decide
+from grader.sandbox.confine.policy import CGROUP_HEADROOM_MB, Caps, Refused, Request, decide
 from grader.settings import Limits
 
 # what the grader's Limits give a request (the policy has no defaults of its own), with a smaller allowance

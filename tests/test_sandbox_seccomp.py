@@ -1,4 +1,4 @@
-"""The seccomp filter (grader/sandbox/seccomp.py): its numbers against the kernel headers installed here,
+"""The seccomp filter (grader/sandbox/confine/seccomp.py): its numbers against the kernel headers installed here,
 its program run through a classic-BPF interpreter written from the kernel's documentation
 (Documentation/networking/filter.rst, userspace-api/seccomp_filter.rst), and the installed filter in
 forked children: plain Python ones, and one with torch and matplotlib doing what a sandbox child does."""
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import seccomp
-from grader.sandbox.probe import seccomp_works
+from grader.sandbox.confine import seccomp
+from grader.sandbox.runtime.probe import seccomp_works
 from tests.conftest import ROOT
 
 HEADERS = {"x86_64": ["/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "/usr/include/asm/unistd_64.h"],

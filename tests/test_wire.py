@@ -11,7 +11,7 @@ import time
 import pytest
 
 from grader.sandbox import wire
-from grader.sandbox.zygote import Zygote
+from grader.sandbox.host.client import Zygote
 from grader.settings import Settings
 from tests.conftest import ROOT
 

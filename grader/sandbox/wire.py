@@ -6,7 +6,7 @@ the zygote, the session servers, the trusted grading process) file descriptors t
 over the worker's stdin and stdout. Standard library only: the fork servers import this file flat
 (server.py, session_server.py), the grader as `grader.sandbox.wire`.
 
-The zygote (server.py) says Hello on its control socket once torch is imported, then answers Fork with Forked
+The zygote (runtime/zygote.py) says Hello on its control socket once torch is imported, then answers Fork with Forked
 (the new process's pid) and AskEnded with WaitStatus; nothing else crosses that socket.
 
 A session (one submission) speaks these messages, in this order, for each run of a child:
@@ -130,7 +130,7 @@ class _Message:
             return None
 
 
-# ---- the grader and its zygote (zygote.py, server.py) --------------------------------------------------------
+# ---- the grader and its zygote (host/client.py, runtime/zygote.py) -------------------------------------------
 @dataclass
 class Hello(_Message):
     """The zygote's first line: what it found the machine allows (probe.capabilities) and its Python's paths."""

@@ -1,5 +1,5 @@
 """A memory (and process-count) cgroup per sandbox child, where one can be made (Linux; standard
-library only: the fork server imports this file flat, the grader as `grader.sandbox.cgroup`).
+library only: the fork server imports this file flat, the grader as `grader.sandbox.confine.cgroup`).
 
 Why: RLIMIT_AS limits address space, which memfd, tmpfs and /dev/shm pages and System V shared
 memory do not use, and which CUDA reserves by the terabyte (so it cannot be set on a GPU machine).
@@ -27,7 +27,7 @@ import os
 import time
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
-    from . import procs
+    from .. import procs
 except ImportError:
     import procs
 

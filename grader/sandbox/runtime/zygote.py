@@ -1,5 +1,5 @@
 """The zygote: the sandbox's forking server. It runs in its own interpreter (`python -I`, from a runtime
-folder that holds only the files runtime.py lists), never inside the grader.
+folder that holds only the files host/runtime_files.py lists), never inside the grader.
 
 It imports torch (and matplotlib, and warms up the meta device) once, probes what the machine allows
 (probe.py) and says so in its hello line, then forks, on the grader's request:
@@ -26,7 +26,7 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # the runtime files (runtime.py lists them) are copied flat beside this one
+sys.path.insert(0, HERE)  # the runtime files (host/runtime_files.py lists them) are copied flat beside this one
 
 import bootstrap  # noqa: E402
 import kernel  # noqa: E402

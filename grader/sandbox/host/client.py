@@ -1,8 +1,8 @@
-"""The grader's side of the zygote: starting the zygote process (server.py, in its runtime folder:
-runtime.py) and asking it for sessions and trusted grading processes.
+"""The grader's client of the zygote: starting the zygote process (runtime/zygote.py, in its runtime folder:
+runtime_files.py) and asking it for sessions and trusted grading processes.
 
     zygote = Zygote.start(settings)        # early: its torch import overlaps the grader's own
-    with zygote.session(settings) as s:    # one submission (session.py)
+    with zygote.session(settings) as s:    # one submission (host/session.py)
         run = s.run(statements, requests, read)
 
 This module imports no torch, so a grader can start the zygote before loading torch itself. The zygote never
@@ -21,9 +21,10 @@ import subprocess
 import sys
 import time
 
-from .. import hidden_probes
-from . import procs, runtime, tmpdirs, wire
-from .errors import SandboxError
+from ... import hidden_probes
+from .. import procs, wire
+from ..errors import SandboxError
+from . import runtime_files, tmpdirs
 from .session import Session
 
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
@@ -94,14 +95,14 @@ class Zygote(ZygoteClient):
     def __init__(self, mode, uid_base):
         self.mode = mode
         self.root = tmpdirs.make("posenc-server-")
-        runtime.copy_into(self.root)
+        runtime_files.copy_into(self.root)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root), "LANG": "C.UTF-8",
                "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
         env.update({k: os.environ[k] for k in KEEP_ENV if k in os.environ})
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(self.root / "server.py"), str(theirs.fileno()), mode, str(uid_base),
+            [sys.executable, "-I", str(self.root / "zygote.py"), str(theirs.fileno()), mode, str(uid_base),
              *hidden_probes.MODULE_NAMES],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             cwd=self.root, env=env, start_new_session=True, pass_fds=(theirs.fileno(),),

@@ -2,7 +2,7 @@
 one confined child per run of an exercise (session_server.py, child.py).
 
     with zygote.session(settings) as s:                 # one submission
-        run = s.run(statements, requests, read)         # one exercise: ExerciseRun (read: results.py)
+        run = s.run(statements, requests, read)         # one exercise: ExerciseRun (read: grader/results.py)
 
 What this side adds to the servers' confinement:
 
@@ -31,13 +31,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import read_regular
-from ..records import ExerciseRun
-from ..settings import DEFAULT_SECRET
-from . import paths, policy, procs, slots, tmpdirs, wire
-from .errors import SandboxError
+from ...files import read_regular
+from ...records import ExerciseRun
+from ...settings import DEFAULT_SECRET
+from .. import paths, procs, wire
+from ..confine import policy
+from ..errors import SandboxError
+from . import slots, tmpdirs
 
-REPO = Path(__file__).resolve().parent.parent.parent  # the grader's repository: the reference, the checks
+REPO = Path(__file__).resolve().parents[3]  # the grader's repository: the reference, the checks
 EXIT_SETUP_FAILED = 97  # child.py: the child could not be confined
 TIMED_OUT = "skipped: ran longer than {:g} s at grading time"  # child.py's words for the same
 NO_CALLS = "no candidate function can be called in this request"
@@ -221,7 +223,7 @@ class Session:
     # -- one exercise --------------------------------------------------------------------------------------
     def run(self, statements, requests, read, seconds=None, calls=None):
         """Execute `statements` [Statement] in a fresh child, then answer each wire.Probe, one at a time;
-        `read(outdir, requests, ended)` turns the result folder into (results, log, timed_out) (results.py,
+        `read(outdir, requests, ended)` turns the result folder into (results, log, timed_out) (grader/results.py,
         which needs torch). Everything, retries included, within `seconds` of wall clock (default: the
         exercise's limit). `calls` answers a property test's calls of a candidate while a request runs
         (grader/candidates.py: `answer(request, data)` -> wire.Answer, `call_bytes`, `calls`); without it, every
@@ -408,7 +410,7 @@ class Session:
             return f"was {describe_status(status)}{after}{why}"
         code = os.WEXITSTATUS(status)
         if code == EXIT_SETUP_FAILED and progress is None:  # before the first statement: the grader's problem
-            raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine.py); "
+            raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine/confine.py); "
                                "set POSENC_SANDBOX_MODE=user to grade with weaker isolation")
         return "ok" if code == 0 else "ended early"  # the exit status is the learner's to choose: not shown
 

@@ -2,7 +2,7 @@
 system calls: the zygote probes the machine once (`Caps`, probe.py), the grader says what one child needs
 (`Request`), `decide()` returns the `Policy`, and `confine.apply()` carries it out in the child.
 Standard library only (copied flat into the fork server's folder, imported by the grader as
-`grader.sandbox.policy`).
+`grader.sandbox.confine.policy`); the values of POSENC_SANDBOX_MODE come from modes.py.
 
 Modes, strongest first:
 
@@ -30,12 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
-    from .paths import DEVICES
+    from ..modes import FORCED
+    from ..paths import DEVICES
 except ImportError:
+    from modes import FORCED
     from paths import DEVICES
 
 MODES = ("root-jail", "root-nojail", "root-user", "user-jail", "user", "none")
-FORCED = ("auto", "nojail", "user", "nolandlock")  # POSENC_SANDBOX_MODE (grader.settings.MODES is this list)
 CGROUP_HEADROOM_MB = 256  # over the memory allowance: copy-on-write copies of the server's pages,
 # page tables, kernel memory, which RLIMIT_AS does not count; RLIMIT_AS (a MemoryError learner code
 # can report) is met first where it applies, the cgroup (the kernel's OOM kill) is the backstop

@@ -12,8 +12,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from . import procs
-from .errors import SandboxError
+from .. import procs
+from ..errors import SandboxError
 
 N_SLOTS = 1000
 
