@@ -31,7 +31,7 @@ ERRORS = {"SubmissionError": SubmissionError, "SandboxError": SandboxError}
 
 
 # ---- in the forked process ----------------------------------------------------------------------------------
-def serve(sock, control, caps, setup):
+def serve(sock, control, hello, setup):
     """Grade what the grader's process asks for (GradeSubmission), one submission at a time, until it hangs up.
     The zygote's bootstrap (grader/sandbox/runtime/bootstrap.py) calls it, as the setup line's "serve" names it;
     `setup`: that GraderSetup line (wire.GraderSetup)."""
@@ -47,7 +47,7 @@ def serve(sock, control, caps, setup):
     tempfile.tempdir = setup.tmp
     channel = Channel(sock)
     checks = None if setup.checks is None else [by_key()[k] for k in setup.checks]
-    grader = Grader(settings, checks, zygote=ZygoteClient(control, caps))
+    grader = Grader(settings, checks, zygote=ZygoteClient(control, hello))
     while True:
         request = GradeSubmission.from_wire(channel.receive(time.monotonic() + 10 ** 9))
         if request is None:

@@ -93,13 +93,13 @@ class Policy:
     jail: str | None  # "root", "user" (namespaces through a user namespace), None
     pidns: bool  # the jail has a PID namespace and a /proc of its own (killed whole when the child ends)
     jail_dir: str
-    binds: tuple  # read-only in the jail
-    devices: tuple  # the devices in the jail's /dev (paths.DEVICES, and the GPU's for a CUDA exercise)
-    withhold: tuple  # files no child reads: Landlock leaves them out, the jail covers them with an empty file
+    binds: tuple[str, ...]  # read-only in the jail
+    devices: tuple[str, ...]  # the devices in the jail's /dev (paths.DEVICES, and the GPU's for a CUDA exercise)
+    withhold: tuple[str, ...]  # files no child reads: Landlock leaves them out, the jail covers them with an empty file
     stub: str
     workdir: str
-    readable: tuple  # Landlock
-    writable: tuple
+    readable: tuple[str, ...]  # Landlock
+    writable: tuple[str, ...]
     landlock: int  # ABI to use, 0: none
     seccomp: bool
     cgroup_mb: int | None  # memory.max / memory.limit_in_bytes: memory_mb plus CGROUP_HEADROOM_MB; None: no cgroup
@@ -110,11 +110,11 @@ class Policy:
     cpu_seconds: int
     file_bytes: int
     work_bytes: int
-    chmod_protect: tuple  # take "other" permissions from these (no jail, no Landlock, own uid)
+    chmod_protect: tuple[str, ...]  # take "other" permissions from these (no jail, no Landlock, own uid)
     clean_files_of_uid: bool  # after the child: remove the uid's files in /tmp, /var/tmp, /dev/shm
     clean_ipc: str | None  # after the child: "uid" (the sandbox's own), "new" (the grader's uid: only
     # objects made meanwhile), None (an IPC namespace took them)
-    notes: tuple  # sentences for the grading report where protection is weaker than root-jail
+    notes: tuple[str, ...]  # sentences for the grading report where protection is weaker than root-jail
 
 
 ROOT_REFUSAL = (

@@ -13,6 +13,7 @@ submission is done.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import shutil
 import signal
@@ -32,21 +33,21 @@ KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VI
 
 class ZygoteClient:
     """A control connection to a zygote: asks it for sessions (and, for the process that started it, for
-    trusted grading processes). `caps` is what the zygote found."""
+    trusted grading processes). `hello` is what the zygote found (wire.Hello), when another process read it."""
 
-    def __init__(self, sock, caps=None):
+    def __init__(self, sock, hello=None):
         self.channel = wire.Channel(sock)
-        self.caps = caps
+        self.hello = hello
 
     def ready(self):
-        """Its capabilities, once it has imported torch (waits for its hello the first time)."""
-        if self.caps is None:
-            hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + 180))
-            if hello is None:
+        """Its capabilities, once it has imported torch (waits for its hello the first time): policy.Caps's fields
+        and "python", the folders its Python imports from."""
+        if self.hello is None:
+            self.hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + 180))
+            if self.hello is None:
                 self.close()
                 raise SandboxError("the sandbox's fork server did not start")
-            self.caps = hello.caps
-        return self.caps
+        return {**dataclasses.asdict(self.hello.caps), "python": self.hello.python}
 
     def _fork(self, what, fds):
         """The pid of a `what` ("session" or "grader") the zygote forked, handed `fds`."""

@@ -40,7 +40,6 @@ from ..errors import SandboxError
 from . import slots, tmpdirs
 
 REPO = Path(__file__).resolve().parents[3]  # the grader's repository: the reference, the checks
-EXIT_SETUP_FAILED = 97  # child.py: the child could not be confined
 TIMED_OUT = "skipped: ran longer than {:g} s at grading time"  # child.py's words for the same
 NO_CALLS = "no candidate function can be called in this request"
 
@@ -278,8 +277,9 @@ class Session:
         """What the session server needs for one child: nothing that names a protected folder reaches the
         child (the policy lists what it may read, never what it may not), and no request."""
         lim = self.limits
-        rule = dataclasses.asdict(policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid)))
-        rule["chmod_protect"] = []  # done here, once (_configure): the child never hears of those folders
+        decided = policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid))
+        rule = dataclasses.replace(decided, chmod_protect=())  # done here, once (_configure): the child never hears of
+        # those folders
         result_bytes = max(0, min(lim.result_bytes, self.results_left))  # what the submission has left to send
         return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
                            stmt_seconds=lim.stmt_seconds, result_bytes=result_bytes,
@@ -319,7 +319,7 @@ class Session:
         try:
             # what this exercise's confinement says beyond the session's (no memory limit for a CUDA one, ...)
             named = f"{requests[0].exercise}: " if requests else ""
-            run.log += [("sandbox", named + n) for n in job.policy["notes"] if n not in self.notes]
+            run.log += [("sandbox", named + n) for n in job.policy.notes if n not in self.notes]
             self.channel.send(job, fds=[read_end])
             started = wire.Started.from_wire(self.channel.receive(min(deadline, time.monotonic() + 60)))
         except OSError:
@@ -409,7 +409,7 @@ class Session:
             why = "" if self.capabilities.cgroup else ", perhaps by the kernel for want of memory (no cgroup here says)"
             return f"was {describe_status(status)}{after}{why}"
         code = os.WEXITSTATUS(status)
-        if code == EXIT_SETUP_FAILED and progress is None:  # before the first statement: the grader's problem
+        if code == wire.EXIT_SETUP_FAILED and progress is None:  # before the first statement: the grader's problem
             raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine/confine.py); "
                                "set POSENC_SANDBOX_MODE=user to grade with weaker isolation")
         return "ok" if code == 0 else "ended early"  # the exit status is the learner's to choose: not shown

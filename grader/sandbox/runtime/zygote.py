@@ -31,6 +31,7 @@ sys.path.insert(0, HERE)  # the runtime files (host/runtime_files.py lists them)
 import bootstrap  # noqa: E402
 import kernel  # noqa: E402
 import paths  # noqa: E402
+import policy  # noqa: E402
 import probe  # noqa: E402
 import probes  # noqa: E402
 import procs  # noqa: E402
@@ -88,14 +89,14 @@ def _fork(run, keep_closed, *args):
     """Fork a child of the zygote that runs `run(*args)`; the zygote's own sockets closed in it."""
     pid = os.fork()
     if pid == 0:
-        code = 0
+        code = wire.EXIT_OK
         try:
             for sock in keep_closed:
                 sock.close()
             run(*args)
         except BaseException:
             traceback.print_exc()
-            code = 1
+            code = wire.EXIT_RAISED
         finally:
             os._exit(code)
     return pid
@@ -109,9 +110,9 @@ def main():
     os.dup2(2, 1)  # stray prints go where stderr goes, never into a protocol channel
     kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
     kernel.prctl(kernel.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
-    caps = dict(probe.capabilities(MODE, UID_BASE), python=paths.python_paths())
+    hello = wire.Hello(policy.Caps(**probe.capabilities(MODE, UID_BASE)), paths.python_paths())
     sigchld.wake_up_pipe()
-    wire.Channel(control).send(wire.Hello(caps))
+    wire.Channel(control).send(hello)
     controls, children = {control: wire.Channel(control)}, set()
     while control in controls:
         ready, _, _ = select.select(list(controls), [], [], 1.0)
@@ -130,7 +131,7 @@ def main():
                 mine = socket.socket(fileno=os.dup(fds[1]))
                 pid = _fork(lambda a, b, theirs: os.close(theirs) or bootstrap.serve(socket.socket(fileno=a),
                                                                                    socket.socket(fileno=b),
-                                                                                   dict(caps)),
+                                                                                   hello),
                             [*controls, mine], fds[0], fds[2], fds[1])
                 controls[mine] = wire.Channel(mine)
                 channel.send(wire.Forked(pid))
