@@ -47,7 +47,7 @@ def serve(sock, control, hello, setup):
     tempfile.tempdir = setup.tmp
     channel = Channel(sock)
     checks = None if setup.checks is None else [by_key()[k] for k in setup.checks]
-    grader = Grader(settings, checks, zygote=ZygoteClient(control, hello))
+    grader = Grader(settings, checks, zygote=ZygoteClient(control, settings.sandbox, hello))
     while True:
         request = GradeSubmission.from_wire(channel.receive(time.monotonic() + 10 ** 9))
         if request is None:

@@ -209,7 +209,7 @@ def test_two_graders_never_borrow_the_same_user_id(tmp_path):
         pytest.skip("the grader is not running as root")
     sub = tmp_path / "uid.py"
     sub.write_text("import os\n\ndef sinusoidal_table(*args, **kwargs):\n    raise ValueError(f'UID {os.getuid()}')\n")
-    second = Zygote(settings.sandbox_mode, settings.uid_base)  # a second worker's zygote
+    second = Zygote(settings.sandbox_mode, settings.uid_base, settings.sandbox)  # a second worker's zygote
     try:
         with Zygote.start(settings).session(settings) as mine:
             grader = RemoteGrader(settings, chapter_checks("ch01")[:1], zygote=second)

@@ -17,6 +17,7 @@ from grader.sandbox import procs
 from grader.sandbox.confine import confine, jail, kernel, landlock
 from grader.sandbox.paths import DEVICES, SYSTEM_PATHS, python_paths, within, without
 from grader.sandbox.runtime import cleanup, probe
+from grader.settings import SandboxTimings
 
 USER = 61999  # a uid no account has, standing for a grading user who is not root
 
@@ -212,7 +213,7 @@ def test_survivors_are_the_processes_a_clean_up_could_not_kill():
         time.sleep(60)
         os._exit(0)
     try:
-        assert procs.survivors(lambda: [sleeper] if procs.alive(sleeper) else []) == []
+        assert procs.survivors(lambda: [sleeper] if procs.alive(sleeper) else [], SandboxTimings().gone_seconds) == []
     finally:
         os.waitpid(sleeper, 0)
     if os.geteuid() != 0:

@@ -173,8 +173,6 @@ def test_mode_names_are_one_list():
 def test_the_docs_state_the_defaults_of_settings():
     """docs/instructor.md restates defaults for instructors: each statement, formatted from Settings, is there
     (a default changed in settings.py without the docs fails here)."""
-    from grader.sandbox.confine.policy import CGROUP_HEADROOM_MB
-
     limits, read, settings = S.Limits(), S.ReadLimits(), S.Settings()
     text = " ".join((ROOT / "docs" / "instructor.md").read_text().split())
     stated = [
@@ -191,6 +189,6 @@ def test_the_docs_state_the_defaults_of_settings():
         f"the address-space limit of {limits.judge_memory_mb} MB on that process",
         f"`POSENC_SANDBOX_UID_BASE` ({settings.uid_base})",
         f"`RLIMIT_NPROC` {limits.nproc}",
-        f"memory limit = `--memory-mb` + {CGROUP_HEADROOM_MB} MB, no swap, {limits.nproc} processes",
+        f"memory limit = `--memory-mb` + {S.SandboxTimings().cgroup_headroom_mb} MB, no swap, {limits.nproc} processes",
     ]
     assert [s for s in stated if s not in text] == []

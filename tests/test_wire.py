@@ -53,7 +53,7 @@ def test_the_zygote_answers_its_typed_messages():
     """Hello first; Fork("session") with a socket beside it: Forked; AskEnded: WaitStatus, the real exit status
     once that session server is gone."""
     settings = Settings.from_env()
-    zygote = Zygote(settings.sandbox_mode, settings.uid_base)
+    zygote = Zygote(settings.sandbox_mode, settings.uid_base, settings.sandbox)
     try:
         caps = zygote.ready()
         assert isinstance(caps, dict) and caps["python"] and isinstance(zygote.hello.caps, Caps)

@@ -93,9 +93,9 @@ TOO_LONG = b"\n"  # what Lines.next returns for a line it dropped (no line holds
 
 class Lines:
     """Newline-framed lines out of a byte stream, each at most `max_bytes` long: a longer one is dropped up to its
-    newline, counted in `dropped`, and read as TOO_LONG. Linear in a line's length: each byte is copied into the buffer once and
-    searched for the newline once (a bytes buffer, copied whole at each read and searched from its start, took
-    minutes for a 100 MB line)."""
+    newline, counted in `dropped`, and read as TOO_LONG. Linear in a line's length: each byte is copied into the
+    buffer once and searched for the newline once (a bytes buffer, copied whole at each read and searched from its
+    start, took minutes for a 100 MB line)."""
 
     def __init__(self, max_bytes):
         self.max_bytes, self.buffer, self.dropped = max_bytes, bytearray(), 0
@@ -301,9 +301,10 @@ class Forked(_Message):
 
 @dataclass
 class AskEnded(_Message):
-    """How did this session server of the zygote end?"""
+    """How did this session server of the zygote end? (waiting up to `ended_seconds` for it to end)"""
 
     pid: int
+    ended_seconds: float  # grader.settings.SandboxTimings
 
 
 @dataclass
@@ -326,6 +327,8 @@ class RunJob(_Message):
     uid: int | None  # the sandbox's user id, or None
     stub: str  # a folder with the no-op posenc_selfcheck notebooks import
     policy: Policy  # how the child is confined (confine/policy.py decided it)
+    stmt_grace_seconds: float  # how long a statement may run past its alarm (grader.settings.SandboxTimings)
+    gone_seconds: float  # how long killed processes may take to be gone (the same)
     call_bytes: int = 0  # the largest call of a candidate the session stores (candidate_calls.py)
     calls: int = 0  # calls it stores in all; past that it tells the grader without storing them
 

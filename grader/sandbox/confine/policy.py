@@ -37,9 +37,6 @@ except ImportError:
     from paths import DEVICES
 
 MODES = ("root-jail", "root-nojail", "root-user", "user-jail", "user", "none")
-CGROUP_HEADROOM_MB = 256  # over the memory allowance: copy-on-write copies of the server's pages,
-# page tables, kernel memory, which RLIMIT_AS does not count; RLIMIT_AS (a MemoryError learner code
-# can report) is met first where it applies, the cgroup (the kernel's OOM kill) is the backstop
 
 
 class Refused(RuntimeError):
@@ -65,7 +62,7 @@ class Caps:
 @dataclass(frozen=True, kw_only=True)
 class Request:
     """What one child needs (the grader's job for one exercise). The limits have no defaults here: they come
-    from grader.settings.Limits, under the same names."""
+    from grader.settings.Limits (and SandboxTimings), under the same names."""
 
     workdir: str
     stub: str  # the posenc_selfcheck stub package's folder
@@ -83,6 +80,7 @@ class Request:
     cpu_seconds: int
     file_bytes: int  # the largest file it may write
     work_bytes: int  # its working folder, where that is a tmpfs of its own
+    cgroup_headroom_mb: int  # the cgroup's memory over memory_mb (grader.settings.SandboxTimings)
 
 
 @dataclass(frozen=True)
@@ -102,7 +100,7 @@ class Policy:
     writable: tuple[str, ...]
     landlock: int  # ABI to use, 0: none
     seccomp: bool
-    cgroup_mb: int | None  # memory.max / memory.limit_in_bytes: memory_mb plus CGROUP_HEADROOM_MB; None: no cgroup
+    cgroup_mb: int | None  # memory.max / memory.limit_in_bytes: memory_mb plus cgroup_headroom_mb; None: no cgroup
     cgroup_pids: int | None
     memory_mb: int | None  # RLIMIT_AS: address space over what is mapped at fork; None: not set
     nproc: int | None  # RLIMIT_NPROC; None: not set
@@ -237,7 +235,7 @@ def decide(caps: Caps, req: Request) -> Policy:
         jail_dir=req.jail_dir, binds=tuple(req.system), devices=DEVICES + devices,
         withhold=tuple(req.withhold), stub=req.stub, workdir=req.workdir,
         readable=readable, writable=writable, landlock=landlock, seccomp=caps.seccomp,
-        cgroup_mb=req.memory_mb + CGROUP_HEADROOM_MB if cgroup else None,
+        cgroup_mb=req.memory_mb + req.cgroup_headroom_mb if cgroup else None,
         cgroup_pids=req.nproc if cgroup else None, memory_mb=memory_mb, nproc=nproc, nproc_shared=nproc_shared,
         cpu_seconds=req.cpu_seconds, file_bytes=req.file_bytes, work_bytes=req.work_bytes,
         chmod_protect=chmod_protect,

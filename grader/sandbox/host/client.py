@@ -33,17 +33,17 @@ KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VI
 
 class ZygoteClient:
     """A control connection to a zygote: asks it for sessions (and, for the process that started it, for
-    trusted grading processes). `hello` is what the zygote found (wire.Hello), when another process read it."""
+    trusted grading processes). `timings` (Settings.sandbox) says how long to wait for its answers; `hello` is what
+    the zygote found (wire.Hello), when another process read it."""
 
-    def __init__(self, sock, hello=None):
-        self.channel = wire.Channel(sock)
-        self.hello = hello
+    def __init__(self, sock, timings, hello=None):
+        self.channel, self.timings, self.hello = wire.Channel(sock), timings, hello
 
     def ready(self):
         """Its capabilities, once it has imported torch (waits for its hello the first time): policy.Caps's fields
         and "python", the folders its Python imports from."""
         if self.hello is None:
-            self.hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + 180))
+            self.hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + self.timings.start_seconds))
             if self.hello is None:
                 self.close()
                 raise SandboxError("the sandbox's fork server did not start")
@@ -56,7 +56,7 @@ class ZygoteClient:
             self.channel.send(wire.Fork(what), fds=fds)
         except OSError:
             raise SandboxError("the sandbox's fork server is gone") from None
-        forked = wire.Forked.from_wire(self.channel.receive(time.monotonic() + 30))
+        forked = wire.Forked.from_wire(self.channel.receive(time.monotonic() + self.timings.fork_seconds))
         if forked is None:
             self.close()
             raise SandboxError(f"the sandbox's fork server did not start a {what}")
@@ -79,10 +79,10 @@ class ZygoteClient:
     def how_it_ended(self, pid):
         """The wait status of a session server of this zygote that has ended, or None when unknown."""
         try:
-            self.channel.send(wire.AskEnded(int(pid)))
+            self.channel.send(wire.AskEnded(int(pid), self.timings.ended_seconds))
         except OSError:
             return None
-        reply = wire.WaitStatus.from_wire(self.channel.receive(time.monotonic() + 10))
+        reply = wire.WaitStatus.from_wire(self.channel.receive(time.monotonic() + self.timings.ask_seconds))
         return reply.status if reply else None
 
     def close(self):
@@ -93,7 +93,7 @@ class Zygote(ZygoteClient):
     """The zygote process (`python -I`, torch imported once, never a submission's code). It may serve
     every submission a grading process handles, each in a fresh session forked from it."""
 
-    def __init__(self, mode, uid_base):
+    def __init__(self, mode, uid_base, timings):
         self.mode = mode
         self.root = tmpdirs.make("posenc-server-")
         runtime_files.copy_into(self.root)
@@ -109,7 +109,7 @@ class Zygote(ZygoteClient):
             cwd=self.root, env=env, start_new_session=True, pass_fds=(theirs.fileno(),),
         )
         theirs.close()
-        super().__init__(ours)
+        super().__init__(ours, timings)
 
     @classmethod
     def start(cls, settings):
@@ -121,7 +121,7 @@ class Zygote(ZygoteClient):
             zygote.close()
         if not _ZYGOTES:
             atexit.register(close_all)
-        _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode, settings.uid_base)
+        _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode, settings.uid_base, settings.sandbox)
         return zygote
 
     def alive(self):

@@ -142,7 +142,7 @@ class Session:
         except policy.Refused as exc:
             raise SandboxError(str(exc)) from None
         if probe.uid is not None:
-            self.slot_fd, self.uid = slots.acquire_uid(self.settings.uid_base)
+            self.slot_fd, self.uid = slots.acquire_uid(self.settings.uid_base, self.settings.sandbox.uid_slots)
             self.gid = self.uid
             probe = policy.decide(self.capabilities, self._request([], uid=self.uid))  # its notes name this uid
             os.chmod(self.root, 0o711)
@@ -162,7 +162,8 @@ class Session:
                               protect=tuple(protected_paths(self.settings)),
                               withhold=(secret_path(self.settings),), uid=uid, gid=uid, cuda=cuda,
                               gpu_devices=gpus, memory_mb=lim.memory_mb, nproc=lim.nproc,
-                              cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes)
+                              cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes,
+                              cgroup_headroom_mb=self.settings.sandbox.cgroup_headroom_mb)
 
     # -- the session server ----------------------------------------------------------------------------
     def _alive(self):
@@ -202,8 +203,9 @@ class Session:
         """End the session and verify that every process of it is gone: `left_behind` lists any that is
         not (a sentence for the report in `closing_notes`)."""
         self._close_server()
-        self.left_behind = procs.gone_within(sorted(self.killed)) + (
-            procs.survivors(lambda: procs.uid_pids(self.uid)) if self.uid is not None else [])
+        gone = self.settings.sandbox.gone_seconds
+        self.left_behind = procs.gone_within(sorted(self.killed), gone) + (
+            procs.survivors(lambda: procs.uid_pids(self.uid), gone) if self.uid is not None else [])
         if self.left_behind:
             self.closing_notes.append(f"{len(self.left_behind)} process(es) of this submission were still alive "
                                       "after grading ended and could not be killed")
@@ -284,7 +286,9 @@ class Session:
         return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
                            stmt_seconds=lim.stmt_seconds, result_bytes=result_bytes,
                            line_bytes=result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
-                           policy=rule, call_bytes=calls.call_bytes if calls else 0, calls=calls.calls if calls else 0)
+                           policy=rule, stmt_grace_seconds=self.settings.sandbox.stmt_grace_seconds,
+                           gone_seconds=self.settings.sandbox.gone_seconds,
+                           call_bytes=calls.call_bytes if calls else 0, calls=calls.calls if calls else 0)
 
     @staticmethod
     def _answer_call(calls, request, stored, outdir, write_end, deadline):
@@ -321,7 +325,8 @@ class Session:
             named = f"{requests[0].exercise}: " if requests else ""
             run.log += [("sandbox", named + n) for n in job.policy.notes if n not in self.notes]
             self.channel.send(job, fds=[read_end])
-            started = wire.Started.from_wire(self.channel.receive(min(deadline, time.monotonic() + 60)))
+            started = wire.Started.from_wire(self.channel.receive(min(deadline, time.monotonic()
+                                                                      + self.settings.sandbox.started_seconds)))
         except OSError:
             started = None
         finally:
@@ -352,7 +357,8 @@ class Session:
                          f"({self.limits.wall_seconds:g} s per exercise, {self.limits.submission_seconds:g} s per "
                          "submission)")
             self._kill_submission()
-            ended = self._until(time.monotonic() + 10, lambda m: False)  # the server reports the killed child
+            # the server reports the killed child
+            ended = self._until(time.monotonic() + self.settings.sandbox.killed_seconds, lambda m: False)
         if ended == "gone" or ended == "late":
             run.ended = run.ended or self._server_ended(time.monotonic() - begun)
             self._close_server()

@@ -15,8 +15,6 @@ from pathlib import Path
 from .. import procs
 from ..errors import SandboxError
 
-N_SLOTS = 1000
-
 
 def slots_dir():
     """The lock files' folder: private, root's."""
@@ -28,10 +26,11 @@ def slots_dir():
     return path
 
 
-def acquire_uid(base):
-    """(lock fd, uid): a uid no account and no other live session uses, held while the fd is open."""
+def acquire_uid(base, slots):
+    """(lock fd, uid): a uid among `slots` from `base` (Settings.uid_base, SandboxTimings.uid_slots) that no account
+    and no other live session uses, held while the fd is open."""
     folder = slots_dir()
-    for n in range(N_SLOTS):
+    for n in range(slots):
         uid = base + n
         try:
             pwd.getpwuid(uid)

@@ -30,10 +30,11 @@ def kill_and_reap(uid):
             break
 
 
-def outlived(uid, group_removed):
-    """Verify that nothing of the exercise is left (below this process; of its uid; in its cgroup): a
-    sentence for the report when something is, else None."""
-    left = procs.survivors(lambda: procs.descendants(os.getpid()) + (procs.uid_pids(uid) if uid is not None else []))
+def outlived(uid, group_removed, seconds):
+    """Verify that nothing of the exercise is left (below this process; of its uid; in its cgroup), giving what was
+    killed `seconds` to go: a sentence for the report when something is, else None."""
+    left = procs.survivors(lambda: procs.descendants(os.getpid()) + (procs.uid_pids(uid) if uid is not None else []),
+                           seconds)
     if not left and group_removed:
         return None
     return (f"{len(left)} process(es) of this exercise outlived it and could not be killed" if left

@@ -39,7 +39,6 @@ import sigchld
 import wire
 
 NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
-STMT_GRACE = 1.0  # seconds a top-level statement may run past its alarm before the server ends the child
 
 
 class Receiver:
@@ -108,20 +107,21 @@ def _drain(fd, receiver):
         receiver.feed(chunk)
 
 
-def _overran(receiver, stmt_seconds):
-    """True when the child has been executing one top-level statement for longer than its alarm allows (a
-    statement that catches the alarm's exception, or blocks it)."""
-    return (receiver.progress or "").isdigit() and time.monotonic() - receiver.progress_at > stmt_seconds + STMT_GRACE
+def _overran(receiver, job):
+    """True when the child has been executing one top-level statement for longer than its alarm allows, and its
+    grace past it (a statement that catches the alarm's exception, or blocks it)."""
+    return ((receiver.progress or "").isdigit()
+            and time.monotonic() - receiver.progress_at > job.stmt_seconds + job.stmt_grace_seconds)
 
 
-def _reap(wake_fd, pid, read_fd, receiver, stmt_seconds):
+def _reap(wake_fd, pid, read_fd, receiver, job):
     """Wait for the child `pid` while reading its results; reap adopted orphans on the way. A statement that
     outlives its alarm is ended here (the statement watchdog), so the exercise can run again without it within
     its time. (status, whether the watchdog ended it)."""
     status, open_, overran = None, True, False
     while status is None:
         ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 0.5)
-        if not overran and _overran(receiver, stmt_seconds):
+        if not overran and _overran(receiver, job):
             overran = True
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -155,7 +155,8 @@ def _group(job, n):
     if not rule.cgroup_mb:
         return None, None
     try:
-        return cgroup.Cgroup.create(f"x{n}", rule.cgroup_mb << 20, rule.cgroup_pids), None
+        return cgroup.Cgroup.create(f"x{n}", rule.cgroup_mb << 20, rule.cgroup_pids,
+                                    gone_seconds=job.gone_seconds), None
     except OSError:
         if rule.memory_mb is None:
             return None, ("no cgroup could be made for this exercise, and it had no address-space limit: it ran "
@@ -191,12 +192,12 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd):
     receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
                         on_result=lambda token: out.send(wire.ResultReady(token)), call_bytes=job.call_bytes,
                         calls=job.calls, on_call=lambda stored: out.send(wire.CallReady(stored)))
-    status, overran = _reap(wake_fd, pid, read_fd, receiver, job.stmt_seconds)
+    status, overran = _reap(wake_fd, pid, read_fd, receiver, job)
     os.close(read_fd)
     cleanup.kill_and_reap(job.uid)
     oom = group is not None and group.oom_killed()
-    removed = group.kill_and_remove() if group is not None else True
-    note = "; ".join(filter(None, [note, cleanup.outlived(job.uid, removed)]))
+    removed = group.kill_and_remove(job.gone_seconds) if group is not None else True
+    note = "; ".join(filter(None, [note, cleanup.outlived(job.uid, removed, job.gone_seconds)]))
     if rule.clean_ipc == "uid":
         cleanup.remove_sysv_ipc(job.uid)
     elif rule.clean_ipc == "new":

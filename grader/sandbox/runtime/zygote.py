@@ -73,8 +73,9 @@ def _reap_sessions(sessions):
             ENDED.pop(next(iter(ENDED)))
 
 
-def _how_it_ended(pid, sessions, seconds=2.0):
-    """The wait status of a session that ended (the grader lost its socket: why?), or None if unknown."""
+def _how_it_ended(pid, sessions, seconds):
+    """The wait status of a session that ended (the grader lost its socket: why?) within `seconds`, or None if
+    unknown."""
     deadline = time.monotonic() + seconds
     while True:
         _reap_sessions(sessions)
@@ -135,8 +136,8 @@ def main():
                             [*controls, mine], fds[0], fds[2], fds[1])
                 controls[mine] = wire.Channel(mine)
                 channel.send(wire.Forked(pid))
-            elif ask and isinstance(ask.pid, int):
-                channel.send(wire.WaitStatus(_how_it_ended(ask.pid, children)))
+            elif ask:
+                channel.send(wire.WaitStatus(_how_it_ended(ask.pid, children, ask.ended_seconds)))
                 pid = None
             else:  # the other side is gone (or speaks nonsense): forget it; the grader's own ends everything
                 controls.pop(sock)
