@@ -320,8 +320,8 @@ def test_torch_and_matplotlib_need_nothing_the_filter_denies(tmp_path):
     matplotlib with Agg) runs under the filter. A fresh interpreter: this test process stays torch-free."""
     if not seccomp_works():
         pytest.skip("no seccomp here")
-    done = subprocess.run([sys.executable, "-I", "-c", TORCH_CHILD, str(ROOT / "grader" / "sandbox")],
+    done = subprocess.run([sys.executable, "-I", "-c", TORCH_CHILD, str(ROOT / "grader" / "sandbox" / "confine")],
                           capture_output=True, text=True, timeout=120,
                           env={"PATH": os.environ.get("PATH", ""), "MPLCONFIGDIR": str(tmp_path),
-                               "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"})  # as zygote.py starts the zygote
+                               "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"})  # as host/client.py starts the zygote
     assert done.returncode == 0, done.stderr[-3000:]
