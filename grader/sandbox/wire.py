@@ -3,11 +3,16 @@
 Framing (`frame`, `unframe`): one JSON object per line. On a Unix stream socket (`Channel`: the grader,
 the zygote, the session servers, the trusted grading process) file descriptors travel beside a line
 (SCM_RIGHTS); between a batch and its workers (grader/batch/scheduling.py, worker.py) the lines go
-over the worker's stdin and stdout. Standard library only: the fork servers import this file flat
-(server.py, session_server.py), the grader as `grader.sandbox.wire`.
+over the worker's stdin and stdout. Standard library only (and the policy's records, which cross as fields): the
+fork servers import this file flat (runtime/zygote.py, session_server.py), the grader as `grader.sandbox.wire`.
 
-The zygote (runtime/zygote.py) says Hello on its control socket once torch is imported, then answers Fork with Forked
-(the new process's pid) and AskEnded with WaitStatus; nothing else crosses that socket.
+Every message is a dataclass whose annotations are its types: `decode` checks each field (nested records, the
+policy and the capabilities, field by field) and refuses a wrong type, an unknown field or a missing one with a
+WireError that names it; `from_wire` reads a refusal as None. The child's result pipe has its own line
+(`result_line`), and every reader splits lines with `Lines`, which drops a line past its limit.
+
+The zygote (runtime/zygote.py) says Hello on its control socket once torch is imported, then answers Fork with
+Forked (the new process's pid) and AskEnded with WaitStatus; nothing else crosses that socket.
 
 A session (one submission) speaks these messages, in this order, for each run of a child:
 
