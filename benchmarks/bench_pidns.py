@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader.grading import Grader  # noqa: E402
-from grader.sandbox.session import Session  # noqa: E402
-from grader.sandbox.zygote import Zygote  # noqa: E402
+from grader.sandbox.host.client import Zygote  # noqa: E402
+from grader.sandbox.host.session import Session  # noqa: E402
 from grader.settings import Settings  # noqa: E402
 
 

@@ -3,8 +3,8 @@ grading process, never in the learner's.
 
 Chapter 4's `check_relative_property` and chapter 8's `check_axial_property` are graded by mutation
 (grader/checks/mutation.py): the learner's test runs in the sandbox on candidate RoPEs, correct and broken. The
-child gets opaque callables instead of the candidates (sandbox/candidate_calls.py); each call sends the
-arguments here, through the session (sandbox/session.py), and the value goes back:
+child gets opaque callables instead of the candidates (sandbox/runtime/candidate_calls.py); each call sends the
+arguments here, through the session (sandbox/host/session.py), and the value goes back:
 
     calls = Calls()                                     # one child's run
     params = calls.params(token, probe, params)         # the candidates' names replaced by tokens for this request
@@ -40,7 +40,7 @@ import time
 from functools import lru_cache
 
 from .sandbox import wire
-from .sandbox.candidate_calls import CALL_BYTES, X_NUMEL, check_arguments, pack
+from .sandbox.runtime.candidate_calls import CALL_BYTES, X_NUMEL, check_arguments, pack
 from .settings import CANDIDATES
 
 NOT_NOW = "no candidate function can be called now: call rope_fn while your test is being run on it"

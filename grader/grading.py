@@ -44,8 +44,8 @@ from . import shipped, twins, unseen
 from .candidates import Calls
 from .checks import all_checks, mistakes
 from .records import Grade, Status, Verdict, messages
+from .sandbox.host.client import Zygote
 from .sandbox.wire import Probe
-from .sandbox.zygote import Zygote
 from .settings import ANSWER, DEFAULT_SECRET
 from .submission import defining_file, read_submission
 
@@ -332,7 +332,7 @@ class Grader:
         """Run checks in one child, one request at a time, each under a token drawn for this run (the child
         learns neither which check, nor which exercise visibility, nor which candidate a request stands for),
         in an order drawn for this run."""
-        from .sandbox.results import collect
+        from .results import collect
 
         ordered = list(checks)
         secrets.SystemRandom().shuffle(ordered)

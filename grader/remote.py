@@ -20,8 +20,8 @@ from pathlib import Path
 from .checks import by_key
 from .records import Grade
 from .sandbox.errors import SandboxError
+from .sandbox.host.client import Zygote, ZygoteClient
 from .sandbox.wire import Channel, Graded, GradeFailed, GraderSetup, GradeSubmission, GradingProgress
-from .sandbox.zygote import Zygote, ZygoteClient
 from .settings import Settings
 from .submission import SubmissionError
 
@@ -30,10 +30,10 @@ ERRORS = {"SubmissionError": SubmissionError, "SandboxError": SandboxError}
 
 
 # ---- in the forked process ----------------------------------------------------------------------------------
-def serve(sock, control, caps, setup):
+def serve(sock, control, hello, setup):
     """Grade what the grader's process asks for (GradeSubmission), one submission at a time, until it hangs up.
-    The zygote's bootstrap (grader/sandbox/bootstrap.py) calls it, as the setup line's "serve" names it; `setup`:
-    that GraderSetup line (wire.GraderSetup)."""
+    The zygote's bootstrap (grader/sandbox/runtime/bootstrap.py) calls it, as the setup line's "serve" names it;
+    `setup`: that GraderSetup line (wire.GraderSetup)."""
     import torch
 
     from .grading import Grader
@@ -46,7 +46,7 @@ def serve(sock, control, caps, setup):
     tempfile.tempdir = setup.tmp
     channel = Channel(sock)
     checks = None if setup.checks is None else [by_key()[k] for k in setup.checks]
-    grader = Grader(settings, checks, zygote=ZygoteClient(control, caps))
+    grader = Grader(settings, checks, zygote=ZygoteClient(control, settings.sandbox, hello))
     while True:
         request = GradeSubmission.from_wire(channel.receive())
         if request is None:
@@ -70,7 +70,7 @@ def _limit_memory(megabytes):
     limit: a judgement that needs more fails its check, never the grader). Not on a machine with an NVIDIA driver:
     CUDA reserves far more address space than it uses. What bounds this process there too: the results it accepts
     from one submission's children are capped (Limits.submission_result_bytes, counted before anything is decoded:
-    sandbox/session.py), and each answer's tensors before any judgement (grading._form_problem)."""
+    sandbox/host/session.py), and each answer's tensors before any judgement (grading._form_problem)."""
     import resource
 
     if os.path.exists("/dev/nvidiactl"):

@@ -15,8 +15,9 @@ Environment variables (for graders run by other programs; command-line options o
 
 One name per quantity, from the command line to the sandbox child: `--memory-mb`, $POSENC_SANDBOX_MEMORY_MB,
 `Limits.memory_mb`, `policy.Request.memory_mb`, `policy.Policy.memory_mb`, converted to bytes only where the
-kernel is told (confine.limit's RLIMIT_AS; the cgroup's `Policy.cgroup_mb` is that allowance plus the policy's
-headroom). The same for `nproc`, `cpu_seconds`, `file_bytes`, `work_bytes`, `stmt_seconds` and `uid_base`.
+kernel is told (confine.limit's RLIMIT_AS; the cgroup's `Policy.cgroup_mb` is that allowance plus
+`SandboxTimings.cgroup_headroom_mb`). The same for `nproc`, `cpu_seconds`, `file_bytes`, `work_bytes`, `stmt_seconds`
+and `uid_base`, and for the sandbox's waits and margins (`SandboxTimings`: `stmt_grace_seconds`, `gone_seconds`...).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import json
 import os
 from dataclasses import dataclass, field
 
-# POSENC_SANDBOX_MODE's values: the sandbox policy's list (policy.py is standard library only, copied beside
-# the fork server, so the list is written there and read here)
-from .sandbox.policy import FORCED as MODES  # noqa: F401 (re-exported)
+# POSENC_SANDBOX_MODE's values: one list, which the sandbox's policy reads too (grader/sandbox/modes.py has no
+# imports: it is copied beside the zygote)
+from .sandbox.modes import FORCED as MODES  # noqa: F401 (re-exported)
 
 DEFAULT_SECRET = ".grader-secret"  # in the repository's root; .gitignore'd, never in a release
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -102,6 +103,28 @@ class ReadLimits:
     timestamp_bytes: int = 200  # nbgrader's timestamp.txt in a submission (a time that the student's side wrote)
 
 
+@dataclass(frozen=True)
+class SandboxTimings:
+    """The sandbox's own waits and margins (grader/sandbox/): how long the grader's side waits for the zygote and a
+    session server, how long they wait for killed processes to go, and the margins over the Limits. Each keeps its
+    name on the way down: the zygote gets `ended_seconds` in each AskEnded, a session server `stmt_grace_seconds`
+    and `gone_seconds` in each RunJob (grader/sandbox/wire.py), the policy `cgroup_headroom_mb` in its Request."""
+
+    start_seconds: float = 180.0  # the zygote's hello, once it has imported torch (sandbox/host/client.py)
+    fork_seconds: float = 30.0  # the zygote's answer to a Fork (a session server, a trusted grading process)
+    ask_seconds: float = 10.0  # the zygote's answer to an AskEnded
+    ended_seconds: float = 2.0  # how long the zygote waits for a session that lost its grader to end (AskEnded)
+    started_seconds: float = 60.0  # a session server's Started for a child (no longer than the exercise's time left)
+    killed_seconds: float = 10.0  # its Ended once the grader has killed a child that ran out of wall clock
+    stmt_grace_seconds: float = 1.0  # a top-level statement past its alarm before the session server ends the child
+    gone_seconds: float = 5.0  # for processes sent SIGKILL (and a cgroup's) to be gone before they count as survivors
+    # the cgroup's memory limit over Limits.memory_mb: copy-on-write copies of the zygote's pages, page tables,
+    # kernel memory, which RLIMIT_AS does not count; RLIMIT_AS (a MemoryError learner code can report) is met first
+    # where it applies, the cgroup (the kernel's OOM kill) is the backstop
+    cgroup_headroom_mb: int = 256
+    uid_slots: int = 1000  # user ids from uid_base that root graders may borrow, one per live session
+
+
 # Fixed caps, the same for every run (no option changes them): how much of what a submission controls is
 # accepted back from the sandbox and reaches a report. Read as REPORT and ANSWER.
 @dataclass(frozen=True)
@@ -119,7 +142,7 @@ class ReportLimits:
 
 @dataclass(frozen=True)
 class AnswerLimits:
-    """What the grader accepts of one probe result (grader/sandbox/results.py, grading._form_problem)."""
+    """What the grader accepts of one probe result (grader/results.py, grading._form_problem)."""
 
     json_bytes: int = 4 << 20  # a result's JSON part (and the child's execution log)
     keys: int = 500  # fields of one result
@@ -205,6 +228,7 @@ AUTHORING = AuthoringRules()
 class Settings:
     limits: Limits = field(default_factory=Limits)
     read: ReadLimits = field(default_factory=ReadLimits)
+    sandbox: SandboxTimings = field(default_factory=SandboxTimings)
     sandbox_mode: str = "auto"
     protect: tuple = ()  # folders no learner code may see, besides the grader's own repository
     uid_base: int = 61000
@@ -262,5 +286,6 @@ class Settings:
         data = json.loads(text)
         data["limits"] = Limits(**data["limits"])
         data["read"] = ReadLimits(**data["read"])
+        data["sandbox"] = SandboxTimings(**data["sandbox"])
         data["protect"] = tuple(data["protect"])
         return cls(**data)

@@ -173,7 +173,7 @@ def uses_candidates(table_name):
     """Mark a probe that runs a learner's property test on named candidate functions: `catalog` hands it the
     candidates registered as `table_name` in every module it lists (the public ones here, the grader's hidden
     ones in its own modules), merged there; no module adds to another's table. The sandbox's child hands it the
-    grader's opaque callables instead (grader/sandbox/candidate_calls.py)."""
+    grader's opaque callables instead (grader/sandbox/runtime/candidate_calls.py)."""
 
     def mark(fn):
         fn.candidate_table = table_name

@@ -10,7 +10,7 @@ x (..., seq, head_dim) and position_ids (seq,) or (batch, seq) and returns a ten
 
 The probe is one path for both: in the learner's kernel it runs their test on the functions of `table`; in the
 grader's sandbox `table` holds opaque callables instead, named by tokens drawn for the request, whose values
-the grader computes in its own process (grader/sandbox/candidate_calls.py, grader/candidates.py).
+the grader computes in its own process (grader/sandbox/runtime/candidate_calls.py, grader/candidates.py).
 """
 
 from __future__ import annotations

@@ -141,61 +141,109 @@ def test_every_front_end_grades_through_the_one_grading_path():
     assert "grader.grading" in edges["grader.remote"]  # the same path, run in a fork of the zygote
     for front in ("grader.cli", "grader.batch.worker", "grader.gradescope", "grader.pytest_plugin"):
         assert edges[front] & {"grader.grading", "grader.remote"}, front
-    sandbox_users = {m for m, deps in edges.items() if "grader.sandbox.zygote" in deps}
+    sandbox_users = {m for m, deps in edges.items() if "grader.sandbox.host.client" in deps}
     # nothing else talks to it (__main__ only closes it on the way out)
     assert sandbox_users <= {"grader.grading", "grader.remote", "grader.__main__"}, sandbox_users
 
 
 # ---- the sandbox ----------------------------------------------------------------------------------------------
-# What grader.sandbox may import of the grader outside itself: records and plain helpers that import nothing of
-# the grader above them (the grades' records, the settings, whose limits the sandbox applies, control-character
-# cleaning, reading a file without following links, the hidden probes' file names); they may import the sandbox's
-# own modules (the settings take the sandbox modes from policy.py). Never remote, grading, checks or the
-# reference: the caller passes what the sandbox needs (the trusted grader's entry point comes in its setup line:
-# grader/sandbox/bootstrap.py).
-SANDBOX_MAY_IMPORT = {"grader.records", "grader.settings", "grader.escape", "grader.files", "grader.hidden_probes"}
+# Three folders named by where their code runs, on a base both sides share (grader/sandbox/*.py: the wire, the
+# mode names, paths, processes, the sandbox's error):
+# - host/: the grader's side (its client of the zygote, a submission's session, uid slots, temporary folders);
+# - runtime/: what the zygote's interpreter runs, copied flat into its folder (the zygote, the session servers,
+#   the child, the trusted grading process's start): it imports nothing of the grader's side;
+# - confine/: the confinement mechanisms and the policy that picks them, standard library and ctypes only.
+SANDBOX = "grader.sandbox"
+BASE, HOST, RUNTIME, CONFINE = "base", f"{SANDBOX}.host", f"{SANDBOX}.runtime", f"{SANDBOX}.confine"
+# What the sandbox's host side may import of the grader outside the sandbox: records and plain helpers that import
+# nothing of the grader above them (the grades' records, the settings, whose limits the sandbox applies, reading a
+# file without following links, the hidden probes' file names). Never remote, grading, checks or the reference: the
+# caller passes what the sandbox needs (the trusted grader's entry point comes in its setup line:
+# grader/sandbox/runtime/bootstrap.py).
+SANDBOX_MAY_IMPORT = {"grader.records", "grader.settings", "grader.files", "grader.hidden_probes"}
+# {layer: the layers it may import}; the base imports the policy's records alone of confine/ (the wire carries them)
+LAYERS = {BASE: {BASE, f"{CONFINE}.policy"}, CONFINE: {BASE, CONFINE}, RUNTIME: {BASE, CONFINE, RUNTIME},
+          HOST: {BASE, CONFINE, HOST} | SANDBOX_MAY_IMPORT}
+# the third-party packages a layer may import (runtime: the zygote loads torch and matplotlib once, before any
+# fork; the child runs probes on torch and stores their results with safetensors)
+THIRD_PARTY = {BASE: set(), CONFINE: set(), HOST: set(), RUNTIME: {"torch", "safetensors", "matplotlib"}}
+
+
+def _layer(module):
+    """The layer of a module of grader.sandbox (None outside it): BASE for the files at its root."""
+    if not module.startswith(SANDBOX + "."):
+        return None
+    for layer in (HOST, RUNTIME, CONFINE):
+        if module.startswith(layer + "."):
+            return layer
+    return BASE
+
+
+def _allowed(layer, module):
+    return any(module == a or module.startswith(a + ".") or a == _layer(module) for a in LAYERS[layer])
 
 
 def _upward(edges):
-    """{sandbox module: what it imports of the grader outside grader.sandbox and not allowed}, where any."""
-    found = {m: sorted(d for d in deps if not d.startswith("grader.sandbox") and d not in SANDBOX_MAY_IMPORT)
-             for m, deps in edges.items() if m.startswith("grader.sandbox.")}
+    """{sandbox module: what it imports of the grader that its layer may not}, where any."""
+    found = {m: sorted(d for d in deps if not _allowed(_layer(m), d))
+             for m, deps in edges.items() if _layer(m)}
     return {m: d for m, d in found.items() if d}
 
 
 def test_the_sandbox_imports_nothing_above_it_but_what_is_allowed():
     edges = graph()
-    assert {"grader.sandbox.zygote", "grader.sandbox.server", "grader.sandbox.bootstrap"} <= set(edges)
-    assert edges["grader.sandbox.zygote"] & SANDBOX_MAY_IMPORT  # the graph sees the sandbox's imports
+    assert {f"{HOST}.client", f"{RUNTIME}.zygote", f"{RUNTIME}.bootstrap", f"{CONFINE}.policy"} <= set(edges)
+    assert edges[f"{HOST}.session"] & SANDBOX_MAY_IMPORT  # the graph sees the sandbox's imports
+    assert f"{CONFINE}.kernel" in edges[f"{RUNTIME}.cleanup"] and f"{SANDBOX}.procs" in edges[f"{CONFINE}.cgroup"]
     assert _upward(edges) == {}, _upward(edges)
     for allowed in SANDBOX_MAY_IMPORT:  # the allowed ones stay leaves: nothing of the grader above them either
-        above = {d for d in edges[allowed] if not d.startswith("grader.sandbox")}
+        above = {d for d in edges[allowed] if _layer(d) != BASE}
         assert above <= SANDBOX_MAY_IMPORT | {"grader"}, (allowed, above)
+    # the settings take the mode names from the sandbox's base, never its policy
+    assert {d for d in edges["grader.settings"] if _layer(d)} == {f"{SANDBOX}.modes"}
+
+
+def test_each_sandbox_layer_imports_only_its_third_party_packages():
+    """confine/, host/ and the base import the standard library alone (host/ starts the zygote before the grader
+    loads torch); the runtime, torch and what the zygote preloads besides. A file imported flat in the zygote's
+    folder imports the others by their bare names."""
+    from grader.sandbox.host.runtime_files import RUNTIME_FILES
+
+    flat = {p.stem for p in RUNTIME_FILES}
+    assert {"kernel", "wire", "probes"} <= flat
+    for path in sorted((GRADER / "sandbox").rglob("*.py")):
+        layer = _layer(_module_name(path))
+        assert _foreign([path], STDLIB | {"grader"} | THIRD_PARTY[layer] | flat) == {}, path
 
 
 def test_an_upward_import_inside_a_function_breaks_the_rule(tmp_path):
     """The import the trusted grader's bootstrap once made (grader.remote, inside a function) is an edge, and
-    the rule names it."""
-    (tmp_path / "grader" / "sandbox").mkdir(parents=True)
-    for name in ("grader/remote.py", "grader/records.py", "grader/sandbox/__init__.py"):
+    the rule names it; so is a runtime module reaching into the grader's side."""
+    (tmp_path / "grader" / "sandbox" / "runtime").mkdir(parents=True)
+    (tmp_path / "grader" / "sandbox" / "host").mkdir(parents=True)
+    for name in ("grader/remote.py", "grader/records.py", "grader/sandbox/host/session.py"):
         (tmp_path / name).write_text("")
-    (tmp_path / "grader" / "sandbox" / "server.py").write_text("def trusted():\n    from grader import remote\n")
-    (tmp_path / "grader" / "sandbox" / "session.py").write_text("from ..records import ExerciseRun\n")
-    assert _upward(graph(root=tmp_path)) == {"grader.sandbox.server": ["grader.remote"]}
+    runtime = tmp_path / "grader" / "sandbox" / "runtime"
+    (runtime / "zygote.py").write_text("def trusted():\n    from grader import remote\n")
+    (runtime / "child.py").write_text("from ..host import session\n")
+    (tmp_path / "grader" / "sandbox" / "host" / "client.py").write_text("from ...records import ExerciseRun\n")
+    assert _upward(graph(root=tmp_path)) == {f"{RUNTIME}.zygote": ["grader.remote"],
+                                             f"{RUNTIME}.child": [f"{HOST}.session"]}
 
 
 def _flat_imports(path, local):
-    """The runtime files (names in `local`) that `path` imports as the zygote's flat folder resolves them:
-    `import x`, `from x import y`, and the package form `from . import x` / `from .x import y` beside it."""
+    """The runtime files (`local`: {name: path}) that `path` imports as the zygote's flat folder resolves them:
+    `import x`, `from x import y`, and the package form (`from . import x`, `from ..confine.kernel import y`),
+    resolved to the file it names in the repository."""
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names = [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [(node.module or "").split(".")[0]]
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0:
-                names = [(node.module or "").split(".")[0]]
-            else:
-                names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+            base = path.parents[node.level - 1].joinpath(*(node.module or "").split(".") if node.module else [])
+            names = [base.name] if base.with_suffix(".py").is_file() else [a.name for a in node.names]
         else:
             continue
         out |= {f"{n}.py" for n in names if f"{n}.py" in local}
@@ -203,25 +251,26 @@ def _flat_imports(path, local):
 
 
 def test_the_runtime_files_are_exactly_what_the_zygote_imports():
-    """runtime.RUNTIME_FILES, listed by hand, against the closure of server.py's imports (and the hidden probe
-    modules it imports by name): a file missing from the list would fail in the zygote, one too many is
-    copied for nothing."""
+    """runtime_files.RUNTIME_FILES, listed by hand, against the closure of runtime/zygote.py's imports (and the
+    hidden probe modules it imports by name): a file missing from the list would fail in the zygote, one too many
+    is copied for nothing."""
     from grader import hidden_probes
-    from grader.sandbox import runtime
+    from grader.sandbox.host import runtime_files
 
-    folders = (GRADER / "sandbox", ROOT / "posenc_selfcheck", GRADER / "hidden_probes")
+    folders = (GRADER / "sandbox" / "runtime", GRADER / "sandbox" / "confine", GRADER / "sandbox",
+               ROOT / "posenc_selfcheck", GRADER / "hidden_probes")
     local = {p.name: p for folder in reversed(folders) for p in folder.glob("*.py") if p.name != "__init__.py"}
-    todo = ["server.py"] + [f"{name}.py" for name in hidden_probes.MODULE_NAMES]
+    todo = ["zygote.py"] + [f"{name}.py" for name in hidden_probes.MODULE_NAMES]
     needed = set()
     while todo:
         name = todo.pop()
         if name not in needed:
             needed.add(name)
             todo += _flat_imports(local[name], local)
-    listed = [p.name for p in runtime.RUNTIME_FILES]
-    assert {"child.py", "probes.py", "store.py", "wire.py"} <= needed  # the closure is real
+    listed = [p.name for p in runtime_files.RUNTIME_FILES]
+    assert {"child.py", "probes.py", "store.py", "wire.py", "kernel.py", "modes.py"} <= needed  # the closure is real
     assert sorted(listed) == sorted(needed), (set(listed) ^ needed)
-    assert all(local[p.name] == p for p in runtime.RUNTIME_FILES)  # each from the folder it is imported from
+    assert all(local[p.name] == p for p in runtime_files.RUNTIME_FILES)  # each from the folder it is imported from
 
 
 # ---- the nevers ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """A property test's candidates stay out of the learner's process (grader/candidates.py,
-grader/sandbox/candidate_calls.py): the test gets opaque callables computed in the grading process, so nothing of
-a candidate but its value reaches learner code: no code, closure, name or attribute, no hidden module, no time of
-its own; a call the grader must refuse costs only its check; and visible output never names a hidden candidate.
+grader/sandbox/runtime/candidate_calls.py): the test gets opaque callables computed in the grading process, so
+nothing of a candidate but its value reaches learner code: no code, closure, name or attribute, no hidden module, no
+time of its own; a call the grader must refuse costs only its check; and visible output never names a hidden candidate.
 
 The attack files live in tests/hostile/ (fingerprint_candidates.py, scan_for_candidates.py, malformed_calls.py).
 """
@@ -125,7 +125,8 @@ def test_a_call_the_grader_must_refuse_is_refused_and_costs_only_its_check(tmp_p
     attacked = [v for v in grade.verdicts if v.check.params["head_dim"] == 16]
     rest = [v for v in grade.verdicts if v not in attacked]
     assert attacked and all(v.score == 0 for v in attacked)
-    assert rest and all(v.score == v.max_score for v in rest), [(v.check.key, str(v.feedback)) for v in rest if not v.score]
+    assert rest and all(v.score == v.max_score for v in rest), [(v.check.key, str(v.feedback))
+                                                                 for v in rest if not v.score]
     said = str(attacked[0].feedback)  # the first 32 characters of each answer (the feedback keeps 300 of the error)
     for words in ("the call's arguments could not b",  # garbage, a pickle
                   "no candidate function can be cal",  # a token of no candidate in this request
@@ -139,7 +140,7 @@ def test_a_call_the_grader_must_refuse_is_refused_and_costs_only_its_check(tmp_p
 
 # ---- the callables and the answers, one by one -----------------------------------------------------------
 def test_a_candidate_callable_carries_nothing_of_its_candidate():
-    from grader.sandbox import candidate_calls
+    from grader.sandbox.runtime import candidate_calls
 
     table = candidate_calls.table(["c1", "c2", "c3"])
     fns = list(table.values())
@@ -173,7 +174,7 @@ def test_every_candidate_answers_after_the_same_time(chapter):
     sooner; the cheapest (the identity) and the costliest (computed in float64) alike (the shortest of a few
     calls: the machine's load only adds)."""
     from grader import candidates
-    from grader.sandbox.candidate_calls import pack
+    from grader.sandbox.runtime.candidate_calls import pack
     from grader.sandbox.wire import Probe
 
     _, probe, _ = CHAPTERS[chapter]

@@ -90,7 +90,8 @@ def test_every_known_mistake_really_is_wrong():
 
 
 def _feedback(results, exercise):
-    return " | ".join(str(r.feedback) for r in results.values() if r.check.exercise == exercise and r.status == "failed")
+    return " | ".join(str(r.feedback) for r in results.values()
+                      if r.check.exercise == exercise and r.status == "failed")
 
 
 def test_diagnoses_for_swapped_table_backwards_shift_and_a_table_outside_buffers():

@@ -29,7 +29,8 @@ def grade(path):
 
 def feedback(path, exercise):
     results, _ = grade(path)
-    return " | ".join(str(r.feedback) for r in results.values() if r.check.exercise == exercise and r.status == "failed")
+    return " | ".join(str(r.feedback) for r in results.values()
+                      if r.check.exercise == exercise and r.status == "failed")
 
 
 @pytest.mark.parametrize("submission,exercise,words", [

@@ -53,7 +53,7 @@ def test_a_sandbox_mode_the_machine_refuses_is_a_clear_error_with_exit_status_2(
 
     import pytest
 
-    from grader.sandbox import probe
+    from grader.sandbox.runtime import probe
     from grader.settings import Settings
 
     if os.geteuid() != 0 or probe.python_readable_by(Settings().uid_base):

@@ -21,10 +21,10 @@ import pytest
 from grader.checks import chapter_checks
 from grader.grading import Grader
 from grader.records import Statement
+from grader.results import collect
 from grader.sandbox import procs
-from grader.sandbox.results import collect
+from grader.sandbox.host.client import Zygote
 from grader.sandbox.wire import Probe
-from grader.sandbox.zygote import Zygote
 from tests.conftest import ROOT, settings
 from tests.grading_support import SessionsSeen
 

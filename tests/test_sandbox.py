@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from grader.records import Statement
-from grader.sandbox import session as sandbox_session
-from grader.sandbox import slots
+from grader.results import BadResult, collect, load_result, validated
 from grader.sandbox.errors import SandboxError
-from grader.sandbox.results import BadResult, collect, load_result, validated
+from grader.sandbox.host import session as sandbox_session
+from grader.sandbox.host import slots
+from grader.sandbox.host.client import Zygote
 from grader.sandbox.wire import Probe
-from grader.sandbox.zygote import Zygote
 from grader.settings import Settings
 from tests.conftest import ROOT
 
@@ -66,7 +66,7 @@ def inspect(mode):
 
 @pytest.mark.parametrize("mode", ["auto", "nojail", "user"])
 def test_a_child_cannot_reach_the_grader_in_any_mode(mode):
-    """Each mode this machine offers (grader/sandbox/policy.py), or a refusal that says what to do."""
+    """Each mode this machine offers (grader/sandbox/confine/policy.py), or a refusal that says what to do."""
     try:
         session, seen, log = inspect(mode)
     except SandboxError as exc:  # root without a jail and a Python other users cannot read
@@ -209,7 +209,7 @@ def test_two_graders_never_borrow_the_same_user_id(tmp_path):
         pytest.skip("the grader is not running as root")
     sub = tmp_path / "uid.py"
     sub.write_text("import os\n\ndef sinusoidal_table(*args, **kwargs):\n    raise ValueError(f'UID {os.getuid()}')\n")
-    second = Zygote(settings.sandbox_mode, settings.uid_base)  # a second worker's zygote
+    second = Zygote(settings.sandbox_mode, settings.uid_base, settings.sandbox)  # a second worker's zygote
     try:
         with Zygote.start(settings).session(settings) as mine:
             grader = RemoteGrader(settings, chapter_checks("ch01")[:1], zygote=second)

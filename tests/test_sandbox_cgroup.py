@@ -1,4 +1,4 @@
-"""Per-child cgroups (grader/sandbox/cgroup.py). cgroup v1 for real where this machine has a writable memory
+"""Per-child cgroups (grader/sandbox/confine/cgroup.py). cgroup v1 for real where this machine has a writable memory
 hierarchy; cgroup v2 against a folder tree that mimics the kernel's files (a real delegated v2 subtree is
 rare on test machines)."""
 
@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import cgroup, procs
+from grader.sandbox import procs
+from grader.sandbox.confine import cgroup
+from grader.settings import SandboxTimings
 
 LIMIT = 256 << 20
+GONE = SandboxTimings().gone_seconds
 
 
 @pytest.fixture
@@ -25,9 +28,9 @@ def real():
     if kind is None:
         pytest.skip(f"no cgroup can be made here: {reason}")
     made = []
-    yield lambda *a, **k: made.append(cgroup.Cgroup.create(*a, **k)) or made[-1]
+    yield lambda *a, **k: made.append(cgroup.Cgroup.create(*a, gone_seconds=GONE, **k)) or made[-1]
     for group in made:
-        group.kill_and_remove()
+        group.kill_and_remove(GONE)
 
 
 def fill(path_or_memfd, megabytes):
@@ -101,7 +104,7 @@ def test_memory_files_are_charged_to_the_cgroup_and_rlimit_as_would_not_stop_the
         assert sig == 9 or code == 3, (code, sig)  # killed by the kernel, or ENOMEM
         assert 128 <= megabytes <= 256, megabytes  # it got a good way, never past the limit
         assert group.oom_killed() == (sig == 9)
-        assert group.kill_and_remove() and not os.path.exists(group.memory)
+        assert group.kill_and_remove(GONE) and not os.path.exists(group.memory)
     finally:
         if target != "memfd" and os.path.exists(target):
             os.unlink(target)
@@ -133,8 +136,8 @@ def test_the_process_limit_stops_a_fork_flood(real):
     os.waitpid(pid, 0)
     assert started <= 7  # 8 processes in the group: the child and 7 of its own
     assert group.pids()  # the sleepers, orphaned, are still in the group...
-    assert group.kill_and_remove()  # ...and killed with it
-    assert group.kill_and_remove()  # again: already gone is fine
+    assert group.kill_and_remove(GONE)  # ...and killed with it
+    assert group.kill_and_remove(GONE)  # again: already gone is fine
 
 
 def test_groups_of_a_grader_that_died_are_swept(real):
@@ -142,7 +145,7 @@ def test_groups_of_a_grader_that_died_are_swept(real):
     read_fd, write_fd = os.pipe()
     owner = os.fork()
     if owner == 0:
-        group = cgroup.Cgroup.create("orphan", LIMIT)
+        group = cgroup.Cgroup.create("orphan", LIMIT, gone_seconds=GONE)
         if os.fork() == 0:
             os.close(write_fd)
             group.join(0)
@@ -163,7 +166,7 @@ def test_groups_of_a_grader_that_died_are_swept(real):
     assert sleeper and os.path.isdir(folder)
     ours = real("kept", LIMIT)
     cgroup._SWEPT.discard(os.path.dirname(folder))
-    cgroup.sweep(os.path.dirname(folder))
+    cgroup.sweep(os.path.dirname(folder), GONE)
     assert not os.path.exists(folder) and not any(procs.alive(p) for p in sleeper)
     assert os.path.isdir(ours.memory)  # a live grader's group stays
 
@@ -209,7 +212,7 @@ def test_v2_uses_the_nearest_folder_that_enables_memory(tmp_path, kernel_like):
     mount, proc = fake_v2(tmp_path)
     place = cgroup.locate(str(proc))
     assert place.kind == "v2" and place.memory == str(mount / "user.slice/user-1000.slice") == place.pids
-    group = cgroup.Cgroup.create("ex1", 123 << 20, pids=9, place=place)
+    group = cgroup.Cgroup.create("ex1", 123 << 20, pids=9, place=place, gone_seconds=GONE)
     folder = Path(group.memory)
     assert folder.parent == mount / "user.slice/user-1000.slice" and folder.name == f"posenc-{os.getpid()}-ex1"
     assert (folder / "memory.max").read_text() == str(123 << 20)
@@ -220,7 +223,7 @@ def test_v2_uses_the_nearest_folder_that_enables_memory(tmp_path, kernel_like):
     (folder / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\n")
     assert group.oom_killed()
     (folder / "cgroup.procs").write_text("")  # the kernel empties it on cgroup.kill
-    assert group.kill_and_remove() and not folder.exists()
+    assert group.kill_and_remove(GONE) and not folder.exists()
 
 
 def test_v2_without_memory_anywhere_says_why(tmp_path, kernel_like):
@@ -235,7 +238,7 @@ def test_v2_in_a_container_whose_mount_root_is_its_own_group(tmp_path, kernel_li
     mount, proc = fake_v2(tmp_path, own="/", enabled={"/": "memory"}, root_in_mount="/")
     place = cgroup.locate(str(proc))
     assert place.memory == str(mount) and place.pids is None
-    group = cgroup.Cgroup.create("ex", 1 << 20, pids=5, place=place)
+    group = cgroup.Cgroup.create("ex", 1 << 20, pids=5, place=place, gone_seconds=GONE)
     assert not Path(group.memory, "pids.max").exists()  # no pids controller: not set, not an error
 
 

@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import cleanup, confine, jail, kernel, landlock, probe, procs
+from grader.sandbox import procs
+from grader.sandbox.confine import confine, jail, kernel, landlock
 from grader.sandbox.paths import DEVICES, SYSTEM_PATHS, python_paths, within, without
+from grader.sandbox.runtime import cleanup, probe
+from grader.settings import SandboxTimings
 
 USER = 61999  # a uid no account has, standing for a grading user who is not root
 
@@ -193,7 +196,7 @@ def test_the_jail_covers_a_withheld_file_and_folder_and_holds_no_terminal(shared
 
 
 def test_capabilities_are_what_the_policy_takes():
-    from grader.sandbox import policy
+    from grader.sandbox.confine import policy
 
     caps = policy.Caps(**probe.capabilities("auto", USER))
     assert caps.root and caps.landlock == landlock.abi() and caps.seccomp == probe.seccomp_works()
@@ -210,7 +213,7 @@ def test_survivors_are_the_processes_a_clean_up_could_not_kill():
         time.sleep(60)
         os._exit(0)
     try:
-        assert procs.survivors(lambda: [sleeper] if procs.alive(sleeper) else []) == []
+        assert procs.survivors(lambda: [sleeper] if procs.alive(sleeper) else [], SandboxTimings().gone_seconds) == []
     finally:
         os.waitpid(sleeper, 0)
     if os.geteuid() != 0:

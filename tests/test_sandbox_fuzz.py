@@ -18,7 +18,7 @@ import pytest
 
 from grader.checks import chapter_checks
 from grader.grading import Grader
-from grader.sandbox.zygote import Zygote
+from grader.sandbox.host.client import Zygote
 from grader.settings import Settings
 from tests.grading_support import SessionsSeen
 from tests.test_hostile import by_exercise, full_marks, honest_source, own_state, sandbox_processes

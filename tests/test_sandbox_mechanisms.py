@@ -37,15 +37,18 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import cgroup, cleanup, confine, kernel, landlock, policy, probe, procs
+from grader.sandbox import procs
+from grader.sandbox.confine import cgroup, confine, kernel, landlock, policy
 from grader.sandbox.paths import SYSTEM_PATHS
-from grader.settings import Limits
+from grader.sandbox.runtime import cleanup, probe
+from grader.settings import Limits, SandboxTimings
 from tests.conftest import ROOT
 
 HOSTILE = ROOT / "tests" / "hostile"
 INSTRUCTOR = 61999  # the grading user of the non-root modes: a uid no account has
 SANDBOX = 61998  # the sandbox's own uid in the root modes
-MEMORY_MB = 64  # the request's memory allowance (RLIMIT_AS); the cgroup adds policy.CGROUP_HEADROOM_MB
+MEMORY_MB = 64  # the request's memory allowance (RLIMIT_AS); the cgroup adds SandboxTimings.cgroup_headroom_mb
+TIMINGS = SandboxTimings()
 PIDS = 16
 MODES = policy.MODES
 ATTACK_FILES = ("posenc-hoard-", "posenc-planted-")  # what write_outside and dev_shm_hoard leave in /tmp, /dev/shm
@@ -426,7 +429,7 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
                          protect=(str(world["top"] / "repo"),), uid=None if instructor else SANDBOX,
                          gid=None if instructor else SANDBOX, memory_mb=MEMORY_MB, nproc=PIDS, cpu_seconds=20,
                          file_bytes=Limits().file_bytes, work_bytes=Limits().work_bytes,
-                         **{"withhold": withhold, **(request or {})})
+                         cgroup_headroom_mb=TIMINGS.cgroup_headroom_mb, **{"withhold": withhold, **(request or {})})
     try:
         pol = policy.decide(caps_for(mode, m, without), req)
     except policy.Refused as exc:  # mode none with a secret: no child runs
@@ -435,7 +438,8 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
     assert pol.mode == mode
     group = None
     if pol.cgroup_mb:
-        group = cgroup.Cgroup.create(f"mech{len(_RUNS)}", pol.cgroup_mb << 20, pol.cgroup_pids)
+        group = cgroup.Cgroup.create(f"mech{len(_RUNS)}", pol.cgroup_mb << 20, pol.cgroup_pids,
+                                     gone_seconds=TIMINGS.gone_seconds)
         if instructor:  # a delegated group: the grading user may move its child into it
             for path in group.folders:
                 for name in ("", "cgroup.procs", "tasks"):
@@ -503,7 +507,7 @@ def run(world, m, mode, row, without=(), request=None, seconds=90, source=None):
         cleanup.remove_sysv_ipc(runner)
         procs.kill_all(lambda: procs.uid_pids(runner))
     if group:
-        assert group.kill_and_remove()
+        assert group.kill_and_remove(TIMINGS.gone_seconds)
     shutil.rmtree(folder)
     return report
 

@@ -1,15 +1,16 @@
-"""The sandbox's policy (grader/sandbox/policy.py), a pure function: every mode from synthetic capabilities."""
+"""The sandbox's policy (grader/sandbox/confine/policy.py), a pure function: every mode from synthetic capabilities."""
 
 from __future__ import annotations
 
 import pytest
 
-from grader.sandbox.policy import CGROUP_HEADROOM_MB, Caps, Refused, Request, decide
-from grader.settings import Limits
+from grader.sandbox.confine.policy import Caps, Refused, Request, decide
+from grader.settings import Limits, SandboxTimings
 
 # what the grader's Limits give a request (the policy has no defaults of its own), with a smaller allowance
+HEADROOM_MB = SandboxTimings().cgroup_headroom_mb
 LIMITS = dict(memory_mb=512, nproc=64, cpu_seconds=Limits().cpu_seconds, file_bytes=Limits().file_bytes,
-              work_bytes=Limits().work_bytes)
+              work_bytes=Limits().work_bytes, cgroup_headroom_mb=HEADROOM_MB)
 FULL = dict(landlock=6, seccomp=True, cgroup="v2", pidns=True)
 REQ = Request(workdir="/s/work1", stub="/s/stub", jail_dir="/s/jail", system=("/usr", "/py/lib"),
               protect=("/repo",), uid=61005, gid=61005, gpu_devices=("/dev/nvidia0", "/dev/nvidiactl"),
@@ -23,7 +24,7 @@ def test_root_with_namespaces_gets_the_jail_and_a_uid_of_its_own():
     assert p.binds == ("/usr", "/py/lib") and p.readable[:3] == ("/usr", "/py/lib", "/s/stub")
     assert p.writable == ("/s/work1", "/dev/null", "/tmp", "/dev/shm")
     assert p.seccomp and p.landlock == 6 and p.nproc == 64 and not p.nproc_shared
-    assert p.cgroup_mb == 512 + CGROUP_HEADROOM_MB and p.cgroup_pids == 64 and p.memory_mb == 512
+    assert p.cgroup_mb == 512 + HEADROOM_MB and p.cgroup_pids == 64 and p.memory_mb == 512
     assert p.clean_ipc is None and not p.clean_files_of_uid and p.notes == ()
 
 
@@ -120,7 +121,7 @@ def test_weaker_mechanisms_are_said_in_the_notes():
 def test_cuda_drops_the_address_space_limit_and_keeps_the_cgroup():
     cuda = Request(**{**REQ.__dict__, "cuda": True})
     p = decide(Caps(root=True, jail=True, **FULL), cuda)
-    assert p.memory_mb is None and p.cgroup_mb == 512 + CGROUP_HEADROOM_MB and p.notes == ()
+    assert p.memory_mb is None and p.cgroup_mb == 512 + HEADROOM_MB and p.notes == ()
     assert p.writable[-2:] == ("/dev/nvidia0", "/dev/nvidiactl")
     assert decide(Caps(root=True, jail=True, **FULL), REQ).writable[-1] == "/dev/shm"  # devices only for CUDA
     p = decide(Caps(root=True, jail=True, **{**FULL, "cgroup": None}), cuda)

@@ -1,4 +1,4 @@
-"""The seccomp filter (grader/sandbox/seccomp.py): its numbers against the kernel headers installed here,
+"""The seccomp filter (grader/sandbox/confine/seccomp.py): its numbers against the kernel headers installed here,
 its program run through a classic-BPF interpreter written from the kernel's documentation
 (Documentation/networking/filter.rst, userspace-api/seccomp_filter.rst), and the installed filter in
 forked children: plain Python ones, and one with torch and matplotlib doing what a sandbox child does."""
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import seccomp
-from grader.sandbox.probe import seccomp_works
+from grader.sandbox.confine import seccomp
+from grader.sandbox.runtime.probe import seccomp_works
 from tests.conftest import ROOT
 
 HEADERS = {"x86_64": ["/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "/usr/include/asm/unistd_64.h"],
@@ -320,8 +320,8 @@ def test_torch_and_matplotlib_need_nothing_the_filter_denies(tmp_path):
     matplotlib with Agg) runs under the filter. A fresh interpreter: this test process stays torch-free."""
     if not seccomp_works():
         pytest.skip("no seccomp here")
-    done = subprocess.run([sys.executable, "-I", "-c", TORCH_CHILD, str(ROOT / "grader" / "sandbox")],
+    done = subprocess.run([sys.executable, "-I", "-c", TORCH_CHILD, str(ROOT / "grader" / "sandbox" / "confine")],
                           capture_output=True, text=True, timeout=120,
                           env={"PATH": os.environ.get("PATH", ""), "MPLCONFIGDIR": str(tmp_path),
-                               "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"})  # as zygote.py starts the zygote
+                               "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"})  # as host/client.py starts the zygote
     assert done.returncode == 0, done.stderr[-3000:]

@@ -27,8 +27,8 @@ import pytest
 from grader.checks import chapter_checks
 from grader.grading import Grader
 from grader.sandbox.errors import SandboxError
-from grader.sandbox.session import Session
-from grader.sandbox.zygote import Zygote
+from grader.sandbox.host.client import Zygote
+from grader.sandbox.host.session import Session
 from tests.conftest import ROOT, settings
 from tests.test_hostile import honest_source
 

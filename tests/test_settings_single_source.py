@@ -162,17 +162,17 @@ def test_the_scan_catches_each_kind_of_restatement(tmp_path):
 
 
 def test_mode_names_are_one_list():
-    """settings.MODES (what POSENC_SANDBOX_MODE may say) is the sandbox policy's list, not a copy."""
-    from grader.sandbox import policy
+    """settings.MODES (what POSENC_SANDBOX_MODE may say) is the list the sandbox's policy decides from, not a copy
+    (tests/test_architecture.py: settings imports nothing of the sandbox but that list)."""
+    from grader.sandbox import modes
+    from grader.sandbox.confine import policy
 
-    assert S.MODES is policy.FORCED
+    assert S.MODES is policy.FORCED is modes.FORCED
 
 
 def test_the_docs_state_the_defaults_of_settings():
     """docs/instructor.md restates defaults for instructors: each statement, formatted from Settings, is there
     (a default changed in settings.py without the docs fails here)."""
-    from grader.sandbox.policy import CGROUP_HEADROOM_MB
-
     limits, read, settings = S.Limits(), S.ReadLimits(), S.Settings()
     text = " ".join((ROOT / "docs" / "instructor.md").read_text().split())
     stated = [
@@ -189,7 +189,7 @@ def test_the_docs_state_the_defaults_of_settings():
         f"the address-space limit of {limits.judge_memory_mb} MB on that process",
         f"`POSENC_SANDBOX_UID_BASE` ({settings.uid_base})",
         f"`RLIMIT_NPROC` {limits.nproc}",
-        f"memory limit = `--memory-mb` + {CGROUP_HEADROOM_MB} MB, no swap, {limits.nproc} processes",
+        f"memory limit = `--memory-mb` + {S.SandboxTimings().cgroup_headroom_mb} MB, no swap, {limits.nproc} processes",
         f"within `--timeout` of the export (default {S.BATCH_TIMEOUT_SECONDS:g} s, as `batch` per submission); "
         f"nbgrader's limit on a cell (`c.Execute.timeout` in `nbgrader_config.py`) is that plus "
         f"{S.WAITS.nbgrader_cell_margin_seconds:g} s",

@@ -16,7 +16,7 @@ import time
 from grader.checks import chapter_checks
 from grader.grading import Grader
 from grader.remote import RemoteGrader
-from grader.sandbox.zygote import Zygote
+from grader.sandbox.host.client import Zygote
 from tests.conftest import settings
 from tests.test_hostile import HOSTILE, honest_source
 

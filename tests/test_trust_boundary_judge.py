@@ -1,7 +1,7 @@
 """The judge is bounded (issue 25): an answer that holds a complex tensor is refused before any comparison or
 property reads it, and NaN and inf fail every check, whatever the floating dtype.
 
-A probe result reaches `judge` as the sandbox sent it back (grader/sandbox/results.py lets through any exact
+A probe result reaches `judge` as the sandbox sent it back (grader/results.py lets through any exact
 torch.Tensor whose dtype is what the result says): here each answer is forged from the reference's own, so
 that the only thing wrong with it is what each test puts there. An attack showed a complex64 answer whose
 imaginary part was NaN passing a property check (cast to float64, a complex tensor keeps its real part)."""

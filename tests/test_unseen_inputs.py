@@ -296,9 +296,9 @@ def test_a_lost_session_server_is_not_reported_as_a_timeout():
     import signal
     import threading
 
-    from grader.sandbox.results import collect
+    from grader.results import collect
+    from grader.sandbox.host.client import Zygote
     from grader.sandbox.wire import Probe
-    from grader.sandbox.zygote import Zygote
 
     config = settings(wall_seconds=30)
     with Zygote.start(config).session(config) as session:

@@ -20,7 +20,7 @@ from ..files import write_atomic, write_json
 from ..language import phrasebook
 from ..records import Grade, Status, Verdict, messages
 from ..remote import RemoteGrader
-from ..sandbox import kernel
+from ..sandbox.confine import kernel
 from ..sandbox.wire import GradeJob, GradeReply, Quit, WorkerReady, WorkerStats, frame, unframe
 from ..settings import REPORT, Settings
 from ..submission import SubmissionError

@@ -45,7 +45,8 @@ def resize(rows, d, old, new, seed=0, **kwargs):
 
 
 # ---- sincos_2d_table --------------------------------------------------------------------------------
-SINCOS_MISTAKES = ("sincos2d_columns_first", "sincos2d_interleaved", "sincos2d_column_major", "sincos2d_sin_cos_swapped",
+SINCOS_MISTAKES = ("sincos2d_columns_first", "sincos2d_interleaved", "sincos2d_column_major",
+                   "sincos2d_sin_cos_swapped",
                    "sincos2d_flattened_1d", "sincos2d_ladder_over_half", "sincos2d_row_for_both_halves")
 
 # ---- axial_rope_cos_sin -----------------------------------------------------------------------------
@@ -676,7 +677,8 @@ MISTAKES = {
             "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
             "antialias=antialias)`",
         ),
-        wrong="image = F.interpolate(image, size=(new_h, new_w), mode=\"bicubic\", align_corners=False, antialias=True)",
+        wrong=("image = F.interpolate(image, size=(new_h, new_w), mode=\"bicubic\", align_corners=False, "
+               "antialias=True)"),
     ),
     # sincos_2d_table
     "sincos2d_columns_first": Mistake(

@@ -1,5 +1,6 @@
 """Which folders a sandbox child may read: the system's and Python's, never one that holds a protected path
-(standard library only: imported flat by the fork servers, as `grader.sandbox.paths` by the grader).
+(standard library only: imported flat by the fork servers, as `grader.sandbox.paths` by the grader and the
+confinement modules).
 """
 
 import os

@@ -99,7 +99,7 @@ def stamped(pids):
     return [(p, t) for p, t in ((p, started(p)) for p in pids) if t is not None]
 
 
-def gone_within(processes, seconds=5.0):
+def gone_within(processes, seconds):
     """Wait (up to `seconds`) for processes already sent SIGKILL, [(pid, start)] (stamped), to be gone (one in
     the middle of a large exit, or in an uninterruptible sleep, takes a while); the pids still alive then
     (the same processes: a pid the kernel gave to another process since does not count)."""
@@ -111,7 +111,7 @@ def gone_within(processes, seconds=5.0):
     return [p for p, _ in left]
 
 
-def survivors(find, seconds=5.0):
+def survivors(find, seconds):
     """After a clean-up: kill what `find()` still returns, and give it `seconds` to be gone. The pids that
     are not: a process of a submission that outlived its clean-up, which the report must say."""
     kill_all(find)

@@ -3,11 +3,16 @@
 Framing (`frame`, `unframe`): one JSON object per line. On a Unix stream socket (`Channel`: the grader,
 the zygote, the session servers, the trusted grading process) file descriptors travel beside a line
 (SCM_RIGHTS); between a batch and its workers (grader/batch/scheduling.py, worker.py) the lines go
-over the worker's stdin and stdout. Standard library only: the fork servers import this file flat
-(server.py, session_server.py), the grader as `grader.sandbox.wire`.
+over the worker's stdin and stdout. Standard library only (and the policy's records, which cross as fields): the
+fork servers import this file flat (runtime/zygote.py, session_server.py), the grader as `grader.sandbox.wire`.
 
-The zygote (server.py) says Hello on its control socket once torch is imported, then answers Fork with Forked
-(the new process's pid) and AskEnded with WaitStatus; nothing else crosses that socket.
+Every message is a dataclass whose annotations are its types: `decode` checks each field (nested records, the
+policy and the capabilities, field by field) and refuses a wrong type, an unknown field or a missing one with a
+WireError that names it; `from_wire` reads a refusal as None. The child's result pipe has its own line
+(`result_line`), and every reader splits lines with `Lines`, which drops a line past its limit.
+
+The zygote (runtime/zygote.py) says Hello on its control socket once torch is imported, then answers Fork with
+Forked (the new process's pid) and AskEnded with WaitStatus; nothing else crosses that socket.
 
 A session (one submission) speaks these messages, in this order, for each run of a child:
 
@@ -26,16 +31,41 @@ a pipe of their own (session_server.py's Receiver), never through these channels
 of a property test's calls of a candidate (candidate_calls.py), each answered by one Answer line.
 """
 
+import base64
+import binascii
 import fcntl
 import json
 import select
 import socket
 import time
-from dataclasses import asdict, dataclass, field, fields
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
 
+try:  # inside the grader's package, or copied flat beside it in the fork server's folder
+    from .confine.policy import Caps, Policy
+except ImportError:
+    from policy import Caps, Policy
+
+# The framing's own constants (the protocol's, not a setting: both ends must agree before any setting has crossed)
 LINE_BYTES = 1 << 16  # one read
 PIPE_BYTES = 1 << 20  # a request pipe's and a result pipe's capacity (Linux's default limit for a user)
 MAX_FDS = 4  # file descriptors accepted beside one line
+# the longest line a Channel accepts: a RunJob carries a submission's code (ReadLimits: at most 32 MB of code,
+# up to 6 bytes a character once JSON-escaped); a longer line is dropped unread, up to its newline
+FRAME_BYTES = 1 << 28
+
+# How a sandbox child's process ends, as its session server and the grader read its wait status
+EXIT_OK = 0
+EXIT_RAISED = 1  # a forked process's function raised (the zygote's and a session server's forks)
+EXIT_SETUP_FAILED = 97  # the child could not be confined: a grader problem, never the learner's
+
+# A JSON value as json.loads returns it: a probe's parameters, a grade's fields
+Json = typing.Union[None, bool, int, float, str, list, dict]
+
+
+class WireError(ValueError):
+    """A line that is not the message it claims to be: the message says which field is wrong and how."""
 
 
 def widen_pipe(fd, size=PIPE_BYTES):
@@ -63,13 +93,63 @@ def unframe(line):
     return message if isinstance(message, dict) else None
 
 
+TOO_LONG = b"\n"  # what Lines.next returns for a line it dropped (no line holds a newline)
+
+
+class Lines:
+    """Newline-framed lines out of a byte stream, each at most `max_bytes` long: a longer one is dropped up to its
+    newline, counted in `dropped`, and read as TOO_LONG. Linear in a line's length: each byte is copied into the
+    buffer once and searched for the newline once (a bytes buffer, copied whole at each read and searched from its
+    start, took minutes for a 100 MB line)."""
+
+    def __init__(self, max_bytes):
+        self.max_bytes, self.buffer, self.dropped = max_bytes, bytearray(), 0
+        self.scanned = 0  # bytes at the buffer's start known to hold no newline
+        self.skipping = False  # inside a line that was too long: drop up to its newline
+
+    def feed(self, data):
+        self.buffer += data
+
+    def next(self):
+        """The next whole line (without its newline), TOO_LONG for one that was dropped, or None until more data is
+        fed."""
+        while True:
+            end = self.buffer.find(b"\n", self.scanned)
+            if end < 0:
+                self.scanned = len(self.buffer)
+                if len(self.buffer) > self.max_bytes:  # an endless line: drop it up to its newline
+                    self.buffer.clear()
+                    self.scanned = 0
+                    self.skipping = True
+                return None
+            line = bytes(self.buffer[:end]) if end <= self.max_bytes and not self.skipping else TOO_LONG
+            del self.buffer[:end + 1]
+            self.scanned, self.skipping = 0, False
+            self.dropped += line is TOO_LONG
+            return line
+
+
+# ---- the child's result pipe: one line "<name>\t<base64 of the payload>\n" per result ------------------------
+def result_line(name, payload):
+    """One result (or a call of a candidate, name `_call`) as its line on the result pipe."""
+    return name.encode("ascii") + b"\t" + base64.b64encode(payload) + b"\n"
+
+
+def parse_result_line(line):
+    """(name, payload) of one result line (without its newline), or None when it is not one."""
+    name, _, encoded = line.partition(b"\t")
+    try:
+        return name.decode("ascii"), base64.b64decode(encoded, validate=True)
+    except (UnicodeDecodeError, binascii.Error, ValueError):
+        return None
+
+
 class Channel:
     """JSON lines on a socket. `receive` returns one message (a dict) or None, and says why in
     `closed` (the other side is gone) or not (the deadline passed, or a line was not JSON)."""
 
-    def __init__(self, sock):
-        self.sock, self.buffer, self.fds, self.closed = sock, bytearray(), [], False
-        self.scanned = 0  # bytes of the buffer known to hold no newline
+    def __init__(self, sock, max_bytes=FRAME_BYTES):
+        self.sock, self.lines, self.fds, self.closed = sock, Lines(max_bytes), [], False
 
     def send(self, message, fds=()):
         data = frame(message).encode()
@@ -79,11 +159,9 @@ class Channel:
             self.sock.sendall(data)
 
     def receive(self, deadline=None):
-        """The next message; None at the deadline (time.monotonic(); None waits for ever) or at end of file."""
-        # linear in a line's length: each byte is copied into the buffer once and searched for the newline once (a
-        # bytes buffer, copied whole at each read and searched from its start, took minutes for a 100 MB line)
-        while (end := self.buffer.find(b"\n", self.scanned)) < 0:
-            self.scanned = len(self.buffer)
+        """The next message; None at the deadline (time.monotonic(); None waits for ever), at end of file, or for a
+        line that was not JSON or too long (`lines.dropped` counts those)."""
+        while (line := self.lines.next()) is None:
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -99,11 +177,8 @@ class Channel:
             if not data:
                 self.closed = True
                 return None
-            self.buffer += data
-        line = bytes(self.buffer[:end])
-        del self.buffer[:end + 1]
-        self.scanned = 0
-        return unframe(line)
+            self.lines.feed(data)
+        return None if line is TOO_LONG else unframe(line)
 
     def take_fds(self):
         fds, self.fds = self.fds, []
@@ -113,29 +188,107 @@ class Channel:
         self.sock.close()
 
 
+def _decode(kind, value, where):
+    """`value` (from JSON) as type `kind`, or WireError naming `where`: str, int (never a bool), float (an int is
+    one), bool, X | None, list[X], tuple[X, ...], tuple[X, Y, ...], dict[str, X], Json, and dataclasses (every
+    field present, none unknown, each decoded by its own type)."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if kind is Json:
+        if value is None or isinstance(value, (bool, int, float, str, list, dict)):
+            return value
+    elif origin in (typing.Union, types.UnionType) and value is None and type(None) in args:
+        return None
+    elif origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:  # X | None
+        return _decode(next(a for a in args if a is not type(None)), value, where)
+    elif origin in (typing.Union, types.UnionType):
+        for option in args:
+            try:
+                return _decode(option, value, where)
+            except WireError:
+                continue
+        raise WireError(f"{where}: expected {_name(kind)}, got {type(value).__name__}")
+    elif kind is type(None):
+        if value is None:
+            return None
+    elif kind is bool:
+        if type(value) is bool:
+            return value
+    elif kind is int:
+        if type(value) is int:
+            return value
+    elif kind is float:
+        if type(value) in (int, float):  # an int is a float (PEP 484), kept as it came: a total of 5 stays 5
+            return value
+    elif kind is str:
+        if type(value) is str:
+            return value
+    elif origin is list and type(value) is list:
+        return [_decode(args[0], v, f"{where}[{i}]") for i, v in enumerate(value)]
+    elif origin is tuple and type(value) is list:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+        if len(value) == len(args):
+            return tuple(_decode(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
+    elif origin is dict and type(value) is dict:
+        return {_decode(args[0], k, f"{where} key"): _decode(args[1], v, f"{where}[{k!r}]") for k, v in value.items()}
+    elif is_dataclass(kind) and type(value) is dict:
+        return _decode_fields(kind, value, where)
+    raise WireError(f"{where}: expected {_name(kind)}, got {type(value).__name__}")
+
+
+def _name(kind):
+    return "JSON" if kind is Json else getattr(kind, "__name__", None) or str(kind).replace("typing.", "")
+
+
+def _decode_fields(cls, data, where):
+    """An instance of the dataclass `cls` from `data` (a dict): every field it declares without a default present,
+    none it does not declare, each of its type."""
+    hints = typing.get_type_hints(cls)
+    declared = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(declared) - ({"kind"} if issubclass(cls, _Message) else set()))
+    if unknown:
+        raise WireError(f"{where}: unknown field(s) {', '.join(map(str, unknown))}")
+    values = {}
+    for name, f in declared.items():
+        if name in data:
+            values[name] = _decode(hints[name], data[name], f"{where}.{name}")
+        elif f.default is f.default_factory is MISSING:
+            raise WireError(f"{where}: field {name} is missing")
+    return cls(**values)
+
+
 class _Message:
-    """A dataclass that travels as {"kind": name, **fields}."""
+    """A dataclass that travels as {"kind": name, **fields}; its fields' annotations are what decoding checks."""
 
     def to_wire(self):
         return {"kind": type(self).__name__, **asdict(self)}
 
     @classmethod
+    def decode(cls, data):
+        """The message in `data` (a dict from `unframe`); WireError, saying what is wrong, when it is another kind,
+        lacks a field, has one it does not declare or one of another type."""
+        kind = data.get("kind") if isinstance(data, dict) else type(data).__name__
+        if kind != cls.__name__:
+            raise WireError(f"not a {cls.__name__}: {kind!r}")
+        return _decode_fields(cls, data, cls.__name__)
+
+    @classmethod
     def from_wire(cls, data):
-        """The message in `data` (a dict from `unframe`), or None when it is another kind or lacks a field."""
-        if not isinstance(data, dict) or data.get("kind") != cls.__name__:
-            return None
+        """The message in `data`, or None when `decode` refuses it (a process's loop reads a refusal as a line of
+        another kind, never as an exception)."""
         try:
-            return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
-        except TypeError:
+            return cls.decode(data)
+        except WireError:
             return None
 
 
-# ---- the grader and its zygote (zygote.py, server.py) --------------------------------------------------------
+# ---- the grader and its zygote (host/client.py, runtime/zygote.py) -------------------------------------------
 @dataclass
 class Hello(_Message):
     """The zygote's first line: what it found the machine allows (probe.capabilities) and its Python's paths."""
 
-    caps: dict
+    caps: Caps
+    python: list[str]  # the folders its Python imports from (paths.python_paths)
 
 
 @dataclass
@@ -153,14 +306,15 @@ class Forked(_Message):
 
 @dataclass
 class AskEnded(_Message):
-    """How did this session server of the zygote end?"""
+    """How did this session server of the zygote end? (waiting up to `ended_seconds` for it to end)"""
 
     pid: int
+    ended_seconds: float  # grader.settings.SandboxTimings
 
 
 @dataclass
 class WaitStatus(_Message):
-    status: object  # os.waitpid's status, or None when unknown
+    status: int | None  # os.waitpid's status, or None when unknown
 
 
 # ---- the grader and a session server (session.py, session_server.py) -----------------------------------------
@@ -170,14 +324,16 @@ class RunJob(_Message):
 
     outdir: str  # where the session server stores the child's results (only it and the grader can reach it)
     workdir: str  # the child's working folder
-    statements: list
-    tokens: list  # the opaque names its requests will carry (random for each run)
+    statements: list[tuple[str, str, int]]
+    tokens: list[str]  # the opaque names its requests will carry (random for each run)
     stmt_seconds: float
     result_bytes: int
     line_bytes: int
-    uid: object  # the sandbox's user id, or None
+    uid: int | None  # the sandbox's user id, or None
     stub: str  # a folder with the no-op posenc_selfcheck notebooks import
-    policy: dict = field(default_factory=dict)  # policy.Policy as a dict
+    policy: Policy  # how the child is confined (confine/policy.py decided it)
+    stmt_grace_seconds: float  # how long a statement may run past its alarm (grader.settings.SandboxTimings)
+    gone_seconds: float  # how long killed processes may take to be gone (the same)
     call_bytes: int = 0  # the largest call of a candidate the session stores (candidate_calls.py)
     calls: int = 0  # calls it stores in all; past that it tells the grader without storing them
 
@@ -189,7 +345,7 @@ class Probe(_Message):
 
     token: str
     probe: str
-    params: dict
+    params: dict[str, Json]
     exercise: str
 
 
@@ -217,18 +373,18 @@ class Answer(_Message):
     """The grader's answer to one call of a candidate, on the request pipe: the value (safetensors, base64) or
     why there is none."""
 
-    data: object = None
-    error: object = None
+    data: str | None = None
+    error: str | None = None
 
 
 @dataclass
 class Ended(_Message):
     pid: int
-    status: object  # os.waitpid's status, or None
-    progress: object  # the child's last progress marker: a statement's index, "probes" or "done"
+    status: int | None  # os.waitpid's status, or None
+    progress: str | None  # the child's last progress marker: a statement's index, "probes" or "done"
     dropped: int = 0  # result lines it could not parse
     oom: bool = False
-    note: object = None  # what the server could not do as asked (no cgroup, ...)
+    note: str | None = None  # what the server could not do as asked (no cgroup, ...)
     overran: bool = False  # the server ended it: one top-level statement ran past its alarm
 
 
@@ -242,7 +398,7 @@ class GraderSetup(_Message):
     serve: str  # "module:function" that the zygote's bootstrap (bootstrap.py) hands the grading process to
     tmp: str  # the grader's temporary folder (where the sandbox's uid slots are locked)
     settings: str  # Settings.to_json()
-    checks: object = None  # the keys of the checks to grade; None: all
+    checks: list[str] | None = None  # the keys of the checks to grade; None: all
 
 
 @dataclass
@@ -256,14 +412,14 @@ class GradeSubmission(_Message):
 class GradingProgress(_Message):
     """Before each exercise that runs (exercise None: all done)."""
 
-    exercise: object
+    exercise: str | None
     done: int
     total: int
 
 
 @dataclass
 class Graded(_Message):
-    grade: dict  # records.Grade.to_json()
+    grade: dict[str, Json]  # records.Grade.to_json()
 
 
 @dataclass
@@ -281,7 +437,7 @@ class GradeJob(_Message):
     """Grade one student's submission and write their result and feedback under `out`."""
 
     student: str  # the student's id in the batch (grader/batch/discovery.py)
-    path: object  # the submission, or None: nothing handed in
+    path: str | None  # the submission, or None: nothing handed in
     name: str  # what the student handed in, as they named it
     out: str
     sha256: str
@@ -302,9 +458,9 @@ class GradeReply(_Message):
 
     student: str
     ok: bool
-    total: object = None
-    max: object = None
-    seconds: object = None
+    total: float | None = None
+    max: float | None = None
+    seconds: float | None = None
     error: str = ""
 
 
@@ -319,5 +475,5 @@ class WorkerStats(_Message):
 
     pid: int
     maxrss_mb: float
-    grading_maxrss_mb: object = None
-    zygote_maxrss_mb: object = None
+    grading_maxrss_mb: float | None = None
+    zygote_maxrss_mb: float | None = None

@@ -25,7 +25,7 @@ def _servers():
     for name in names:
         try:
             with open(f"/proc/{name}/cmdline", "rb") as f:
-                if b"server.py" in f.read():
+                if b"zygote.py" in f.read():
                     found.append(int(name))
         except (OSError, ValueError):
             pass

@@ -1,7 +1,7 @@
 """A property test that does no mathematics: it judges each candidate by its name, docstring and place
 in the source. (Found: recognising the hidden candidates by __name__ scored 21/21.) Stopped by the
 candidates never entering the sandbox: the test gets callables that carry no name, docstring or code of theirs
-(grader/sandbox/candidate_calls.py)."""
+(grader/sandbox/runtime/candidate_calls.py)."""
 
 
 def check_relative_property(rope_fn, head_dim):

@@ -1,5 +1,5 @@
 """A property test's candidates inside the sandbox child: opaque callables whose values the grader computes, in
-its own process (grader/candidates.py). Imported flat by child.py, and as `grader.sandbox.candidate_calls` by
+its own process (grader/candidates.py). Imported flat by child.py, and as `grader.sandbox.runtime.candidate_calls` by
 the grader, which checks every call it receives with the same `check_arguments`.
 
 A learner's `check_relative_property(rope_fn, head_dim)` (chapter 8: `check_axial_property`) is graded by
@@ -23,7 +23,7 @@ import torch
 from safetensors.torch import load, save
 
 try:  # inside the grader's package, or copied flat beside child.py in the fork server's folder
-    from . import wire
+    from .. import wire
 except ImportError:
     import wire
 

@@ -1,6 +1,6 @@
 """The kernel calls the sandbox makes through libc (Linux; standard library and ctypes only): prctl, mount,
 unshare, capset (dropping every capability), and their flag values. Imported flat by the fork servers, as
-`grader.sandbox.kernel` by the grader.
+`grader.sandbox.confine.kernel` by the grader.
 """
 
 import ctypes

@@ -5,7 +5,8 @@ It is the grader's own code, trusted, holding the reference: it asks the zygote 
 socket of its own and forks nothing itself, so nothing it holds reaches a sandbox child. The sandbox does
 not know which code that is: the grader names it in the first line it sends ("serve": "module:function",
 with the repository's path), and the function is called with the grader's socket, the control socket, the
-zygote's capabilities and that line, a wire.GraderSetup (grader/remote.py's `serve`).
+zygote's hello (wire.Hello: what it found the machine allows) and that line, a wire.GraderSetup (grader/remote.py's
+`serve`).
 """
 
 import importlib
@@ -16,7 +17,7 @@ import kernel
 import wire
 
 
-def serve(sock, control, caps):
+def serve(sock, control, hello):
     """Read the grader's setup line from `sock`, then hand over to the function it names."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -32,4 +33,4 @@ def serve(sock, control, caps):
         return
     sys.path.insert(0, setup.repo)
     module, _, function = setup.serve.partition(":")
-    getattr(importlib.import_module(module), function)(sock, control, caps, setup)
+    getattr(importlib.import_module(module), function)(sock, control, hello, setup)

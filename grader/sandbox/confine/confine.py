@@ -1,5 +1,5 @@
 """Confine one sandbox child before it runs learner code (Linux; standard library and ctypes only: imported
-flat by the fork servers, as `grader.sandbox.confine` by the grader).
+flat by the fork servers, as `grader.sandbox.confine.confine` by the grader).
 
 `apply(policy, cgroup)` carries out a policy.Policy (policy.py decides it from what probe.py found) in a
 freshly forked child, each layer where the machine allows it:
@@ -21,7 +21,8 @@ import resource
 import signal
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
-    from . import jail, landlock, procs, seccomp
+    from .. import procs
+    from . import jail, landlock, seccomp
     from .kernel import PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, drop_capabilities, prctl
 except ImportError:
     import jail

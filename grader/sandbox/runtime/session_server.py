@@ -9,8 +9,8 @@ child has ended it kills and reaps everything the child started, removes what th
 (cleanup.py), and answers Ended. The requests go from the grader to the child directly: the server never
 reads them.
 
-Results travel over a pipe as lines "<name>\\t<base64>\\n". The server keeps only lines whose name is one
-this exercise expects (the opaque tokens of its probe requests, the execution log, the progress marker),
+Results travel over a pipe as lines "<name>\\t<base64>\\n" (wire.result_line). The server keeps only lines whose
+name is one this exercise expects (the opaque tokens of its probe requests, the execution log, the progress marker),
 each decoded and size-capped, and writes them to the exercise's fresh result folder, which only the
 server and the grader can reach. A line it cannot parse is dropped, so garbage a submission writes into
 the pipe costs nothing but that garbage. Last line wins for a name.
@@ -23,8 +23,6 @@ A session server is a child subreaper: whatever a child starts stays below it ev
 and is killed (with everything of the child's user id, as root) before the server reports the child's end.
 """
 
-import base64
-import binascii
 import gc
 import os
 import re
@@ -41,7 +39,6 @@ import sigchld
 import wire
 
 NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
-STMT_GRACE = 1.0  # seconds a top-level statement may run past its alarm before the server ends the child
 
 
 class Receiver:
@@ -50,40 +47,28 @@ class Receiver:
     def __init__(self, outdir, allowed, line_bytes, total_bytes, on_result=lambda token: None, call_bytes=0,
                  calls=0, on_call=lambda stored: None):
         self.outdir, self.allowed, self.on_result, self.on_call = outdir, allowed, on_result, on_call
-        self.line_bytes, self.total_left = line_bytes, total_bytes
+        self.lines, self.total_left = wire.Lines(line_bytes), total_bytes
         self.call_bytes, self.calls_left = call_bytes, calls
-        self.buffer, self.skipping, self.progress, self.dropped = bytearray(), False, None, 0
-        self.scanned = 0  # bytes at the buffer's start known to hold no newline (each byte is searched once)
+        self.progress, self.refused = None, 0
         self.progress_at = time.monotonic()
 
+    @property
+    def dropped(self):
+        """Lines not kept: too long, not a result line, or not a result this exercise expects."""
+        return self.lines.dropped + self.refused
+
     def feed(self, data):
-        self.buffer += data
-        while True:
-            end = self.buffer.find(b"\n", self.scanned)
-            if end < 0:
-                self.scanned = len(self.buffer)
-                if len(self.buffer) > self.line_bytes:  # an endless line: drop it up to its newline
-                    self.buffer.clear()
-                    self.scanned = 0
-                    self.skipping = True
-                return
-            line = bytes(self.buffer[:end])
-            del self.buffer[:end + 1]
-            self.scanned = 0
-            if self.skipping:
-                self.skipping = False
-                self.dropped += 1
-                continue
-            self._line(line)
+        self.lines.feed(data)
+        while (line := self.lines.next()) is not None:
+            if line is not wire.TOO_LONG:
+                self._line(line)
 
     def _line(self, line):
-        name, _, encoded = line.partition(b"\t")
-        try:
-            name = name.decode("ascii")
-            payload = base64.b64decode(encoded, validate=True)
-        except (UnicodeDecodeError, binascii.Error, ValueError):
-            self.dropped += 1
+        parsed = wire.parse_result_line(line)
+        if parsed is None:
+            self.refused += 1
             return
+        name, payload = parsed
         if name == "_call":  # answered whatever it holds: the child waits for that answer
             stored = len(payload) <= self.call_bytes and self.calls_left > 0
             if stored:
@@ -92,7 +77,7 @@ class Receiver:
             self.on_call(stored)
             return
         if not NAME.match(name) or name not in self.allowed or len(payload) > self.total_left:
-            self.dropped += 1
+            self.refused += 1
             return
         if name == "_progress":
             self.progress = payload[:16].decode("ascii", "replace")
@@ -122,20 +107,21 @@ def _drain(fd, receiver):
         receiver.feed(chunk)
 
 
-def _overran(receiver, stmt_seconds):
-    """True when the child has been executing one top-level statement for longer than its alarm allows (a
-    statement that catches the alarm's exception, or blocks it)."""
-    return (receiver.progress or "").isdigit() and time.monotonic() - receiver.progress_at > stmt_seconds + STMT_GRACE
+def _overran(receiver, job):
+    """True when the child has been executing one top-level statement for longer than its alarm allows, and its
+    grace past it (a statement that catches the alarm's exception, or blocks it)."""
+    return ((receiver.progress or "").isdigit()
+            and time.monotonic() - receiver.progress_at > job.stmt_seconds + job.stmt_grace_seconds)
 
 
-def _reap(wake_fd, pid, read_fd, receiver, stmt_seconds):
+def _reap(wake_fd, pid, read_fd, receiver, job):
     """Wait for the child `pid` while reading its results; reap adopted orphans on the way. A statement that
     outlives its alarm is ended here (the statement watchdog), so the exercise can run again without it within
     its time. (status, whether the watchdog ended it)."""
     status, open_, overran = None, True, False
     while status is None:
         ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 0.5)
-        if not overran and _overran(receiver, stmt_seconds):
+        if not overran and _overran(receiver, job):
             overran = True
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -166,12 +152,13 @@ def _group(job, n):
     """(a fresh memory cgroup for one child as the policy asks, or None; a note for the report when it asked
     for one that could not be made)."""
     rule = job.policy
-    if not rule["cgroup_mb"]:
+    if not rule.cgroup_mb:
         return None, None
     try:
-        return cgroup.Cgroup.create(f"x{n}", rule["cgroup_mb"] << 20, rule["cgroup_pids"]), None
+        return cgroup.Cgroup.create(f"x{n}", rule.cgroup_mb << 20, rule.cgroup_pids,
+                                    gone_seconds=job.gone_seconds), None
     except OSError:
-        if rule["memory_mb"] is None:
+        if rule.memory_mb is None:
             return None, ("no cgroup could be made for this exercise, and it had no address-space limit: it ran "
                           "without a memory limit")
         return None, "no cgroup could be made for this exercise, so only its address space was limited (RLIMIT_AS)"
@@ -181,20 +168,20 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd):
     """Fork the child for one run (its requests come on `request_fd`, straight from the grader), tell the
     grader as each result is stored, clean up, report."""
     rule = job.policy
-    ipc_before = cleanup.sysv_ipc(os.getuid()) if rule["clean_ipc"] == "new" else set()
+    ipc_before = cleanup.sysv_ipc(os.getuid()) if rule.clean_ipc == "new" else set()
     group, note = _group(job, n)
     read_fd, write_fd = os.pipe()
     wire.widen_pipe(read_fd)  # a call of a candidate (a few hundred KB) in one write
     gc.freeze()  # what the server holds is out of the child's collections: they scan only what the child made
     pid = os.fork()
     if pid == 0:
-        code = 0
+        code = wire.EXIT_OK
         try:
             os.close(read_fd)
             child.run(job, write_fd, request_fd, group, catalog)
         except BaseException:
             traceback.print_exc()
-            code = 1
+            code = wire.EXIT_RAISED
         finally:
             os._exit(code)
     os.close(write_fd)
@@ -205,17 +192,17 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd):
     receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
                         on_result=lambda token: out.send(wire.ResultReady(token)), call_bytes=job.call_bytes,
                         calls=job.calls, on_call=lambda stored: out.send(wire.CallReady(stored)))
-    status, overran = _reap(wake_fd, pid, read_fd, receiver, job.stmt_seconds)
+    status, overran = _reap(wake_fd, pid, read_fd, receiver, job)
     os.close(read_fd)
     cleanup.kill_and_reap(job.uid)
     oom = group is not None and group.oom_killed()
-    removed = group.kill_and_remove() if group is not None else True
-    note = "; ".join(filter(None, [note, cleanup.outlived(job.uid, removed)]))
-    if rule["clean_ipc"] == "uid":
+    removed = group.kill_and_remove(job.gone_seconds) if group is not None else True
+    note = "; ".join(filter(None, [note, cleanup.outlived(job.uid, removed, job.gone_seconds)]))
+    if rule.clean_ipc == "uid":
         cleanup.remove_sysv_ipc(job.uid)
-    elif rule["clean_ipc"] == "new":
+    elif rule.clean_ipc == "new":
         cleanup.remove_sysv_ipc(os.getuid(), keep=ipc_before)
-    if rule["clean_files_of_uid"]:
+    if rule.clean_files_of_uid:
         cleanup.remove_files_of(job.uid)
     out.send(wire.Ended(pid, status, receiver.progress, receiver.dropped, oom, note, overran))
 

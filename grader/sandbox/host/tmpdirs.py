@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import procs
+from .. import procs
 
 _SWEPT = []
 

@@ -14,8 +14,8 @@ import resource
 import signal
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
+    from ..paths import SYSTEM_PATHS, within
     from . import kernel
-    from .paths import SYSTEM_PATHS, within
 except ImportError:
     import kernel
     from paths import SYSTEM_PATHS, within

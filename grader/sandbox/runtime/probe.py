@@ -1,5 +1,5 @@
 """What this machine lets the sandbox do, probed once by the zygote for its hello line (Linux; standard
-library and ctypes only: imported flat by the fork servers, as `grader.sandbox.probe` by the grader).
+library and ctypes only: imported flat by the fork servers, as `grader.sandbox.runtime.probe` by the grader).
 
 Each mechanism is tried for real in a throw-away child (`in_child`): a jail (mount, network and IPC
 namespaces), the same inside a user namespace, a PID namespace with a /proc of its own, seccomp, and which
@@ -13,9 +13,9 @@ import shutil
 import tempfile
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
-    from . import cgroup, jail, kernel, landlock, seccomp
-    from .confine import drop_to
-    from .paths import DEVICES, other_can_read, python_paths, readable_paths
+    from ..confine import cgroup, jail, kernel, landlock, seccomp
+    from ..confine.confine import drop_to
+    from ..paths import DEVICES, other_can_read, python_paths, readable_paths
 except ImportError:
     import cgroup
     import jail

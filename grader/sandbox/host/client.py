@@ -1,8 +1,8 @@
-"""The grader's side of the zygote: starting the zygote process (server.py, in its runtime folder:
-runtime.py) and asking it for sessions and trusted grading processes.
+"""The grader's client of the zygote: starting the zygote process (runtime/zygote.py, in its runtime folder:
+runtime_files.py) and asking it for sessions and trusted grading processes.
 
     zygote = Zygote.start(settings)        # early: its torch import overlaps the grader's own
-    with zygote.session(settings) as s:    # one submission (session.py)
+    with zygote.session(settings) as s:    # one submission (host/session.py)
         run = s.run(statements, requests, read)
 
 This module imports no torch, so a grader can start the zygote before loading torch itself. The zygote never
@@ -13,6 +13,7 @@ submission is done.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import shutil
 import signal
@@ -21,9 +22,10 @@ import subprocess
 import sys
 import time
 
-from .. import hidden_probes
-from . import procs, runtime, tmpdirs, wire
-from .errors import SandboxError
+from ... import hidden_probes
+from .. import procs, wire
+from ..errors import SandboxError
+from . import runtime_files, tmpdirs
 from .session import Session
 
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
@@ -31,21 +33,21 @@ KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VI
 
 class ZygoteClient:
     """A control connection to a zygote: asks it for sessions (and, for the process that started it, for
-    trusted grading processes). `caps` is what the zygote found."""
+    trusted grading processes). `timings` (Settings.sandbox) says how long to wait for its answers; `hello` is what
+    the zygote found (wire.Hello), when another process read it."""
 
-    def __init__(self, sock, caps=None):
-        self.channel = wire.Channel(sock)
-        self.caps = caps
+    def __init__(self, sock, timings, hello=None):
+        self.channel, self.timings, self.hello = wire.Channel(sock), timings, hello
 
     def ready(self):
-        """Its capabilities, once it has imported torch (waits for its hello the first time)."""
-        if self.caps is None:
-            hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + 180))
-            if hello is None:
+        """Its capabilities, once it has imported torch (waits for its hello the first time): policy.Caps's fields
+        and "python", the folders its Python imports from."""
+        if self.hello is None:
+            self.hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + self.timings.start_seconds))
+            if self.hello is None:
                 self.close()
                 raise SandboxError("the sandbox's fork server did not start")
-            self.caps = hello.caps
-        return self.caps
+        return {**dataclasses.asdict(self.hello.caps), "python": self.hello.python}
 
     def _fork(self, what, fds):
         """The pid of a `what` ("session" or "grader") the zygote forked, handed `fds`."""
@@ -54,7 +56,7 @@ class ZygoteClient:
             self.channel.send(wire.Fork(what), fds=fds)
         except OSError:
             raise SandboxError("the sandbox's fork server is gone") from None
-        forked = wire.Forked.from_wire(self.channel.receive(time.monotonic() + 30))
+        forked = wire.Forked.from_wire(self.channel.receive(time.monotonic() + self.timings.fork_seconds))
         if forked is None:
             self.close()
             raise SandboxError(f"the sandbox's fork server did not start a {what}")
@@ -77,10 +79,10 @@ class ZygoteClient:
     def how_it_ended(self, pid):
         """The wait status of a session server of this zygote that has ended, or None when unknown."""
         try:
-            self.channel.send(wire.AskEnded(int(pid)))
+            self.channel.send(wire.AskEnded(int(pid), self.timings.ended_seconds))
         except OSError:
             return None
-        reply = wire.WaitStatus.from_wire(self.channel.receive(time.monotonic() + 10))
+        reply = wire.WaitStatus.from_wire(self.channel.receive(time.monotonic() + self.timings.ask_seconds))
         return reply.status if reply else None
 
     def close(self):
@@ -91,23 +93,23 @@ class Zygote(ZygoteClient):
     """The zygote process (`python -I`, torch imported once, never a submission's code). It may serve
     every submission a grading process handles, each in a fresh session forked from it."""
 
-    def __init__(self, mode, uid_base):
+    def __init__(self, mode, uid_base, timings):
         self.mode = mode
         self.root = tmpdirs.make("posenc-server-")
-        runtime.copy_into(self.root)
+        runtime_files.copy_into(self.root)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.root), "LANG": "C.UTF-8",
                "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
         env.update({k: os.environ[k] for k in KEEP_ENV if k in os.environ})
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(self.root / "server.py"), str(theirs.fileno()), mode, str(uid_base),
+            [sys.executable, "-I", str(self.root / "zygote.py"), str(theirs.fileno()), mode, str(uid_base),
              *hidden_probes.MODULE_NAMES],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             cwd=self.root, env=env, start_new_session=True, pass_fds=(theirs.fileno(),),
         )
         theirs.close()
-        super().__init__(ours)
+        super().__init__(ours, timings)
 
     @classmethod
     def start(cls, settings):
@@ -119,7 +121,7 @@ class Zygote(ZygoteClient):
             zygote.close()
         if not _ZYGOTES:
             atexit.register(close_all)
-        _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode, settings.uid_base)
+        _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode, settings.uid_base, settings.sandbox)
         return zygote
 
     def alive(self):

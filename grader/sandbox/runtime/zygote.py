@@ -1,5 +1,5 @@
 """The zygote: the sandbox's forking server. It runs in its own interpreter (`python -I`, from a runtime
-folder that holds only the files runtime.py lists), never inside the grader.
+folder that holds only the files host/runtime_files.py lists), never inside the grader.
 
 It imports torch (and matplotlib, and warms up the meta device) once, probes what the machine allows
 (probe.py) and says so in its hello line, then forks, on the grader's request:
@@ -26,11 +26,12 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # the runtime files (runtime.py lists them) are copied flat beside this one
+sys.path.insert(0, HERE)  # the runtime files (host/runtime_files.py lists them) are copied flat beside this one
 
 import bootstrap  # noqa: E402
 import kernel  # noqa: E402
 import paths  # noqa: E402
+import policy  # noqa: E402
 import probe  # noqa: E402
 import probes  # noqa: E402
 import procs  # noqa: E402
@@ -72,8 +73,9 @@ def _reap_sessions(sessions):
             ENDED.pop(next(iter(ENDED)))
 
 
-def _how_it_ended(pid, sessions, seconds=2.0):
-    """The wait status of a session that ended (the grader lost its socket: why?), or None if unknown."""
+def _how_it_ended(pid, sessions, seconds):
+    """The wait status of a session that ended (the grader lost its socket: why?) within `seconds`, or None if
+    unknown."""
     deadline = time.monotonic() + seconds
     while True:
         _reap_sessions(sessions)
@@ -88,14 +90,14 @@ def _fork(run, keep_closed, *args):
     """Fork a child of the zygote that runs `run(*args)`; the zygote's own sockets closed in it."""
     pid = os.fork()
     if pid == 0:
-        code = 0
+        code = wire.EXIT_OK
         try:
             for sock in keep_closed:
                 sock.close()
             run(*args)
         except BaseException:
             traceback.print_exc()
-            code = 1
+            code = wire.EXIT_RAISED
         finally:
             os._exit(code)
     return pid
@@ -109,9 +111,9 @@ def main():
     os.dup2(2, 1)  # stray prints go where stderr goes, never into a protocol channel
     kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
     kernel.prctl(kernel.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
-    caps = dict(probe.capabilities(MODE, UID_BASE), python=paths.python_paths())
+    hello = wire.Hello(policy.Caps(**probe.capabilities(MODE, UID_BASE)), paths.python_paths())
     sigchld.wake_up_pipe()
-    wire.Channel(control).send(wire.Hello(caps))
+    wire.Channel(control).send(hello)
     controls, children = {control: wire.Channel(control)}, set()
     while control in controls:
         ready, _, _ = select.select(list(controls), [], [], 1.0)
@@ -130,12 +132,12 @@ def main():
                 mine = socket.socket(fileno=os.dup(fds[1]))
                 pid = _fork(lambda a, b, theirs: os.close(theirs) or bootstrap.serve(socket.socket(fileno=a),
                                                                                    socket.socket(fileno=b),
-                                                                                   dict(caps)),
+                                                                                   hello),
                             [*controls, mine], fds[0], fds[2], fds[1])
                 controls[mine] = wire.Channel(mine)
                 channel.send(wire.Forked(pid))
-            elif ask and isinstance(ask.pid, int):
-                channel.send(wire.WaitStatus(_how_it_ended(ask.pid, children)))
+            elif ask:
+                channel.send(wire.WaitStatus(_how_it_ended(ask.pid, children, ask.ended_seconds)))
                 pid = None
             else:  # the other side is gone (or speaks nonsense): forget it; the grader's own ends everything
                 controls.pop(sock)

@@ -12,10 +12,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from . import procs
-from .errors import SandboxError
-
-N_SLOTS = 1000
+from .. import procs
+from ..errors import SandboxError
 
 
 def slots_dir():
@@ -28,10 +26,11 @@ def slots_dir():
     return path
 
 
-def acquire_uid(base):
-    """(lock fd, uid): a uid no account and no other live session uses, held while the fd is open."""
+def acquire_uid(base, slots):
+    """(lock fd, uid): a uid among `slots` from `base` (Settings.uid_base, SandboxTimings.uid_slots) that no account
+    and no other live session uses, held while the fd is open."""
     folder = slots_dir()
-    for n in range(N_SLOTS):
+    for n in range(slots):
         uid = base + n
         try:
             pwd.getpwuid(uid)

@@ -1,6 +1,6 @@
 """Read what a sandbox child sent back, as data only.
 
-The session server wrote the child's result lines into files (session_server.py). Here they are read
+The session server wrote the child's result lines into files (sandbox/runtime/session_server.py). Here they are read
 without following links, size-capped, parsed as JSON + safetensors (nothing is unpickled), and
 checked: plain values, exact `torch.Tensor`s only, dtypes as reported, every string cleaned of
 control characters (escape.clean) where it enters the grader. Anything else is a missing result,
@@ -16,9 +16,9 @@ from safetensors.torch import load as load_tensors
 
 from posenc_selfcheck import store
 
-from ..escape import clean
-from ..files import read_regular
-from ..settings import ANSWER
+from .escape import clean
+from .files import read_regular
+from .settings import ANSWER
 
 JSON_BYTES = ANSWER.json_bytes
 MAX_KEYS = ANSWER.keys

@@ -2,7 +2,7 @@
 system calls: the zygote probes the machine once (`Caps`, probe.py), the grader says what one child needs
 (`Request`), `decide()` returns the `Policy`, and `confine.apply()` carries it out in the child.
 Standard library only (copied flat into the fork server's folder, imported by the grader as
-`grader.sandbox.policy`).
+`grader.sandbox.confine.policy`); the values of POSENC_SANDBOX_MODE come from modes.py.
 
 Modes, strongest first:
 
@@ -30,15 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
-    from .paths import DEVICES
+    from ..modes import FORCED
+    from ..paths import DEVICES
 except ImportError:
+    from modes import FORCED
     from paths import DEVICES
 
 MODES = ("root-jail", "root-nojail", "root-user", "user-jail", "user", "none")
-FORCED = ("auto", "nojail", "user", "nolandlock")  # POSENC_SANDBOX_MODE (grader.settings.MODES is this list)
-CGROUP_HEADROOM_MB = 256  # over the memory allowance: copy-on-write copies of the server's pages,
-# page tables, kernel memory, which RLIMIT_AS does not count; RLIMIT_AS (a MemoryError learner code
-# can report) is met first where it applies, the cgroup (the kernel's OOM kill) is the backstop
 
 
 class Refused(RuntimeError):
@@ -64,7 +62,7 @@ class Caps:
 @dataclass(frozen=True, kw_only=True)
 class Request:
     """What one child needs (the grader's job for one exercise). The limits have no defaults here: they come
-    from grader.settings.Limits, under the same names."""
+    from grader.settings.Limits (and SandboxTimings), under the same names."""
 
     workdir: str
     stub: str  # the posenc_selfcheck stub package's folder
@@ -82,6 +80,7 @@ class Request:
     cpu_seconds: int
     file_bytes: int  # the largest file it may write
     work_bytes: int  # its working folder, where that is a tmpfs of its own
+    cgroup_headroom_mb: int  # the cgroup's memory over memory_mb (grader.settings.SandboxTimings)
 
 
 @dataclass(frozen=True)
@@ -92,16 +91,16 @@ class Policy:
     jail: str | None  # "root", "user" (namespaces through a user namespace), None
     pidns: bool  # the jail has a PID namespace and a /proc of its own (killed whole when the child ends)
     jail_dir: str
-    binds: tuple  # read-only in the jail
-    devices: tuple  # the devices in the jail's /dev (paths.DEVICES, and the GPU's for a CUDA exercise)
-    withhold: tuple  # files no child reads: Landlock leaves them out, the jail covers them with an empty file
+    binds: tuple[str, ...]  # read-only in the jail
+    devices: tuple[str, ...]  # the devices in the jail's /dev (paths.DEVICES, and the GPU's for a CUDA exercise)
+    withhold: tuple[str, ...]  # files no child reads: Landlock leaves them out, the jail covers them with an empty file
     stub: str
     workdir: str
-    readable: tuple  # Landlock
-    writable: tuple
+    readable: tuple[str, ...]  # Landlock
+    writable: tuple[str, ...]
     landlock: int  # ABI to use, 0: none
     seccomp: bool
-    cgroup_mb: int | None  # memory.max / memory.limit_in_bytes: memory_mb plus CGROUP_HEADROOM_MB; None: no cgroup
+    cgroup_mb: int | None  # memory.max / memory.limit_in_bytes: memory_mb plus cgroup_headroom_mb; None: no cgroup
     cgroup_pids: int | None
     memory_mb: int | None  # RLIMIT_AS: address space over what is mapped at fork; None: not set
     nproc: int | None  # RLIMIT_NPROC; None: not set
@@ -109,11 +108,11 @@ class Policy:
     cpu_seconds: int
     file_bytes: int
     work_bytes: int
-    chmod_protect: tuple  # take "other" permissions from these (no jail, no Landlock, own uid)
+    chmod_protect: tuple[str, ...]  # take "other" permissions from these (no jail, no Landlock, own uid)
     clean_files_of_uid: bool  # after the child: remove the uid's files in /tmp, /var/tmp, /dev/shm
     clean_ipc: str | None  # after the child: "uid" (the sandbox's own), "new" (the grader's uid: only
     # objects made meanwhile), None (an IPC namespace took them)
-    notes: tuple  # sentences for the grading report where protection is weaker than root-jail
+    notes: tuple[str, ...]  # sentences for the grading report where protection is weaker than root-jail
 
 
 ROOT_REFUSAL = (
@@ -236,7 +235,7 @@ def decide(caps: Caps, req: Request) -> Policy:
         jail_dir=req.jail_dir, binds=tuple(req.system), devices=DEVICES + devices,
         withhold=tuple(req.withhold), stub=req.stub, workdir=req.workdir,
         readable=readable, writable=writable, landlock=landlock, seccomp=caps.seccomp,
-        cgroup_mb=req.memory_mb + CGROUP_HEADROOM_MB if cgroup else None,
+        cgroup_mb=req.memory_mb + req.cgroup_headroom_mb if cgroup else None,
         cgroup_pids=req.nproc if cgroup else None, memory_mb=memory_mb, nproc=nproc, nproc_shared=nproc_shared,
         cpu_seconds=req.cpu_seconds, file_bytes=req.file_bytes, work_bytes=req.work_bytes,
         chmod_protect=chmod_protect,

@@ -1,7 +1,7 @@
 """Clean-up after a sandbox child, in its session server: kill and reap everything the child started, verify
 that nothing of it is left, and remove what it may leave where no namespace takes it away: System V IPC
 objects, and files of the sandbox's uid in the shared temporary folders (Linux; standard library and ctypes
-only: imported flat by the fork servers, as `grader.sandbox.cleanup` by the grader). policy.py decides which
+only: imported flat by the fork servers, as `grader.sandbox.runtime.cleanup` by the tests). policy.py decides which
 of these a child's mode needs (`clean_ipc`, `clean_files_of_uid`).
 """
 
@@ -10,8 +10,8 @@ import os
 import shutil
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
-    from . import procs
-    from .kernel import libc
+    from .. import procs
+    from ..confine.kernel import libc
 except ImportError:
     import procs
     from kernel import libc
@@ -30,10 +30,11 @@ def kill_and_reap(uid):
             break
 
 
-def outlived(uid, group_removed):
-    """Verify that nothing of the exercise is left (below this process; of its uid; in its cgroup): a
-    sentence for the report when something is, else None."""
-    left = procs.survivors(lambda: procs.descendants(os.getpid()) + (procs.uid_pids(uid) if uid is not None else []))
+def outlived(uid, group_removed, seconds):
+    """Verify that nothing of the exercise is left (below this process; of its uid; in its cgroup), giving what was
+    killed `seconds` to go: a sentence for the report when something is, else None."""
+    left = procs.survivors(lambda: procs.descendants(os.getpid()) + (procs.uid_pids(uid) if uid is not None else []),
+                           seconds)
     if not left and group_removed:
         return None
     return (f"{len(left)} process(es) of this exercise outlived it and could not be killed" if left

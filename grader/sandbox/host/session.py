@@ -2,7 +2,7 @@
 one confined child per run of an exercise (session_server.py, child.py).
 
     with zygote.session(settings) as s:                 # one submission
-        run = s.run(statements, requests, read)         # one exercise: ExerciseRun (read: results.py)
+        run = s.run(statements, requests, read)         # one exercise: ExerciseRun (read: grader/results.py)
 
 What this side adds to the servers' confinement:
 
@@ -31,14 +31,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import read_regular
-from ..records import ExerciseRun
-from ..settings import DEFAULT_SECRET
-from . import paths, policy, procs, slots, tmpdirs, wire
-from .errors import SandboxError
+from ...files import read_regular
+from ...records import ExerciseRun
+from ...settings import DEFAULT_SECRET
+from .. import paths, procs, wire
+from ..confine import policy
+from ..errors import SandboxError
+from . import slots, tmpdirs
 
-REPO = Path(__file__).resolve().parent.parent.parent  # the grader's repository: the reference, the checks
-EXIT_SETUP_FAILED = 97  # child.py: the child could not be confined
+REPO = Path(__file__).resolve().parents[3]  # the grader's repository: the reference, the checks
 TIMED_OUT = "skipped: ran longer than {:g} s at grading time"  # child.py's words for the same
 NO_CALLS = "no candidate function can be called in this request"
 
@@ -141,7 +142,7 @@ class Session:
         except policy.Refused as exc:
             raise SandboxError(str(exc)) from None
         if probe.uid is not None:
-            self.slot_fd, self.uid = slots.acquire_uid(self.settings.uid_base)
+            self.slot_fd, self.uid = slots.acquire_uid(self.settings.uid_base, self.settings.sandbox.uid_slots)
             self.gid = self.uid
             probe = policy.decide(self.capabilities, self._request([], uid=self.uid))  # its notes name this uid
             os.chmod(self.root, 0o711)
@@ -161,7 +162,8 @@ class Session:
                               protect=tuple(protected_paths(self.settings)),
                               withhold=(secret_path(self.settings),), uid=uid, gid=uid, cuda=cuda,
                               gpu_devices=gpus, memory_mb=lim.memory_mb, nproc=lim.nproc,
-                              cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes)
+                              cpu_seconds=lim.cpu_seconds, file_bytes=lim.file_bytes, work_bytes=lim.work_bytes,
+                              cgroup_headroom_mb=self.settings.sandbox.cgroup_headroom_mb)
 
     # -- the session server ----------------------------------------------------------------------------
     def _alive(self):
@@ -201,8 +203,9 @@ class Session:
         """End the session and verify that every process of it is gone: `left_behind` lists any that is
         not (a sentence for the report in `closing_notes`)."""
         self._close_server()
-        self.left_behind = procs.gone_within(sorted(self.killed)) + (
-            procs.survivors(lambda: procs.uid_pids(self.uid)) if self.uid is not None else [])
+        gone = self.settings.sandbox.gone_seconds
+        self.left_behind = procs.gone_within(sorted(self.killed), gone) + (
+            procs.survivors(lambda: procs.uid_pids(self.uid), gone) if self.uid is not None else [])
         if self.left_behind:
             self.closing_notes.append(f"{len(self.left_behind)} process(es) of this submission were still alive "
                                       "after grading ended and could not be killed")
@@ -221,7 +224,7 @@ class Session:
     # -- one exercise --------------------------------------------------------------------------------------
     def run(self, statements, requests, read, seconds=None, calls=None):
         """Execute `statements` [Statement] in a fresh child, then answer each wire.Probe, one at a time;
-        `read(outdir, requests, ended)` turns the result folder into (results, log, timed_out) (results.py,
+        `read(outdir, requests, ended)` turns the result folder into (results, log, timed_out) (grader/results.py,
         which needs torch). Everything, retries included, within `seconds` of wall clock (default: the
         exercise's limit). `calls` answers a property test's calls of a candidate while a request runs
         (grader/candidates.py: `answer(request, data)` -> wire.Answer, `call_bytes`, `calls`); without it, every
@@ -276,13 +279,16 @@ class Session:
         """What the session server needs for one child: nothing that names a protected folder reaches the
         child (the policy lists what it may read, never what it may not), and no request."""
         lim = self.limits
-        rule = dataclasses.asdict(policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid)))
-        rule["chmod_protect"] = []  # done here, once (_configure): the child never hears of those folders
+        decided = policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid))
+        rule = dataclasses.replace(decided, chmod_protect=())  # done here, once (_configure): the child never hears of
+        # those folders
         result_bytes = max(0, min(lim.result_bytes, self.results_left))  # what the submission has left to send
         return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
                            stmt_seconds=lim.stmt_seconds, result_bytes=result_bytes,
                            line_bytes=result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
-                           policy=rule, call_bytes=calls.call_bytes if calls else 0, calls=calls.calls if calls else 0)
+                           policy=rule, stmt_grace_seconds=self.settings.sandbox.stmt_grace_seconds,
+                           gone_seconds=self.settings.sandbox.gone_seconds,
+                           call_bytes=calls.call_bytes if calls else 0, calls=calls.calls if calls else 0)
 
     @staticmethod
     def _answer_call(calls, request, stored, outdir, write_end, deadline):
@@ -317,9 +323,10 @@ class Session:
         try:
             # what this exercise's confinement says beyond the session's (no memory limit for a CUDA one, ...)
             named = f"{requests[0].exercise}: " if requests else ""
-            run.log += [("sandbox", named + n) for n in job.policy["notes"] if n not in self.notes]
+            run.log += [("sandbox", named + n) for n in job.policy.notes if n not in self.notes]
             self.channel.send(job, fds=[read_end])
-            started = wire.Started.from_wire(self.channel.receive(min(deadline, time.monotonic() + 60)))
+            started = wire.Started.from_wire(self.channel.receive(min(deadline, time.monotonic()
+                                                                      + self.settings.sandbox.started_seconds)))
         except OSError:
             started = None
         finally:
@@ -350,7 +357,8 @@ class Session:
                          f"({self.limits.wall_seconds:g} s per exercise, {self.limits.submission_seconds:g} s per "
                          "submission)")
             self._kill_submission()
-            ended = self._until(time.monotonic() + 10, lambda m: False)  # the server reports the killed child
+            # the server reports the killed child
+            ended = self._until(time.monotonic() + self.settings.sandbox.killed_seconds, lambda m: False)
         if ended == "gone" or ended == "late":
             run.ended = run.ended or self._server_ended(time.monotonic() - begun)
             self._close_server()
@@ -407,8 +415,8 @@ class Session:
             why = "" if self.capabilities.cgroup else ", perhaps by the kernel for want of memory (no cgroup here says)"
             return f"was {describe_status(status)}{after}{why}"
         code = os.WEXITSTATUS(status)
-        if code == EXIT_SETUP_FAILED and progress is None:  # before the first statement: the grader's problem
-            raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine.py); "
+        if code == wire.EXIT_SETUP_FAILED and progress is None:  # before the first statement: the grader's problem
+            raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine/confine.py); "
                                "set POSENC_SANDBOX_MODE=user to grade with weaker isolation")
         return "ok" if code == 0 else "ended early"  # the exit status is the learner's to choose: not shown
 

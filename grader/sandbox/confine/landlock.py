@@ -12,8 +12,8 @@ import os
 import stat
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
+    from ..paths import without
     from .kernel import PR_SET_NO_NEW_PRIVS, check, libc, prctl
-    from .paths import without
 except ImportError:
     from kernel import PR_SET_NO_NEW_PRIVS, check, libc, prctl
     from paths import without

@@ -5,13 +5,12 @@ Between fork and the first learner statement it is confined (`_confine`: confine
 policy). Then it executes the submission's top-level statements one by one, each under an alarm, and
 answers the grader's probe requests from the request pipe, one at a time, running each probe (probes.py)
 against what the statements defined. Every result goes back over the result pipe as one line
-"<name>\\t<base64>\\n" (`ResultPipe`): nothing a child prints reaches the grader. A process that learner
+(wire.result_line, `ResultPipe`): nothing a child prints reaches the grader. A process that learner
 code forks writes nothing there. A property test's candidates are callables whose values the grader computes
 (candidate_calls.py): their calls go out on the result pipe and are answered on the request pipe.
 """
 
 import ast
-import base64
 import gc
 import json
 import os
@@ -20,7 +19,6 @@ import sys
 
 import candidate_calls
 import confine
-import policy
 import probes
 import store
 import torch
@@ -28,7 +26,6 @@ import wire
 from safetensors.torch import save as save_tensors
 
 BLOCKED = ("posenc_ref", "grader")
-EXIT_SETUP_FAILED = 97  # the child could not be confined: a grader problem, never the learner's (session.py)
 
 
 class _Blocker:
@@ -57,7 +54,7 @@ class ResultPipe:
     def send(self, name, payload):
         if os.getpid() != self.pid:
             os._exit(0)
-        data = memoryview(name.encode() + b"\t" + base64.b64encode(payload) + b"\n")
+        data = memoryview(wire.result_line(name, payload))
         while data:
             data = data[self.write(self.fd, data):]
 
@@ -105,7 +102,7 @@ def _confine(job, keep_fds, group):
         signal.signal(sig, signal.SIG_DFL)
     # the operating system's part, in the order policy.py decided for this machine: cgroup, jail, user,
     # Landlock, rlimits, seccomp (confine.apply)
-    confine.apply(policy.Policy(**job.policy), group)
+    confine.apply(job.policy, group)
     os.environ.update(HOME=job.workdir, TMPDIR=job.workdir, MPLCONFIGDIR=job.workdir)
     sys.path.insert(0, job.stub)
     sys.meta_path.insert(0, _Blocker())
@@ -117,22 +114,19 @@ class _Requests:
     of a candidate (candidate_calls.py)."""
 
     def __init__(self, fd):
-        self.fd, self.buffer, self.scanned = fd, bytearray(), 0
+        self.fd, self.lines = fd, wire.Lines(wire.FRAME_BYTES)
 
     def _line(self):
         """The next line, or None at end of file."""
         while True:
-            end = self.buffer.find(b"\n", self.scanned)
-            if end >= 0:
-                line = bytes(self.buffer[:end])
-                del self.buffer[:end + 1]
-                self.scanned = 0
+            line = self.lines.next()
+            if line is None:
+                chunk = os.read(self.fd, wire.PIPE_BYTES)
+                if not chunk:
+                    return None
+                self.lines.feed(chunk)
+            elif line is not wire.TOO_LONG:  # a line too long is no request: passed over
                 return line
-            self.scanned = len(self.buffer)
-            chunk = os.read(self.fd, 1 << 20)
-            if not chunk:
-                return None
-            self.buffer += chunk
 
     def next(self):
         """The next request, or None at end of file (or at a line that is neither a request nor an answer that
@@ -183,7 +177,7 @@ def run(job, result_fd, request_fd, group, catalog):
     try:
         _confine(job, {result_fd, request_fd}, group)
     except BaseException:
-        os._exit(EXIT_SETUP_FAILED)
+        os._exit(wire.EXIT_SETUP_FAILED)
     torch.set_num_threads(1)
     torch.manual_seed(0)
     channel = ResultPipe(result_fd)

@@ -1,5 +1,5 @@
 """A memory (and process-count) cgroup per sandbox child, where one can be made (Linux; standard
-library only: the fork server imports this file flat, the grader as `grader.sandbox.cgroup`).
+library only: the fork server imports this file flat, the grader as `grader.sandbox.confine.cgroup`).
 
 Why: RLIMIT_AS limits address space, which memfd, tmpfs and /dev/shm pages and System V shared
 memory do not use, and which CUDA reserves by the terabyte (so it cannot be set on a GPU machine).
@@ -27,7 +27,7 @@ import os
 import time
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
-    from . import procs
+    from .. import procs
 except ImportError:
     import procs
 
@@ -170,13 +170,14 @@ class Cgroup:
         return f"Cgroup({self.kind!r}, {self.folders!r})"
 
     @classmethod
-    def create(cls, name, memory_bytes, pids=None, place=None):
+    def create(cls, name, memory_bytes, pids=None, place=None, *, gone_seconds):
         """A new group `posenc-<our pid>-<name>` limited to `memory_bytes` (no swap) and `pids`
-        processes (where the pids controller is there). Raises Unavailable with the reason."""
+        processes (where the pids controller is there). Raises Unavailable with the reason. `gone_seconds`
+        (SandboxTimings): how long a swept or half-made group's processes may take to go."""
         place = place or locate()
         parents = [place.memory] + ([place.pids] if place.kind == "v1" and place.pids and pids else [])
         for parent in parents:
-            sweep(parent)
+            sweep(parent, gone_seconds)
         base = f"{PREFIX}{os.getpid()}-{name}"
         folders = []
         try:
@@ -187,7 +188,7 @@ class Cgroup:
             group = cls(place.kind, folders)
             group._limit(memory_bytes, pids if place.pids else None)
         except OSError as exc:
-            cls(place.kind, folders).kill_and_remove()
+            cls(place.kind, folders).kill_and_remove(gone_seconds)
             raise Unavailable(exc.errno, f"could not set up the cgroup {base}: {exc}") from exc
         return group
 
@@ -237,9 +238,9 @@ class Cgroup:
         name = "memory.events" if self.kind == "v2" else "memory.oom_control"
         return self._counter(name, "oom_kill") > 0
 
-    def kill_and_remove(self, seconds=5.0):
-        """SIGKILL every process in the group (and below it), then remove the folders. Robust when
-        the group is already gone. True when nothing is left."""
+    def kill_and_remove(self, seconds):
+        """SIGKILL every process in the group (and below it), then remove the folders, giving them `seconds` to
+        go. Robust when the group is already gone. True when nothing is left."""
         if self.kind == "v2" and os.path.exists(f"{self.memory}/cgroup.kill"):
             try:
                 _write(f"{self.memory}/cgroup.kill", 1)
@@ -268,8 +269,9 @@ class Cgroup:
 _SWEPT = set()
 
 
-def sweep(parent):
-    """Once per process and parent folder: remove groups whose maker (the pid in the name) is gone."""
+def sweep(parent, seconds):
+    """Once per process and parent folder: remove groups whose maker (the pid in the name) is gone (giving their
+    processes `seconds` to go)."""
     if parent in _SWEPT:
         return
     _SWEPT.add(parent)
@@ -284,5 +286,5 @@ def sweep(parent):
         folder = os.path.join(parent, name)
         if os.path.isdir(folder):
             kind = "v2" if os.path.exists(os.path.join(folder, "cgroup.type")) else "v1"
-            Cgroup(kind, [folder]).kill_and_remove()
+            Cgroup(kind, [folder]).kill_and_remove(seconds)
 

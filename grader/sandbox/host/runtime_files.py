@@ -1,0 +1,39 @@
+"""The zygote's runtime folder: the files it runs from, listed one by one, copied flat into a fresh folder
+(nothing that knows any answer: the sandbox's own modules, the public probes and the store format, the hidden
+probes that run learner code). The hidden candidate functions a property test is run on are not among them:
+the grader computes them in its own process (grader/candidates.py, runtime/candidate_calls.py).
+
+tests/test_architecture.py checks that RUNTIME_FILES is exactly what runtime/zygote.py imports, directly or not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ... import hidden_probes
+
+SANDBOX = Path(__file__).resolve().parent.parent
+PUBLIC = SANDBOX.parent.parent / "posenc_selfcheck"
+
+# {folder: its files}: the runtime (the zygote and what it forks), the confinement it applies, the base it shares
+# with the grader's side, the public probes
+FOLDERS = {
+    SANDBOX / "runtime": ("zygote.py", "bootstrap.py", "session_server.py", "child.py", "candidate_calls.py",
+                          "sigchld.py", "cleanup.py", "probe.py"),
+    SANDBOX / "confine": ("confine.py", "jail.py", "landlock.py", "seccomp.py", "cgroup.py", "kernel.py", "policy.py"),
+    SANDBOX: ("modes.py", "paths.py", "procs.py", "wire.py"),
+    PUBLIC: ("store.py", "probes_base.py", "probes.py", "probes_ch03.py", "probes_ch04.py", "probes_ch05.py",
+             "probes_ch06.py", "probes_ch07.py", "probes_ch08.py", "probes_meta.py"),
+}
+RUNTIME_FILES = tuple(folder / name for folder, names in FOLDERS.items() for name in names) + tuple(hidden_probes.FILES)
+
+_names = [p.name for p in RUNTIME_FILES]  # copied flat into one folder: a repeated name would be lost
+if len(set(_names)) != len(_names):
+    raise RuntimeError(f"sandbox runtime files share a name: {sorted(n for n in _names if _names.count(n) > 1)}; "
+                       "name hidden probe files probes_chNN_hidden.py")
+
+
+def copy_into(folder):
+    """Write the runtime files into `folder`."""
+    for path in RUNTIME_FILES:
+        (folder / path.name).write_text(path.read_text())
