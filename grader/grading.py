@@ -191,21 +191,34 @@ def _raised(feedback):
     return None
 
 
+def caught_by(check):
+    """The messages of the known mistakes `check` itself fails (their answers to its own inputs, judged): what it
+    tests. On a value-free check's twin such a mistake never proves the work; another one does (a sign flipped in a
+    bias still depends only on j - i: the property holds, and the flipped bias is work done)."""
+    from . import reference
+
+    if check.key not in _CAUGHT:
+        _CAUGHT[check.key] = frozenset(message.id for message, answer in reference.mistakes(check)
+                                       if judge(check, answer).status == Status.FAILED)
+    return _CAUGHT[check.key]
+
+
+_CAUGHT = {}  # {check key: caught_by(check)}: the course's checks are fixed for the process
+
+
 def with_twins(verdicts, twin_keys):
     """Points only for work done on inputs the learner has never seen: a check that passed keeps its points only
     when each of its twins (`twin_keys`: {check key: its twins' keys}) passed too (a skipped twin, a CUDA one on a
     machine without a GPU, counts as its check does). The twins' verdicts are folded into their checks' and leave
     the list; each check stands alone."""
     twin_verdicts = {v.check.key: v for v in verdicts if v.check.twin_of}
-    known = mistakes()
     out = []
     for v in verdicts:
         if v.check.twin_of:
             continue
         twins = [twin_verdicts[k] for k in twin_keys.get(v.check.key, ()) if k in twin_verdicts]
-        own = {known[name].message for name in v.check.mistakes}  # what the check tests: never excused
         failed = [t for t in twins if t.status not in (Status.PASSED, Status.SKIPPED)
-                  and not (t.check.proves_work and t.mistake and t.mistake not in own)]
+                  and not (t.check.proves_work and t.mistake and t.mistake not in caught_by(v.check))]
         if v.status == Status.PASSED and failed:
             v = Verdict(v.check, Status.FAILED, _twin_failure(failed[0]), failed[0].mistake)
         out.append(v)

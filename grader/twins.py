@@ -18,8 +18,8 @@ What a check's twins are:
   (the identity is permutation-equivariant: `WORK_FREE`); its twins also hold its exercise's main check, drawn anew
   under the twin's own key, so that they ask for real work. There, and in a forward twin declared for such a check
   (a mask's dtype, seen through the output), a known mistake's answer counts as well as the reference's
-  (`proves_work`): it too is work on inputs no learner has seen. The check's own mistakes (its `mistakes`) never
-  count: they are what it tests (grading.with_twins).
+  (`proves_work`): it too is work on inputs no learner has seen. A mistake the check itself fails never counts:
+  it is what the check tests (grading.caught_by).
 
 A case with one possible answer whatever is drawn (ALiBi's single head, head_dim 2's single frequency) cannot rest on
 an unseen input: it gives feedback and earns no points (points=0: not scored, no twin).

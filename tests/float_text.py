@@ -26,14 +26,20 @@ def split(text):
     return DECIMAL.sub("#", text), [(float(m), unit(m)) for m in DECIMAL.findall(text)]
 
 
+# float32's own noise, past the printed digit: a difference of a few ulps accumulated in a long sum
+REL, ABS = 1e-4, 1e-6
+
+
 def same(a, b):
-    """Two feedback texts equal but for the last printed digit of their decimals: |a - b| at most one unit of
-    that digit (the larger of the two), with a hair of slack for the binary floats themselves."""
+    """Two feedback texts equal but for the last printed digits of their decimals: |a - b| at most one unit of
+    that digit (the larger of the two), or float32's noise (REL of the value, ABS near zero: "-0.00258644" on one
+    CPU is "-0.00258651" on another)."""
     (words_a, numbers_a), (words_b, numbers_b) = split(a), split(b)
     if words_a != words_b or len(numbers_a) != len(numbers_b):
         return False
-    # |x - y| <= 1.01 · max(unit_x, unit_y)
-    return all(abs(x - y) <= 1.01 * max(ux, uy) for (x, ux), (y, uy) in zip(numbers_a, numbers_b))
+    # |x - y| <= max(1.01 · max(unit_x, unit_y), REL · max(|x|, |y|), ABS)
+    return all(abs(x - y) <= max(1.01 * max(ux, uy), REL * max(abs(x), abs(y)), ABS)
+               for (x, ux), (y, uy) in zip(numbers_a, numbers_b))
 
 
 def same_structure(a, b):

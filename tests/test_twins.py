@@ -163,8 +163,9 @@ def test_a_known_mistake_on_the_main_twin_still_proves_the_work_of_a_value_free_
 def test_a_value_free_check_is_voided_by_its_own_mistake_on_its_twin_not_by_another():
     """The bfloat16 mask-dtype property (chapter 7) sees its case through a forward twin drawn for the student: a
     forward that makes another known mistake (a Shaw form, a sign) still shows the mask cast right, so the check
-    keeps its points; the mistake the check tests (the bias left in float32) voids it."""
+    keeps its points; the mistake the check itself fails (the bias left in float32) voids it."""
     from grader.checks import mistakes
+    from grader.grading import caught_by
     from grader.grading import with_twins as fold
     from grader.records import Status, Verdict
 
@@ -173,6 +174,7 @@ def test_a_value_free_check_is_voided_by_its_own_mistake_on_its_twin_not_by_anot
     (forward,) = [c for c in checks if c.key in keys[mask.key]]
     assert forward.proves_work and forward.probe != mask.probe
     own = mistakes()[mask.mistakes[0]].message
+    assert own in caught_by(mask)
     other = next(mistakes()[name].message for name in forward.mistakes if name not in mask.mistakes)
 
     def folded(mistake):
