@@ -20,11 +20,6 @@ from .escape import clean
 from .files import read_regular
 from .settings import ANSWER
 
-JSON_BYTES = ANSWER.json_bytes
-MAX_KEYS = ANSWER.keys
-MAX_STRING = ANSWER.string_chars
-MAX_LIST = ANSWER.list_items
-
 
 class BadResult(ValueError):
     pass
@@ -41,28 +36,28 @@ def read_file(path, limit):
 def validated(result):
     """A probe result as the grader accepts it: str keys; None, bool, int, float, str (cleaned), lists
     of numbers, and exact torch.Tensors whose dtype matches what the result says about them."""
-    if not isinstance(result, dict) or len(result) > MAX_KEYS:
+    if not isinstance(result, dict) or len(result) > ANSWER.keys:
         raise BadResult("not a dict of results")
     for key, value in list(result.items()):
         if not isinstance(key, str) or len(key) > ANSWER.key_chars:
             raise BadResult("a key is not a short string")
         if type(value) is torch.Tensor or value is None or isinstance(value, (bool, int, float)):
             continue
-        if isinstance(value, str) and len(value) <= MAX_STRING:
-            result[key] = clean(value, MAX_STRING)
+        if isinstance(value, str) and len(value) <= ANSWER.string_chars:
+            result[key] = clean(value, ANSWER.string_chars)
             continue
-        if isinstance(value, list) and len(value) <= MAX_LIST and all(isinstance(v, (bool, int, float)) for v in value):
+        if isinstance(value, list) and len(value) <= ANSWER.list_items and all(isinstance(v, (bool, int, float)) for v in value):
             continue
-        raise BadResult(f"{clean(key, 60)} holds a {type(value).__name__}")
+        raise BadResult(f"{clean(key, ANSWER.quoted_key_chars)} holds a {type(value).__name__}")
     for key, value in result.items():
         claimed = result.get(f"{key}:dtype")
         if type(value) is torch.Tensor and claimed is not None and claimed != str(value.dtype).replace("torch.", ""):
-            raise BadResult(f"{key} is said to be {clean(claimed, 40)} but holds {value.dtype}")
+            raise BadResult(f"{key} is said to be {clean(claimed, ANSWER.quoted_dtype_chars)} but holds {value.dtype}")
     return result
 
 
 def load_result(outdir, token, tensor_limit):
-    plain = json.loads(read_file(outdir / f"{token}.json", JSON_BYTES))
+    plain = json.loads(read_file(outdir / f"{token}.json", ANSWER.json_bytes))
     tensors = load_tensors(read_file(outdir / f"{token}.safetensors", tensor_limit))
     if not isinstance(plain, dict) or not all(isinstance(v, dict) for v in plain.values()):
         raise BadResult("malformed")
@@ -80,13 +75,14 @@ def collect(outdir, requests, ended, tensor_limit):
             why = ended if ended != "ok" else "it left no result"
             result = {"error": f"no result: the exercise's process {why}", "error_type": "NoResult"}
         except Exception as exc:  # whatever a hostile child managed to send: a missing result
-            result = {"error": f"no result: what came back was not a plain result ({clean(exc, 200)})",
+            result = {"error": f"no result: what came back was not a plain result ({clean(exc, ANSWER.quoted_error_chars)})",
                       "error_type": "NoResult"}
         results[request.token] = result
     log, timed_out = [], []
     try:
-        entries = [e for e in json.loads(read_file(outdir / "_exec.json", JSON_BYTES)) if isinstance(e, dict)]
-        log = [(clean(e.get("where"), 200), clean(e.get("error"), 400)) for e in entries][:50]
+        entries = [e for e in json.loads(read_file(outdir / "_exec.json", ANSWER.json_bytes)) if isinstance(e, dict)]
+        log = [(clean(e.get("where"), ANSWER.log_where_chars), clean(e.get("error"), ANSWER.log_error_chars))
+               for e in entries][:ANSWER.log_entries]
         timed_out = [e["timed_out"] for e in entries if type(e.get("timed_out")) is int]
     except Exception:
         pass

@@ -151,6 +151,14 @@ class AnswerLimits:
     list_items: int = 100000  # one list of numbers
     tensor_numel: int = 1 << 24  # elements of one tensor, before it is compared or a property computed on it
     tensor_ndim: int = 8
+    # what a refused result's diagnosis quotes of it: a field's name, a claimed dtype, the error, and of the child's
+    # log, its entries and each one's place and text
+    quoted_key_chars: int = 60
+    quoted_dtype_chars: int = 40
+    quoted_error_chars: int = 200
+    log_entries: int = 50
+    log_where_chars: int = 200
+    log_error_chars: int = 400
 
 
 @dataclass(frozen=True)
@@ -188,7 +196,9 @@ class Bounds:
 
     drawn_cache: int = 1024  # grader/reference.py: resolved main checks and twins kept (a course's, one student: ~500)
     draw_attempts: int = 64  # grader/unseen.py: draws equal to a shipped input, in a row, before a check is broken
-    translate_depth: int = 6  # grader/language.py: templates read inside one another in one text
+    # grader/shipped.py: a chapter's call whose names take several literal values is counted once per combination,
+    # up to this many
+    shipped_combinations: int = 4096
     listed_problems: int = 20  # the translation check of build and the release: problems one error names
 
 

@@ -16,14 +16,10 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
+from .settings import BOUNDS
 from .unseen import canonical
 
 CALLS = Path(__file__).resolve().parent / "data" / "shipped_calls.json"
-
-
-# a call whose names take several literal values (a loop, two assignments) is counted once per combination, up to
-# this many: past it the call's combinations are all still counted when each name has one value
-MAX_COMBINATIONS = 4096
 
 
 def _literal(node, env):
@@ -94,7 +90,7 @@ def calls_in(source, exercises):
                     and len(kwargs) == len(node.keywords)):
                 continue
             choices = [v for _, v in values] + [v for _, (_, v) in kwargs]
-            if math.prod(len(c) for c in choices) > MAX_COMBINATIONS:
+            if math.prod(len(c) for c in choices) > BOUNDS.shipped_combinations:  # too many to list: none counted
                 continue
             for combination in itertools.product(*choices):
                 args, kw = combination[:len(values)], combination[len(values):]
