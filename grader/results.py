@@ -46,7 +46,8 @@ def validated(result):
         if isinstance(value, str) and len(value) <= ANSWER.string_chars:
             result[key] = clean(value, ANSWER.string_chars)
             continue
-        if isinstance(value, list) and len(value) <= ANSWER.list_items and all(isinstance(v, (bool, int, float)) for v in value):
+        if isinstance(value, list) and len(value) <= ANSWER.list_items \
+                and all(isinstance(v, (bool, int, float)) for v in value):
             continue
         raise BadResult(f"{clean(key, ANSWER.quoted_key_chars)} holds a {type(value).__name__}")
     for key, value in result.items():
@@ -75,7 +76,8 @@ def collect(outdir, requests, ended, tensor_limit):
             why = ended if ended != "ok" else "it left no result"
             result = {"error": f"no result: the exercise's process {why}", "error_type": "NoResult"}
         except Exception as exc:  # whatever a hostile child managed to send: a missing result
-            result = {"error": f"no result: what came back was not a plain result ({clean(exc, ANSWER.quoted_error_chars)})",
+            why = clean(exc, ANSWER.quoted_error_chars)
+            result = {"error": f"no result: what came back was not a plain result ({why})",
                       "error_type": "NoResult"}
         results[request.token] = result
     log, timed_out = [], []

@@ -295,7 +295,7 @@ def test_hostile_submission(name, tmp_path, caps):
     assert digest(GUARDED) == before
     assert not marker.exists() and not list(target.iterdir())
     assert not left, "a process of the submission outlived grading"
-    text = "\n".join(notes + [str(r.feedback) for r in results])
+    text = "\n".join([str(n) for n in notes] + [str(r.feedback) for r in results])
     for word in case.never:
         assert word not in text
     if case.note:

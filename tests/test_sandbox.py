@@ -213,7 +213,7 @@ def test_two_graders_never_borrow_the_same_user_id(tmp_path):
     try:
         with Zygote.start(settings).session(settings) as mine:
             grader = RemoteGrader(settings, chapter_checks("ch01")[:1], zygote=second)
-            feedback = grader.grade(sub).verdicts[0].feedback
+            feedback = str(grader.grade(sub).verdicts[0].feedback)
             assert "UID " in feedback and f"UID {mine.uid}" not in feedback, (mine.uid, feedback)
     finally:
         second.close()
