@@ -120,8 +120,8 @@ def test_search_indexes_hold_alibi_and_chinese_words(site):
 
 def test_the_edition_without_solutions_builds_and_holds_no_solution_code(tmp_path):
     _needs_book()
-    from grader import render as build_module
     from grader import leaks
+    from grader import render as build_module
 
     run, _ = _build("--assignment", "--chapters", "01", "--lang", "en", "zh", out=tmp_path)
     assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
