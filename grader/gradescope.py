@@ -304,7 +304,7 @@ def results_payload(root):
         say = phrasebook(config["language"])
         return {"score": 0, "execution_time": round(time.perf_counter() - start, 2),  # nothing hidden ran
                 "output": say("Nothing to grade: {why}. Upload your notebooks (.ipynb) or .py files.",
-                              why=clean(str(exc))),
+                              why=clean(say.render(exc.message))),
                 "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
     except Exception as exc:  # the grader itself failed: say where and why, never a silent zero
         return failure(step, exc, assignment)

@@ -398,12 +398,14 @@ class _Budget:
 
 
 def _notes(log):
-    """'where: what' for each distinct entry of a run log, in order."""
+    """'where: what' for each distinct entry of a run log, in order, as a message: `where` a statement's label (the
+    submission's file and cell) or the grader's part, `what` the grader's message or what the learner's code said."""
     seen, out = set(), []
     for where, what in log:
         if (where, what) not in seen:
             seen.add((where, what))
-            out.append(f"{where}: {what}")
+            out.append(messages.msg("{where}: {what}", where=messages.verbatim(where),
+                                    what=what if isinstance(what, messages.Message) else messages.verbatim(what)))
     return out
 
 

@@ -4,7 +4,8 @@ grader/i18n_runtime.py collects the self-check's (nothing parsed back from Engli
   of the report rendered at once): the text report, Gradescope's results.json, the batch's and nbgrader's
   feedback, verdicts, notes;
 - the declarations: the names, hints and known-mistake messages of the checks that are not public (main checks
-  and hidden checks; context: the check's key or the mistake's name).
+  and hidden checks; context: the check's key or the mistake's name), and the chapters' names (the report's
+  titles; context: "chapter name").
 Whatever runtime.po already holds (the self-check's words) is not repeated here.
 
 grader.po lives beside runtime.po (locale/<language>/LC_MESSAGES/); `python -m grader i18n --update`
@@ -24,11 +25,14 @@ SKIP = ("i18n_runtime.py", "i18n_grader.py")  # they name the constructors, and 
 def messages():
     """[((context, id), where)] of grader.po: the code's messages, then every check's, less what runtime.po holds."""
     from .checks import all_checks
+    from .report import CHAPTER_NAME, chapter_names
 
     runtime = {entry for entry, _ in runtime_messages()}
     found = code_messages(GRADER, SKIP)
     for entry, where in check_messages(all_checks()).items():
         found.setdefault(entry, where)
+    for chapter, name in chapter_names().items():  # the report's chapter titles
+        found.setdefault((CHAPTER_NAME, name), f"chapters/{chapter[2:]}_{name.replace(' ', '_')}.py")
     return [(entry, where) for entry, where in found.items() if entry not in runtime]
 
 

@@ -7,7 +7,8 @@ Two sources, one catalog entry per (context, id):
   its author wrote, so renaming a variable in the code changes no entry;
 - the declarations (grader/checks/chNN.py): each public check's name and hint (context: the check's key), the
   message of each mistake a public check names (context: the mistake's name), the description of each
-  candidate a public property test is asked about, and every ladder of hints (context: the exercise or the
+  candidate a public property test is asked about and of each tensor size a public memory check names
+  (`known_sizes`), and every ladder of hints (context: the exercise or the
   mistake whose ladder it is).
 
 The catalog is locale/zh_CN/LC_MESSAGES/runtime.po (grader/i18n_build.py); the build compiles it to
@@ -59,6 +60,11 @@ def _about(check):
     return [t for t in about.values() if isinstance(t, str)]
 
 
+def _known_sizes(check):
+    """What each tensor size a memory check names is (its `known_sizes`: the probe says it of a buffer too large)."""
+    return [what for _, _, what in (check.params or {}).get("known_sizes", ())]
+
+
 def check_messages(checks):
     """{(context, id): where} of some checks' names, hints, named mistakes and candidates' descriptions."""
     from .checks import mistakes
@@ -68,7 +74,8 @@ def check_messages(checks):
         where = f"grader/checks/{check.exercise}"
         for context, text in [(check.key, check.name), (check.key, check.hint),
                               *((name, known[name].message) for name in check.mistakes),
-                              *(("", about) for about in _about(check))]:
+                              *(("", about) for about in _about(check)),
+                              *(("", what) for what in _known_sizes(check))]:
             if text:
                 found.setdefault((context, text), where)
     return found

@@ -13,12 +13,13 @@ batch workers and the Gradescope runner use it; the tests and the pytest plugin 
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
 
 from .checks import by_key
-from .records import Grade
+from .records import Grade, messages
 from .sandbox.errors import SandboxError
 from .sandbox.host.client import Zygote, ZygoteClient
 from .sandbox.wire import Channel, Graded, GradeFailed, GraderSetup, GradeSubmission, GradingProgress
@@ -58,7 +59,9 @@ def serve(sock, control, hello, setup):
         try:
             reply = Graded(grader.grade(request.path, progress, request.student or None,
                                         request.assignment or None).to_json())
-        except (SubmissionError, SandboxError) as exc:
+        except SubmissionError as exc:  # its message crosses as message data (messages.dumps)
+            reply = GradeFailed(type(exc).__name__, messages.dumps(exc.message))
+        except SandboxError as exc:
             reply = GradeFailed(type(exc).__name__, str(exc))
         except Exception as exc:  # the grader itself failed: say what, and keep serving
             reply = GradeFailed("RuntimeError", f"{type(exc).__name__}: {exc}")
@@ -111,6 +114,8 @@ class RemoteGrader:
                 continue
             failed = GradeFailed.from_wire(message)
             if failed is not None:
+                if failed.error_type == "SubmissionError":  # the grader's own trusted process: decoded whole
+                    raise SubmissionError(messages.from_json(json.loads(failed.message)))
                 raise ERRORS.get(failed.error_type, RuntimeError)(failed.message)
             graded = Graded.from_wire(message)
             if graded is None:

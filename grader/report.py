@@ -17,22 +17,30 @@ from pathlib import Path
 from .checks import chapter_of
 from .escape import one_line
 from .language import check_name, phrasebook
-from .records import Status, totals
+from .records import Status, messages, totals
 from .settings import REPORT
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 STATUS_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.MISSING: "…"}
 
 
+def chapter_names():
+    """{'ch01': 'sinusoidal', ...}: each chapter's name, from its source's file name (a message of grader.po, context
+    CHAPTER_NAME: grader/i18n_grader.py)."""
+    return {f"ch{p.stem[:2]}": p.stem.split("_", 1)[1].replace("_", " ")
+            for p in sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))}
+
+
+CHAPTER_NAME = "chapter name"
+
+
 def chapter_title(chapter, say=None):
-    """'ch01' -> 'Chapter 1 — sinusoidal', from the chapter source's file name."""
+    """'ch01' -> 'Chapter 1 — sinusoidal', the name in the reader's language."""
     say = say or phrasebook()
-    number = chapter[2:]
-    sources = sorted(CHAPTERS.glob(f"{number}_*.py"))
-    name = sources[0].stem.split("_", 1)[1].replace("_", " ") if sources else ""
+    number, name = int(chapter[2:]), chapter_names().get(chapter)
     if name:
-        return say("Chapter {number} — {name}", number=int(number), name=name)
-    return say("Chapter {number}", number=int(number))
+        return say("Chapter {number} — {name}", number=number, name=messages.msg(name, context=CHAPTER_NAME))
+    return say("Chapter {number}", number=number)
 
 
 def _not_attempted(verdicts):

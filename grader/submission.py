@@ -25,7 +25,7 @@ from pathlib import Path
 from .escape import one_line
 from .files import read_regular
 from .parse import parse_limited
-from .records import Statement
+from .records import Statement, messages
 from .settings import ReadLimits
 
 SUFFIXES = (".ipynb", ".py")
@@ -36,8 +36,16 @@ SUFFIXES = (".ipynb", ".py")
 SKIP_FOLDERS = {"posenc_selfcheck", "posenc_mine"}
 
 
+msg, verbatim = messages.msg, messages.verbatim
+
+
 class SubmissionError(ValueError):
-    """The submission path itself is unusable (missing, a link, or holding no notebook or .py file)."""
+    """The submission path itself is unusable (missing, a link, or holding no notebook or .py file): `message` says
+    why (a message; str() its English)."""
+
+    def __init__(self, message):
+        super().__init__(str(message))
+        self.message = message
 
 
 @dataclass
@@ -45,24 +53,24 @@ class SourceFile:
     name: str  # its path inside the submission, printable
     statements: list = field(default_factory=list)  # [Statement]
     defines: set = field(default_factory=set)
-    notes: list = field(default_factory=list)  # what was dropped, and why
+    notes: list = field(default_factory=list)  # what was dropped, and why (messages)
     flags: list = field(default_factory=list)  # grader.parse.FLAGS found in its code
 
 
 @dataclass
 class Listing:
     files: list = field(default_factory=list)  # [(printable relative name, Path)]
-    notes: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # messages
 
 
 def _kind(mode):
     if stat.S_ISLNK(mode):
-        return "a symbolic link"
+        return msg("a symbolic link")
     if stat.S_ISDIR(mode):
-        return "a folder"
+        return msg("a folder")
     if stat.S_ISREG(mode):
-        return "a file"
-    return "a device, FIFO or socket"
+        return msg("a file")
+    return msg("a device, FIFO or socket")
 
 
 def list_files(root, limits=None) -> Listing:
@@ -73,15 +81,18 @@ def list_files(root, limits=None) -> Listing:
     try:
         info = os.lstat(root)
     except OSError:
-        raise SubmissionError(f"submission {one_line(root)!r} does not exist") from None
+        raise SubmissionError(msg("submission {name} does not exist", name=verbatim(repr(one_line(root))))) from None
     listing = Listing()
     if stat.S_ISLNK(info.st_mode):
-        raise SubmissionError(f"submission {one_line(root.name)!r} is a symbolic link; submit the file itself")
+        raise SubmissionError(msg("submission {name} is a symbolic link; submit the file itself",
+                                  name=verbatim(repr(one_line(root.name)))))
     if not stat.S_ISDIR(info.st_mode):
         if not stat.S_ISREG(info.st_mode):
-            raise SubmissionError(f"submission {one_line(root.name)!r} is {_kind(info.st_mode)}, not a file")
+            raise SubmissionError(msg("submission {name} is {kind}, not a file", name=verbatim(repr(one_line(root.name))),
+                                      kind=_kind(info.st_mode)))
         if root.suffix not in SUFFIXES:
-            raise SubmissionError(f"submission {one_line(root.name)!r} is neither a notebook (.ipynb) nor a .py file")
+            raise SubmissionError(msg("submission {name} is neither a notebook (.ipynb) nor a .py file",
+                                      name=verbatim(repr(one_line(root.name)))))
         listing.files.append((one_line(root.name, limits.name_chars), root))
         return listing
     seen = 0
@@ -91,13 +102,14 @@ def list_files(root, limits=None) -> Listing:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            listing.notes.append(f"{one_line(prefix or '.')}: could not be listed ({exc.strerror}); not graded")
+            listing.notes.append(msg("{folder}: could not be listed ({error}); not graded",
+                                     folder=verbatim(one_line(prefix or ".")), error=verbatim(exc.strerror)))
             continue
         for entry in entries:
             seen += 1
             if seen > limits.dir_entries:
-                listing.notes.append(f"the submission holds more than {limits.dir_entries} entries: "
-                                     "the rest was not looked at")
+                listing.notes.append(msg("the submission holds more than {n} entries: the rest was not looked at",
+                                         n=limits.dir_entries))
                 todo.clear()
                 break
             name = prefix + entry.name
@@ -105,7 +117,8 @@ def list_files(root, limits=None) -> Listing:
                 continue
             shown = one_line(name, limits.name_chars)
             if len(entry.name) > limits.name_chars:
-                listing.notes.append(f"{shown}: a name longer than {limits.name_chars} characters; not graded")
+                listing.notes.append(msg("{name}: a name longer than {n} characters; not graded",
+                                         name=verbatim(shown), n=limits.name_chars))
                 continue
             try:
                 mode = entry.stat(follow_symlinks=False).st_mode
@@ -113,23 +126,25 @@ def list_files(root, limits=None) -> Listing:
                 continue
             if stat.S_ISDIR(mode):
                 if depth + 1 > limits.dir_depth:
-                    listing.notes.append(f"{shown}: folders nested deeper than {limits.dir_depth} levels; not graded")
+                    listing.notes.append(msg("{name}: folders nested deeper than {n} levels; not graded",
+                                             name=verbatim(shown), n=limits.dir_depth))
                 else:
                     todo.append((Path(entry.path), name + "/", depth + 1))
                 continue
             if not entry.name.endswith(SUFFIXES):
                 continue
             if not stat.S_ISREG(mode):
-                listing.notes.append(f"{shown} is {_kind(mode)}, not a regular file; not graded")
+                listing.notes.append(msg("{name} is {kind}, not a regular file; not graded", name=verbatim(shown),
+                                         kind=_kind(mode)))
                 continue
             listing.files.append((shown, Path(entry.path)))
     listing.files.sort()
     if len(listing.files) > limits.source_files:
-        listing.notes.append(f"only the first {limits.source_files} of {len(listing.files)} .py/.ipynb files were "
-                             "graded")
+        listing.notes.append(msg("only the first {graded} of {n} .py/.ipynb files were graded",
+                                 graded=limits.source_files, n=len(listing.files)))
         listing.files = listing.files[:limits.source_files]
     if not listing.files:
-        raise SubmissionError(f"folder {one_line(root.name)!r} holds no .ipynb or .py file")
+        raise SubmissionError(msg("folder {name} holds no .ipynb or .py file", name=verbatim(repr(one_line(root.name)))))
     return listing
 
 
@@ -149,13 +164,14 @@ def read_submission(path, limits=None, seconds=None) -> list[SourceFile]:
             size = os.lstat(file).st_size
             data = read_regular(file, min(file_bytes, budget)) if size <= file_bytes else None
         except OSError as exc:
-            sf.notes.append(f"{name} could not be read ({one_line(exc.strerror or exc)}); not graded")
+            sf.notes.append(msg("{name} could not be read ({error}); not graded", name=verbatim(name),
+                                error=verbatim(one_line(exc.strerror or exc))))
             continue
         if data is None:
-            limit = (f"the {limits.source_file_mb} MB limit" if size > file_bytes
-                     else f"what is left of the {limits.source_total_mb} MB per submission")
-            sf.notes.append(f"{name} is {size / 2**20:.0f} MB, over {limit}, or not a regular file; not graded "
-                            "(clear the outputs and submit again)")
+            limit = (msg("the {mb} MB limit", mb=limits.source_file_mb) if size > file_bytes
+                     else msg("what is left of the {mb} MB per submission", mb=limits.source_total_mb))
+            sf.notes.append(msg("{name} is {mb:.0f} MB, over {limit}, or not a regular file; not graded (clear the "
+                                "outputs and submit again)", name=verbatim(name), mb=size / 2**20, limit=limit))
             continue
         budget -= len(data)
         parsed = parse_limited(name, data, limits, None if deadline is None else deadline - time.monotonic())

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from .compare import close, describe, label, tensor_keys, tolerance
-from .messages import joined, msg, verbatim
+from .messages import from_child, joined, msg, verbatim
 from .properties import PROPERTIES
 from .status import FAILED, MISSING, PASSED, SKIPPED
 
@@ -213,7 +213,8 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
     if expect == "ok":
         if got.get("ok"):
             return PASSED, ""
-        problem = verbatim(got["problem"]) if got.get("problem") else msg("failed")
+        # the child's words: a message of a known id decoded strictly, anything else verbatim (messages.from_child)
+        problem = from_child(got["problem"]) if got.get("problem") else msg("failed")
         return FAILED, _with_hint(problem, hint)
     if expect == "property":
         # a property compares errors with a tolerance, and NaN > tol is False: never let NaN or inf pass

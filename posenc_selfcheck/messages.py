@@ -141,8 +141,11 @@ class Catalog:
         try:
             return self.template(part).format_map(values)
         except (KeyError, ValueError, IndexError):  # a broken translation: the English still says it
-            return (part.plural if part.plural and _english_form(int(values.get("n", 1))) else part.id) \
-                .format_map(values)
+            english = part.plural if part.plural and _english_form(int(values.get("n", 1))) else part.id
+            try:
+                return english.format_map(values)
+            except (KeyError, ValueError, IndexError):  # parameters of another kind (a forged message): as it is
+                return english
 
 
 def read_catalog(*paths):
@@ -220,3 +223,46 @@ def from_json(data):
         params = tuple(sorted((str(k), from_json(v)) for k, v in data["params"].items()))
         return Message(data["id"], params, data["context"], data["plural"])
     raise ValueError(f"not a message: {str(data)[:80]!r}")
+
+
+# ---- a message a sandbox child sent: data the learner's code can forge ----------------------------------------
+def dumps(part):
+    """A message as one JSON string: how a probe's problem or note crosses from the sandbox child (a result holds
+    strings, never nested objects)."""
+    return json.dumps(to_json(part), ensure_ascii=True)
+
+
+@lru_cache(maxsize=None)
+def known_ids():
+    """The ids (templates) of the self-check's messages: the keys of its compiled catalogs, whatever the language."""
+    ids = set()
+    for path in DATA.glob("i18n_*.json"):
+        ids |= set(read_catalog(path).table)
+    return frozenset(ids)
+
+
+def from_child(text, known=None):
+    """What a child said (a probe's problem or note), decoded strictly: a message of `known` ids (default:
+    known_ids()) without context or plural, every parameter of it the child's text (verbatim) or a number, nested
+    messages decoded by the same rule. Anything else (plain text, a forged or unknown id, a malformed message) is
+    the child's text, shown verbatim as it came: a forged template is never filled and never looked up."""
+    known = known_ids() if known is None else known
+    try:
+        return _from_child(json.loads(text), known)
+    except (ValueError, TypeError, RecursionError):
+        return Verbatim(str(text))
+
+
+def _from_child(data, known):
+    if isinstance(data, str):
+        return Verbatim(data)
+    if isinstance(data, (int, float)) and not isinstance(data, bool):
+        return data
+    if isinstance(data, dict) and set(data) == {"verbatim"} and isinstance(data["verbatim"], str):
+        return Verbatim(data["verbatim"])
+    if isinstance(data, dict) and set(data) == {"joined", "sep"} and isinstance(data["joined"], list):
+        return Joined(tuple(_from_child(p, known) for p in data["joined"]), _from_child(data["sep"], known))
+    if isinstance(data, dict) and set(data) == {"id", "context", "plural", "params"} and data["id"] in known \
+            and data["context"] == data["plural"] == "" and isinstance(data["params"], dict):
+        return Message(data["id"], tuple(sorted((str(k), _from_child(v, known)) for k, v in data["params"].items())))
+    raise ValueError("not a known message")

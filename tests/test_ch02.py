@@ -10,6 +10,7 @@ import posenc_ref
 from grader.checks import chapter_checks
 from grader.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
+from posenc_selfcheck.messages import from_child
 from tests.conftest import ROOT, grade_with
 
 CHECKS = chapter_checks("ch02")
@@ -124,7 +125,8 @@ def test_meta_check_accepts_validation_that_reads_values_and_still_catches_cpu_p
     assert probes.run({MODULE: ReadsValues}, "meta_forward", check_.params, MODULE)["ok"] is True  # shared probe too
     assert probes.run({MODULE: ReadsValues}, check_.probe, check_.params, MODULE) == {"ok": True, "problem": ""}
     caught = probes.run({MODULE: CpuPositions}, check_.probe, check_.params, MODULE)
-    assert caught["ok"] is False and "mixes tensors on ['cpu', 'meta']" in caught["problem"]
+    # the problem crosses as message data (posenc_selfcheck/messages.py from_child decodes it)
+    assert caught["ok"] is False and "mixes tensors on ['cpu', 'meta']" in str(from_child(caught["problem"]))
 
 
 # ---- resize_position_table ------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from .discovery import Entry
 from .reporting import record
 
 REPO = Path(__file__).resolve().parent.parent.parent
-NOTHING_HANDED_IN = "nothing handed in for this assignment"
+NOTHING_HANDED_IN = messages.msg("nothing handed in for this assignment")
 
 
 def refused(assignment, reason, name):
@@ -60,7 +60,7 @@ def grade_one(grader, job, assignment, language="en"):
             # the draws are the student's: keyed on their id in the class folder, never on what they handed in
             grade = assignment.apply(grader.grade(entry.path, student=job.student))
         except SubmissionError as exc:  # nothing gradable was submitted: a graded zero, with the reason
-            reason = scrub(str(exc), private)
+            reason = messages.mapped(exc.message, lambda text: scrub(text, private))
     if reason:
         grade = refused(assignment, reason, entry.name)
     grade.submission = entry.name  # what the student handed in, not where the instructor keeps it
@@ -70,7 +70,7 @@ def grade_one(grader, job, assignment, language="en"):
     text = report_for(grade, assignment, language)
     rec = record(entry, grade, job)
     if reason:
-        rec["refused"] = reason
+        rec["refused"] = str(reason)  # in English, as the record's feedback is
     say = phrasebook(language)
     write_atomic(out / "feedback" / f"{entry.student}.txt",
                  say("Feedback for {name}", name=entry.name) + f"\n\n{text}\n")

@@ -22,7 +22,7 @@ FOLDERS = {
                           "sigchld.py", "cleanup.py", "probe.py"),
     SANDBOX / "confine": ("confine.py", "jail.py", "landlock.py", "seccomp.py", "cgroup.py", "kernel.py", "policy.py"),
     SANDBOX: ("modes.py", "paths.py", "procs.py", "wire.py"),
-    PUBLIC: ("store.py", "probes_base.py", "probes.py", "probes_ch03.py", "probes_ch04.py", "probes_ch05.py",
+    PUBLIC: ("store.py", "messages.py", "probes_base.py", "probes.py", "probes_ch03.py", "probes_ch04.py", "probes_ch05.py",
              "probes_ch06.py", "probes_ch07.py", "probes_ch08.py", "probes_meta.py"),
 }
 RUNTIME_FILES = tuple(folder / name for folder, names in FOLDERS.items() for name in names) + tuple(hidden_probes.FILES)
