@@ -22,6 +22,7 @@ from pathlib import Path
 
 import nbformat
 
+from . import i18n_code
 from .files import cells_fingerprint
 from .settings import BOUNDS
 
@@ -85,10 +86,16 @@ def segments(markdown):
     return out
 
 
+def _is_demo(cell):
+    return i18n_code.DEMO in cell.metadata.get("tags", [])
+
+
 def messages(notebook):
-    """[(msgid, cell id)] of a notebook's Markdown cells, in order."""
-    return [(m, cell.id) for cell in notebook.cells if cell.cell_type == "markdown"
-            for _, m, _ in segments(cell.source) if m]
+    """[(msgid, cell id)] of a notebook's Markdown cells and of the learner's words in its code cells
+    (grader/i18n_code.py), in order."""
+    return [(m, cell.id) for cell in notebook.cells
+            for m in ([m for _, m, _ in segments(cell.source) if m] if cell.cell_type == "markdown"
+                      else i18n_code.messages(cell.source, _is_demo(cell)) if cell.cell_type == "code" else [])]
 
 
 RUNTIME_STEM = "runtime"  # what the self-check prints (grader/i18n_runtime.py)
@@ -244,16 +251,20 @@ def problems(chapter_notebooks, runtime=False):
                                 f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
                 elif sorted(_NAMED.findall(english)) != sorted(_NAMED.findall(form)):
                     out.append((path, shown, f"placeholders differ: {sorted(_NAMED.findall(form))}"))
+                elif i18n_code.fields(english) != i18n_code.fields(form):  # an f-string's `{...}`, kept verbatim
+                    out.append((path, shown, f"fields differ: {i18n_code.fields(form)}"))
     return out
 
 
 def translate(notebook, catalog):
-    """A copy of a notebook with its Markdown translated, marked as zh_CN."""
+    """A copy of a notebook with its Markdown and its code cells' learner words translated, marked as zh_CN."""
     nb = nbformat.from_dict(notebook)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = "".join(prefix + (catalog[m].string if m else "") + suffix
                                   for prefix, m, suffix in segments(cell.source))
+        elif cell.cell_type == "code":
+            cell.source = i18n_code.translate(cell.source, lambda m: catalog[m].string, _is_demo(cell))
     # the build's mark (where it came from; the cells' fingerprint, which tells a learner's edits from the
     # build's), for the translated cells, and the language
     mark = dict(nb.metadata.get("posenc", {}))
