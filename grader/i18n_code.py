@@ -52,6 +52,11 @@ def _char(source, starts, line, byte_col):
     return starts[line] + len(text.encode()[:byte_col].decode())
 
 
+def _at(starts, position):
+    """tokenize's (line, char column) as a char offset."""
+    return starts[position[0]] + position[1]
+
+
 def _literal(source, start, end):
     """(body start, body end) of a single string literal's source, or None (an implicit concatenation)."""
     text = source[start:end]
@@ -110,12 +115,12 @@ def _hints(source, starts):
             continue
         j = i
         while j + 1 < len(comments) and comments[j + 1].start[0] == comments[j].start[0] + 1 and \
-                source[starts[comments[j + 1].start[0]]:_char(source, starts, *comments[j + 1].start)].strip() == "":
+                source[starts[comments[j + 1].start[0]]:_at(starts, comments[j + 1].start)].strip() == "":
             j += 1
         first, last = comments[i], comments[j]
         follow = comments[i + 1].string if j > i else "# "
         prefix = follow[:len(follow) - len(follow[1:].lstrip())]
-        out.append((_char(source, starts, *first.start), _char(source, starts, *last.end), prefix))
+        out.append((_at(starts, first.start), _at(starts, last.end), prefix))
         i = j + 1
     return out
 
