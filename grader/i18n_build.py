@@ -256,15 +256,32 @@ def problems(chapter_notebooks, runtime=False):
     return out
 
 
+SETUP = "import matplotlib.pyplot as plt"  # a line of the chapter's setup cell, where it draws figures
+SETUP_AFTER = "from posenc_selfcheck import check"  # the import the font's import follows
+FONT_IMPORT = "from posenc_selfcheck.fonts import use_cjk_font"
+FONT_CALL = "use_cjk_font()  # 图中的汉字需要中文字体（posenc_selfcheck/fonts.py）"
+
+
+def with_cjk_font(source):
+    """A setup cell that draws figures, with the font's import after SETUP_AFTER and its call at the end."""
+    lines = source.split("\n")
+    if SETUP not in lines or SETUP_AFTER not in lines:
+        return source
+    lines.insert(lines.index(SETUP_AFTER) + 1, FONT_IMPORT)
+    return "\n".join(lines).rstrip("\n") + "\n\n" + FONT_CALL
+
+
 def translate(notebook, catalog):
-    """A copy of a notebook with its Markdown and its code cells' learner words translated, marked as zh_CN."""
+    """A copy of a notebook with its Markdown and its code cells' learner words translated, a CJK font set where
+    it draws figures, marked as zh_CN."""
     nb = nbformat.from_dict(notebook)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = "".join(prefix + (catalog[m].string if m else "") + suffix
                                   for prefix, m, suffix in segments(cell.source))
         elif cell.cell_type == "code":
-            cell.source = i18n_code.translate(cell.source, lambda m: catalog[m].string, _is_demo(cell))
+            cell.source = with_cjk_font(i18n_code.translate(cell.source, lambda m: catalog[m].string,
+                                                            _is_demo(cell)))
     # the build's mark (where it came from; the cells' fingerprint, which tells a learner's edits from the
     # build's), for the translated cells, and the language
     mark = dict(nb.metadata.get("posenc", {}))
