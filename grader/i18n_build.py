@@ -4,8 +4,8 @@ Every paragraph of a chapter's Markdown (a heading, a paragraph, a list item, a 
 `locale/zh_CN/LC_MESSAGES/NN_name.po`; code blocks and display math are copied as they are. From the
 chapters and the catalogs the build writes `notebooks/zh/` and `solutions/zh/`: the same cells, the
 Markdown translated, the code cells identical apart from the learner's words (hints, docstrings, figure labels,
-demo prints: grader/i18n_code.py) and a CJK font in the setup cell, and `metadata.posenc.language = "zh_CN"` (the self-check
-answers in that language).
+demo prints: grader/i18n_code.py) and a CJK font in the setup cell, and `metadata.posenc.language = "zh_CN"`
+(the self-check answers in that language).
 
     python -m grader i18n --update   re-extract the messages (grader/i18n_cli.py); a changed paragraph keeps
                                      its old translation, marked fuzzy; a new one is untranslated
