@@ -3,8 +3,9 @@
 Every paragraph of a chapter's Markdown (a heading, a paragraph, a list item, a table) is one message of
 `locale/zh_CN/LC_MESSAGES/NN_name.po`; code blocks and display math are copied as they are. From the
 chapters and the catalogs the build writes `notebooks/zh/` and `solutions/zh/`: the same cells, the
-Markdown translated, the code cells identical, and `metadata.posenc.language = "zh_CN"` (the self-check
-answers in that language).
+Markdown translated, the code cells identical apart from the learner's words (hints, docstrings, figure labels,
+demo prints: grader/i18n_code.py) and a CJK font in the setup cell, and `metadata.posenc.language = "zh_CN"`
+(the self-check answers in that language).
 
     python -m grader i18n --update   re-extract the messages (grader/i18n_cli.py); a changed paragraph keeps
                                      its old translation, marked fuzzy; a new one is untranslated
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import nbformat
 
+from . import i18n_code
 from .files import cells_fingerprint
 from .settings import BOUNDS
 
@@ -85,10 +87,16 @@ def segments(markdown):
     return out
 
 
+def _is_demo(cell):
+    return i18n_code.DEMO in cell.metadata.get("tags", [])
+
+
 def messages(notebook):
-    """[(msgid, cell id)] of a notebook's Markdown cells, in order."""
-    return [(m, cell.id) for cell in notebook.cells if cell.cell_type == "markdown"
-            for _, m, _ in segments(cell.source) if m]
+    """[(msgid, cell id)] of a notebook's Markdown cells and of the learner's words in its code cells
+    (grader/i18n_code.py), in order."""
+    return [(m, cell.id) for cell in notebook.cells
+            for m in ([m for _, m, _ in segments(cell.source) if m] if cell.cell_type == "markdown"
+                      else i18n_code.messages(cell.source, _is_demo(cell)) if cell.cell_type == "code" else [])]
 
 
 RUNTIME_STEM = "runtime"  # what the self-check prints (grader/i18n_runtime.py)
@@ -244,16 +252,37 @@ def problems(chapter_notebooks, runtime=False):
                                 f"formulas or code spans differ: missing {sorted(lost)}, extra {sorted(extra)}"))
                 elif sorted(_NAMED.findall(english)) != sorted(_NAMED.findall(form)):
                     out.append((path, shown, f"placeholders differ: {sorted(_NAMED.findall(form))}"))
+                elif i18n_code.fields(english) != i18n_code.fields(form):  # an f-string's `{...}`, kept verbatim
+                    out.append((path, shown, f"fields differ: {i18n_code.fields(form)}"))
     return out
 
 
+SETUP = "import matplotlib.pyplot as plt"  # a line of the chapter's setup cell, where it draws figures
+SETUP_AFTER = "from posenc_selfcheck import check"  # the import the font's import follows
+FONT_IMPORT = "from posenc_selfcheck.fonts import use_cjk_font"
+FONT_CALL = "use_cjk_font()  # 图中的汉字需要中文字体（posenc_selfcheck/fonts.py）"
+
+
+def with_cjk_font(source):
+    """A setup cell that draws figures, with the font's import after SETUP_AFTER and its call at the end."""
+    lines = source.split("\n")
+    if SETUP not in lines or SETUP_AFTER not in lines:
+        return source
+    lines.insert(lines.index(SETUP_AFTER) + 1, FONT_IMPORT)
+    return "\n".join(lines).rstrip("\n") + "\n\n" + FONT_CALL
+
+
 def translate(notebook, catalog):
-    """A copy of a notebook with its Markdown translated, marked as zh_CN."""
+    """A copy of a notebook with its Markdown and its code cells' learner words translated, a CJK font set where
+    it draws figures, marked as zh_CN."""
     nb = nbformat.from_dict(notebook)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = "".join(prefix + (catalog[m].string if m else "") + suffix
                                   for prefix, m, suffix in segments(cell.source))
+        elif cell.cell_type == "code":
+            cell.source = with_cjk_font(i18n_code.translate(cell.source, lambda m: catalog[m].string,
+                                                            _is_demo(cell)))
     # the build's mark (where it came from; the cells' fingerprint, which tells a learner's edits from the
     # build's), for the translated cells, and the language
     mark = dict(nb.metadata.get("posenc", {}))

@@ -82,7 +82,7 @@ def test_invariants_notice_a_dropped_or_altered_formula_or_code_span():
 
 
 @pytest.mark.parametrize("folder", ["notebooks", "solutions"])
-def test_chinese_notebooks_have_the_english_cells_with_identical_code_and_say_their_language(folder):
+def test_chinese_notebooks_have_the_english_cells_and_say_their_language(folder):
     english = sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
     assert english
     assert sorted(p.name for p in (ROOT / folder / "zh").glob("*.ipynb")) == [p.name for p in english]
@@ -92,7 +92,8 @@ def test_chinese_notebooks_have_the_english_cells_with_identical_code_and_say_th
         assert [c["cell_type"] for c in zh["cells"]] == [c["cell_type"] for c in en["cells"]], path.name
         for a, b in zip(en["cells"], zh["cells"]):
             if a["cell_type"] == "code":
-                assert a["source"] == b["source"] and a["metadata"] == b["metadata"], path.name
+                # the source: the same apart from the learner's words (tests/test_zh_code_cells.py)
+                assert a["metadata"] == b["metadata"], path.name
             else:
                 assert re.search(r"[\u4e00-\u9fff]", "".join(b["source"])), f"{path.name}: {''.join(a['source'])[:60]}"
         assert zh["metadata"]["posenc"]["language"] == "zh_CN"
