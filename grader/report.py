@@ -12,24 +12,23 @@ inserted as it is. Check ids, numbers and marks are the same in every language.
 from __future__ import annotations
 
 from collections import OrderedDict
-from pathlib import Path
 
+from . import course
 from .checks import chapter_of
 from .escape import one_line
 from .language import check_name, phrasebook
 from .records import Status, totals
 from .settings import REPORT
 
-CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 STATUS_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.MISSING: "…"}
 
 
 def chapter_title(chapter, say=None):
-    """'ch01' -> 'Chapter 1 — sinusoidal', from the chapter source's file name."""
+    """'ch01' -> 'Chapter 1 — sinusoidal', from the chapter's folder name (course/01_sinusoidal/)."""
     say = say or phrasebook()
     number = chapter[2:]
-    sources = sorted(CHAPTERS.glob(f"{number}_*.py"))
-    name = sources[0].stem.split("_", 1)[1].replace("_", " ") if sources else ""
+    folder = course.chapter(chapter)
+    name = folder.stem.split("_", 1)[1].replace("_", " ") if folder else ""
     if name:
         return say("Chapter {number} — {name}", number=int(number), name=name)
     return say("Chapter {number}", number=int(number))

@@ -1,8 +1,0 @@
-"""Lets plain pytest collect the checks declared as data in chNN.py (see grader/pytest_plugin.py)."""
-
-from grader.pytest_plugin import (  # noqa: F401  (pytest finds hooks by name)
-    pytest_addoption,
-    pytest_collect_file,
-    pytest_collection_modifyitems,
-    pytest_configure,
-)
