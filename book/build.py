@@ -3,8 +3,8 @@
     python book/build.py [--lang en zh] [--chapters 00 01 ...] [--assignment] [--out _build/book]
 
 The English edition is made of solutions/*.ipynb, the Chinese one of solutions/zh/*.ipynb (the build writes
-them from the chapters and locale/zh_CN/); the book's own pages (book/pages/) are translated from the same
-catalogs. Outputs come from executing the solution notebooks once: jupyter-cache keeps them in
+them from the chapters and their catalogs, course/*/zh_CN.po); the book's own pages (book/pages/) are translated
+from locale/zh_CN/. Outputs come from executing the solution notebooks once: jupyter-cache keeps them in
 OUT/.jupyter_cache, keyed by the code cells, which the two editions share, so the Chinese edition and every
 rebuild reuse them. Chapters 7 and 8 train nothing there: with POSENC_CH7_RUN=stored and POSENC_CH8_RUN=stored
 their experiment cells show the full runs' stored results and figures (docs/chapter7/, docs/chapter8/), the
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import i18n_build  # noqa: E402
+from grader import course, i18n_build  # noqa: E402
 
 BOOK = ROOT / "book"
 LANGS = {"en": "en", "zh": "zh_CN"}
@@ -181,7 +181,7 @@ def main(argv=None):
         from grader import i18n_cli
 
         return i18n_cli.main(["--update"])
-    chapters = args.chapters or sorted({s.name[:2] for s in (ROOT / "chapters").glob("[0-9][0-9]_*.py")})
+    chapters = args.chapters or [c.stem[:2] for c in course.chapters()]
     out = args.out.resolve()
     cache = out / ".jupyter_cache"
     status = 0

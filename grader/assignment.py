@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .checks import CHAPTERS, chapter_checks
+from .course import chapter as chapter_folder
 
 REPO = Path(__file__).resolve().parent.parent
 COURSE_FILE = REPO / "course.json"
@@ -103,9 +104,9 @@ def _chapter_of_key(key):
 
 
 def chapter_folder_name(chapter):
-    """'ch01' -> 'ch01_sinusoidal' (after chapters/01_sinusoidal.py); 'chNN' where no source exists."""
-    sources = sorted((REPO / "chapters").glob(f"{chapter[2:]}_*.py"))
-    return f"ch{sources[0].stem}" if sources else chapter
+    """'ch01' -> 'ch01_sinusoidal' (after course/01_sinusoidal/); 'chNN' where no folder exists."""
+    folder = chapter_folder(chapter)
+    return f"ch{folder.stem}" if folder else chapter
 
 
 def _chapter_title(chapter):

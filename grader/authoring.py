@@ -1,5 +1,5 @@
 """What every exercise must have, checked by `python -m grader build --check` (docs/authoring.md). Its
-declaration, grader/checks/chNN.py, holds:
+declaration, course/NN_name/exercises.py, holds:
 
 - its checks (`CHECKS`), a main check among them;
 - its line in `CONVENTIONS` (docs/conventions.md's table is generated from it);
@@ -29,6 +29,7 @@ import ast
 import re
 from pathlib import Path
 
+from . import course
 from .settings import AUTHORING
 from .statements import KEY, statement
 
@@ -161,7 +162,7 @@ def _ladder_problems(exercise, levels, chapter, where, exactly=None):
     found = _one_run(tree, key) if key and tree is not None else None
     if found is None:
         return [f"the key line `{key}` of {where} is not one run of statements of its solution in "
-                f"chapters/{chapter[0].name}"]
+                f"{course.of_file(chapter[0]).relative('source')}"]
     solution_lines = [line for line in (" ".join(raw.split("  #")[0].split()) for raw in source.splitlines())
                       if len(line) >= AUTHORING.solution_line_chars and not line.startswith(("#", '"', "'"))]
     if any(line in " ".join(levels[0].split()) for line in solution_lines):
@@ -169,9 +170,9 @@ def _ladder_problems(exercise, levels, chapter, where, exactly=None):
     return _context_problems(where, levels, source, key, found[1])
 
 
-def _mistake_problems(name, mistake, chapter, registry):
+def _mistake_problems(name, mistake, chapter, declaration):
     """What is wrong with a known mistake's declaration (its ladder, its mistaken statements), if anything."""
-    where = f"MISTAKES[{name!r}] in grader/checks/{registry}.py"
+    where = f"MISTAKES[{name!r}] in {declaration}"
     out = _ladder_problems(mistake.exercise, mistake.hints, chapter, where, exactly=AUTHORING.mistake_levels)
     out += text_problems(f"the message of {where}", mistake.message)
     if not _parses(mistake.wrong):
@@ -213,8 +214,14 @@ def twin_problems(checks):
     return out
 
 
+def _declaration(key):
+    """'ch01' -> 'course/01_sinusoidal/exercises.py': where its checks, ladders and mistakes are declared."""
+    chapter = course.chapter(key)
+    return chapter.relative("exercises") if chapter else f"course/{key[2:]}_*/exercises.py (no such folder)"
+
+
 def problems(chapters=None):
-    """[(exercise, what is missing)] over every chapter source."""
+    """[(exercise, what is missing)] over every chapter source (`chapters`: some course/NN_name/chapter.py)."""
     from .checks import CHAPTERS, CONVENTIONS, HINTS, MISTAKES
     from .leaks import chapter_sources
 
@@ -226,17 +233,18 @@ def problems(chapters=None):
     defined = {source: definitions(source) for source in sources}  # each chapter read and parsed once
     taught = {name for source in sources for name in chapter_exercises(source, defined[source])}
     if chapters is None:
-        out += [(c.exercise, f"checked in grader/checks/{chapter}.py but taught in no chapter source")
+        out += [(c.exercise, f"checked in {_declaration(chapter)} but taught in no chapter source")
                 for chapter, checks in CHAPTERS.items() for c in checks if c.exercise not in taught]
-        out += [(name, f"a conventions line in grader/checks/{chapter}.py but taught in no chapter source")
+        out += [(name, f"a conventions line in {_declaration(chapter)} but taught in no chapter source")
                 for chapter, lines in CONVENTIONS.items() for name in lines if name not in taught]
-        out += [(name, f"a hint ladder in grader/checks/{chapter}.py but taught in no chapter source")
+        out += [(name, f"a hint ladder in {_declaration(chapter)} but taught in no chapter source")
                 for chapter, ladders in HINTS.items() for name in ladders if name not in taught]
-        out += [(m.exercise, f"the known mistake {name} in grader/checks/{chapter}.py but its exercise is taught in "
+        out += [(m.exercise, f"the known mistake {name} in {_declaration(chapter)} but its exercise is taught in "
                              "no chapter source")
                 for chapter, table in MISTAKES.items() for name, m in table.items() if m.exercise not in taught]
     for source in sources:
-        registry = f"ch{source.name[:2]}"
+        registry = course.of_file(source).key
+        declaration = _declaration(registry)
         checks = CHAPTERS.get(registry, ())
         conventions = CONVENTIONS.get(registry, {})
         selfchecks = _selfchecks(source)
@@ -244,7 +252,7 @@ def problems(chapters=None):
             mine = [c for c in checks if c.exercise == exercise]
             out += [(exercise, what) for c in mine if c.hint for what in text_problems(f"the hint of {c.key}", c.hint)]
             if not mine:
-                out.append((exercise, f"no checks in grader/checks/{registry}.py (or the chapter is not registered)"))
+                out.append((exercise, f"no checks in {declaration}"))
             if not any(c.unseen for c in mine):
                 out.append((exercise, "no main check (spec.unseen_like, inputs drawn per submission): the grader "
                                       "counts its other checks only once a main check is answered"))
@@ -253,18 +261,18 @@ def problems(chapters=None):
                     for c in mine if c.main and (c.public or not c.unseen)]
             out += [(exercise, what) for what in twin_problems(mine)]
             if exercise not in selfchecks:
-                out.append((exercise, f"no self-check cell in chapters/{source.name}"))
+                out.append((exercise, f"no self-check cell in {course.of_file(source).relative('source')}"))
             if exercise not in example:
                 out.append((exercise, "no implementation in examples/complete/"))
             if exercise not in practitioner:
                 out.append((exercise, "no practitioner-style implementation in tests/submissions/practitioner/ "
                                       "(written as popular libraries write it; the tests grade it to full marks)"))
             if exercise not in conventions:
-                out.append((exercise, f"no conventions line: CONVENTIONS[{exercise!r}] in grader/checks/{registry}.py "
+                out.append((exercise, f"no conventions line: CONVENTIONS[{exercise!r}] in {declaration} "
                                       "(what it computes, shapes: docs/conventions.md's table is generated from it)"))
             out += [(exercise, what) for what in _ladder_problems(
                 exercise, HINTS.get(registry, {}).get(exercise), (source, defined[source]),
-                f"HINTS[{exercise!r}] in grader/checks/{registry}.py")]
+                f"HINTS[{exercise!r}] in {declaration}")]
             named = {m for c in mine for m in c.mistakes}
             for name, mistake in MISTAKES.get(registry, {}).items():
                 if mistake.exercise != exercise:
@@ -272,5 +280,5 @@ def problems(chapters=None):
                 if name not in named:
                     out.append((exercise, f"the known mistake {name} is named by none of its checks"))
                 out += [(exercise, what)
-                        for what in _mistake_problems(name, mistake, (source, defined[source]), registry)]
+                        for what in _mistake_problems(name, mistake, (source, defined[source]), declaration)]
     return out

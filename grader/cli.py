@@ -125,7 +125,7 @@ def parser():
     _language(g, "the report and the feedback in results.json")
     _quiet(g)
     _limits_options(g, DEFAULTS.wall_seconds)
-    b = _sub(sub, "build", "generate notebooks, solutions, reference and self-check data from chapters/")
+    b = _sub(sub, "build", "generate notebooks, solutions, reference and self-check data from course/")
     b.add_argument("--check", action="store_true", help="only compare; exit 1 when something is out of sync")
     bt = _sub(sub, "batch", "grade a folder of submissions (one per student) into a gradebook",
               "Grade a class: parallel, resumable, deterministic. Writes gradebook.csv (a column per exercise), "
@@ -161,7 +161,7 @@ def parser():
                     help="when students see the checks that are not public")
     _language(gs, "the feedback students read")
     _limits_options(gs, GRADESCOPE_WALL_SECONDS, GRADESCOPE_MEMORY_MB, why="gradescope")
-    i18n = _sub(sub, "i18n", "update or check the translation catalogs (locale/zh_CN/LC_MESSAGES)")
+    i18n = _sub(sub, "i18n", "update or check the translation catalogs (course/*/zh_CN.po, locale/zh_CN/)")
     i18n.add_argument("--update", action="store_true",
                       help="re-extract the chapters' paragraphs; changed ones become fuzzy")
     rl = _sub(sub, "release", "write the student bundle: notebooks and self-checks, no solutions")

@@ -2,7 +2,7 @@
 
 Each chapter's table sits between two markers in the page, `<!-- BEGIN GENERATED chNN ... -->` and
 `<!-- END GENERATED chNN -->`; everything outside them is hand-written prose and stays as it is. A table lists the
-exercises of `CONVENTIONS` in grader/checks/chNN.py, in its order: the name, the reference's signature (read with
+exercises of `CONVENTIONS` in course/NN_name/exercises.py, in its order: the name, the reference's signature (read with
 `inspect` from posenc_ref, which the build has just generated) and the one-line description declared there.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "conventions.md"
-BEGIN = "<!-- BEGIN GENERATED {chapter}: `python -m grader build` writes this table from grader/checks/{chapter}.py -->"
+BEGIN = "<!-- BEGIN GENERATED {chapter}: `python -m grader build` writes this table from its exercises.py -->"
 END = "<!-- END GENERATED {chapter} -->"
 REGION = re.compile(r"<!-- BEGIN GENERATED (ch\d\d):[^\n]*-->\n.*?<!-- END GENERATED \1 -->", re.S)
 

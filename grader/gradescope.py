@@ -1,7 +1,8 @@
 """Gradescope: `python -m grader gradescope OUT.zip` builds the autograder; `run` grades inside it.
 
-The zip holds `setup.sh` and `run_autograder` at its root, and what grading needs: `grader/` (with
-the hidden checks and probes), `posenc_ref/`, `posenc_selfcheck/`, a pinned `requirements.txt` and
+The zip holds `setup.sh` and `run_autograder` at its root, and what grading needs: `grader/`, `posenc_ref/`,
+`posenc_selfcheck/`, each chapter's declaration, hand-written mistakes and hidden probes (`course/NN_name/`
+without its source and catalog), a pinned `requirements.txt` and
 `gradescope.json` (the options below). Gradescope unpacks it into /autograder/source, runs
 setup.sh once (as root) when it builds the image, then for every submission runs run_autograder,
 which grades /autograder/submission and writes /autograder/results/results.json. Checks that are
@@ -37,6 +38,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from . import course
 from .escape import clean
 from .files import write_atomic, write_json
 from .settings import (
@@ -53,6 +55,7 @@ from .unseen import load_secret
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("grader", "posenc_ref", "posenc_selfcheck")
+COURSE_PARTS = ("exercises", "mistakes", "hidden_probes")  # what the grader reads of a chapter's folder
 REQUIREMENTS = ("numpy", "safetensors", "matplotlib", "pytest")
 TORCH = "2.13.0"
 # Gradescope's base images: Ubuntu 22.04 has Python 3.10, 24.04 has 3.12. Each requirement is pinned to the
@@ -143,6 +146,8 @@ def _source_files():
         for path in sorted((REPO / package).rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 yield path
+    for chapter in course.chapters():
+        yield from (chapter.path(part) for part in COURSE_PARTS if chapter.has(part))
 
 
 def build_zip(out_zip, hidden_visibility=Settings.hidden_visibility, wall_seconds=GRADESCOPE_WALL_SECONDS,

@@ -1,7 +1,7 @@
 """The Chinese edition from the same chapter sources, by the gettext workflow.
 
 Every paragraph of a chapter's Markdown (a heading, a paragraph, a list item, a table) is one message of
-`locale/zh_CN/LC_MESSAGES/NN_name.po`; code blocks and display math are copied as they are. From the
+its `course/NN_name/zh_CN.po`; code blocks and display math are copied as they are. From the
 chapters and the catalogs the build writes `notebooks/zh/` and `solutions/zh/`: the same cells, the
 Markdown translated, the code cells identical apart from the learner's words (hints, docstrings, figure labels,
 demo prints: grader/i18n_code.py) and a CJK font in the setup cell, and `metadata.posenc.language = "zh_CN"`
@@ -23,14 +23,14 @@ from pathlib import Path
 
 import nbformat
 
-from . import i18n_code
+from . import course, i18n_code
 from .files import cells_fingerprint
 from .settings import BOUNDS
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGE = "zh_CN"
 FOLDER = "zh"  # notebooks/zh, solutions/zh, _build/book/zh
-CATALOGS = ROOT / "locale" / LANGUAGE / "LC_MESSAGES"
+CATALOGS = ROOT / "locale" / LANGUAGE / "LC_MESSAGES"  # the catalogs no chapter owns: SHARED_STEMS
 # every catalog's header: who translates, and where to report a bad translation (gettext's header fields)
 TEAM = "posenc-course maintainers <maintainers@users.noreply.a-seed-ad51cb3d.example>"
 HEADER = {"last_translator": TEAM, "language_team": TEAM.replace(" <", ", Chinese (Simplified) <"),
@@ -103,6 +103,7 @@ RUNTIME_STEM = "runtime"  # what the self-check prints (grader/i18n_runtime.py)
 GRADER_STEM = "grader"  # the grader's report and feedback, beyond the self-check's words (grader/i18n_grader.py)
 PAGES = ROOT / "book" / "pages"
 PAGES_STEM = "book"  # the catalog of the book's own pages
+SHARED_STEMS = (PAGES_STEM, RUNTIME_STEM, GRADER_STEM)
 
 
 def pages_notebook():
@@ -112,8 +113,14 @@ def pages_notebook():
     return nb
 
 
-def catalog_path(chapter_stem):
-    return CATALOGS / f"{chapter_stem}.po"
+def catalog_path(stem):
+    """A chapter's catalog, course/NN_name/zh_CN.po; the book's, the runtime's and the grader's in CATALOGS."""
+    return CATALOGS / f"{stem}.po" if stem in SHARED_STEMS else course.Chapter(course.COURSE / stem).path("catalog")
+
+
+def catalog_paths():
+    """{stem: path} of every catalog: each chapter's, then the shared ones."""
+    return {stem: catalog_path(stem) for stem in [c.stem for c in course.chapters()] + list(SHARED_STEMS)}
 
 
 def read_catalog(path):
@@ -136,12 +143,12 @@ def write_catalog(path, catalog):
 
 
 def _source(stem):
-    return "book/pages/*.md" if stem == PAGES_STEM else f"chapters/{stem}.py"
+    return "book/pages/*.md" if stem == PAGES_STEM else f"course/{stem}/chapter.py"
 
 
 def _where(stem, cell_id):
     """A catalog reference: the cell a message comes from, by its id (grader/render.py), never its position."""
-    return f"book/pages/{cell_id}.md" if stem == PAGES_STEM else f"chapters/{stem}.py#{cell_id}"
+    return f"book/pages/{cell_id}.md" if stem == PAGES_STEM else f"course/{stem}/chapter.py#{cell_id}"
 
 
 def runtime_messages():
@@ -303,7 +310,7 @@ def planned_files(files):
     solutions = {_stem(p): nbformat.reads(t, as_version=4) for p, t in english.items() if p.parent.name == "solutions"}
     bad = problems({**solutions, PAGES_STEM: pages_notebook()}, runtime=True)
     if bad:
-        shown = [f"locale/{LANGUAGE}/LC_MESSAGES/{p.name}: {what}: {msgid[:70]!r}"
+        shown = [f"{p.relative_to(ROOT) if ROOT in p.parents else p}: {what}: {msgid[:70]!r}"
                  for p, msgid, what in bad[:BOUNDS.listed_problems]]
         raise SystemExit(f"{len(bad)} messages of the Chinese edition are not ready (docs/authoring.md):\n  "
                          + "\n  ".join(shown) + ("\n  …" if len(bad) > BOUNDS.listed_problems else ""))

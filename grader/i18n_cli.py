@@ -10,15 +10,15 @@ from collections import Counter
 
 import nbformat
 
+from . import course
 from .i18n_build import PAGES_STEM, ROOT, pages_notebook, problems, update
-from .leaks import chapter_sources
 from .render import render
 
 
 def sources():
     """{catalog stem: notebook} of everything translated: the chapters (their solution notebooks) and the
     book's pages."""
-    out = {p.stem: nbformat.reads(render(p)[1], as_version=4) for p in chapter_sources()}
+    out = {c.stem: nbformat.reads(render(c.path("source"))[1], as_version=4) for c in course.chapters()}
     out[PAGES_STEM] = pages_notebook()
     return out
 
@@ -35,7 +35,7 @@ def main(argv=None):
         for path in update(notebooks):
             print(f"updated: {path.relative_to(ROOT)}")
     bad = problems(notebooks, runtime=True)
-    counts = Counter((p.name, what.split(":")[0]) for p, _, what in bad)
+    counts = Counter((str(p.relative_to(ROOT)), what.split(":")[0]) for p, _, what in bad)
     for (name, what), n in sorted(counts.items()):
         print(f"{name}: {n} {what}")
     if bad:

@@ -12,16 +12,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import course
 from .settings import AUTHORING
 
 BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*### END SOLUTION\s*$")
-CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 
 
 def chapter_sources():
-    """The hand-edited chapter sources, in order."""
-    return sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
+    """The hand-edited chapter sources (course/NN_name/chapter.py), in order."""
+    return [chapter.path("source") for chapter in course.chapters()]
 
 
 def code(line):
@@ -30,7 +30,7 @@ def code(line):
 
 
 def solution_regions(sources=None):
-    """[(chapter file name, distinctive lines)] for every solution region of the chapter sources. A line
+    """[(course/NN_name/chapter.py, distinctive lines)] for every solution region of the chapter sources. A line
     counts as shown only when its own chapter shows it: another chapter quoting it is a leak too."""
     out = []
     for chapter in sources or chapter_sources():
@@ -43,7 +43,8 @@ def solution_regions(sources=None):
                 current = None
             elif len(code(line)) >= AUTHORING.leak_line_chars:
                 (shown.add(code(line)) if current is None else current.append(code(line)))
-        out += [(Path(chapter).name, [line for line in lines if line not in shown]) for lines in regions]
+        where = course.of_file(chapter).relative("source")
+        out += [(where, [line for line in lines if line not in shown]) for lines in regions]
     return out
 
 

@@ -1,9 +1,9 @@
 """Import the reference from the text the build has just rendered, never from the files an earlier build wrote.
 
 `imported(texts)` serves `posenc_ref` and its generated modules from memory for the length of a `with` block:
-the package's own hand-written parts (`posenc_ref/mistakes/`) still come from disk, since only the generated
-modules are served, and `inspect.getsource` reads the served text (grader/mistakes.py rewrites it). The
-modules that hold the reference (`posenc_ref*`, grader/mistakes.py's derived mistakes) are imported afresh
+only the generated modules are served, and `inspect.getsource` reads the served text (grader/mistakes.py rewrites
+it). The modules that hold the reference (`posenc_ref*`, among them the mistakes written by hand, which
+grader/course.py loads as posenc_ref.mistakes.chNN; grader/mistakes.py's derived mistakes) are imported afresh
 inside the block, and whatever the process had imported before is put back after it.
 """
 
@@ -33,8 +33,6 @@ class _Served(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if name not in self.texts:
             return None
         spec = importlib.util.spec_from_loader(name, self, origin=self.filename(name), is_package=name == PACKAGE)
-        if name == PACKAGE:
-            spec.submodule_search_locations = [str(FOLDER)]  # posenc_ref.mistakes: from disk
         spec.has_location = True
         return spec
 

@@ -5,7 +5,8 @@ A mistake is declared beside its exercise (grader/checks/chNN.py `MISTAKES`: its
 line as the mistake writes it in `wrong`, the other statements it rewrites in `also`). Its implementation is
 the reference solution with those statements rewritten: the code of a learner who makes it. Where a mistake
 reaches further than its statements (chapter 1's table swapped in every row the module computes, not only in
-its buffer), posenc_ref/mistakes/chNN.py writes it by hand, and that implementation is the one used.
+its buffer), its chapter's course/NN_name/mistakes.py writes it by hand (`IMPLEMENTATIONS`, instructor-only, loaded
+as posenc_ref.mistakes.chNN: grader/course.py), and that implementation is the one used.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import inspect
 from dataclasses import dataclass
 
 import posenc_ref
-from posenc_ref.mistakes import IMPLEMENTATIONS
 
+from . import course
 from .checks import mistakes as declared
 from .statements import key_line, rewritten, statement
 
@@ -27,7 +28,7 @@ class Known:
     exercise: str  # the contract name it replaces
     message: str  # what the learner reads
     impl: object  # a function or class with the exercise's signature
-    by_hand: bool  # written in posenc_ref/mistakes/ (else: the solution with the mistake's statements rewritten)
+    by_hand: bool  # written in its chapter's mistakes.py (else: the solution with the mistake's statements rewritten)
 
 
 def edits(source, mistake):
@@ -53,10 +54,25 @@ def derive(name, mistake):
     return namespace[mistake.exercise]
 
 
+def _by_hand():
+    """{name: function or class}: the mistakes written by hand, every chapter's mistakes.py that exists."""
+    out = {}
+    for chapter in course.chapters():
+        table = course.load(chapter, "mistakes").IMPLEMENTATIONS if chapter.has("mistakes") else {}
+        clash = set(out) & set(table)
+        if clash:
+            raise ValueError(f"mistake names used twice: {sorted(clash)}")
+        out.update(table)
+    return out
+
+
+IMPLEMENTATIONS = _by_hand()
+
+
 def _known():
     unknown = set(IMPLEMENTATIONS) - set(declared())
     if unknown:
-        raise ValueError(f"posenc_ref/mistakes/ implements mistakes no chapter declares: {sorted(unknown)}")
+        raise ValueError(f"course/*/mistakes.py implement mistakes no chapter declares: {sorted(unknown)}")
     out = {}
     for name, mistake in declared().items():
         by_hand = name in IMPLEMENTATIONS

@@ -6,7 +6,7 @@ chapter (or the one named), graded two ways.
     OUT/source/<assignment>/NN_name.ipynb     each chapter of the assignment, in nbgrader's cell metadata
     OUT/source/<assignment>/posenc_selfcheck/ the public self-check package (what the notebooks import)
 
-From the chapter sources (chapters/NN_name.py), like the build:
+From the chapter sources (course/NN_name/chapter.py), like the build:
   - a code cell with `### BEGIN SOLUTION` ... `### END SOLUTION` regions is an nbgrader solution cell.
     The hint that opens a region moves above its BEGIN marker, so `nbgrader generate_assignment` keeps the
     hint and replaces the rest by the course's stub;
@@ -43,8 +43,8 @@ from pathlib import Path
 
 import nbformat
 
-from . import render
-from .leaks import BEGIN, END, chapter_sources
+from . import course, render
+from .leaks import BEGIN, END
 from .settings import BATCH_TIMEOUT_SECONDS, REPORT, WAITS
 
 COURSE_ID = "posenc-course"
@@ -101,7 +101,7 @@ def shim(timeout=BATCH_TIMEOUT_SECONDS):
 
 
 def assignment_name(chapter):
-    """chapters/01_sinusoidal.py -> ch01_sinusoidal"""
+    """The chapter of course/01_sinusoidal/ (a grader.course.Chapter) -> ch01_sinusoidal"""
     return f"ch{chapter.stem}"
 
 
@@ -159,18 +159,18 @@ def test_grade_ids(assignment):
 
 
 def notebook(chapter, assignment=None):
-    """The nbgrader source notebook of one chapter (an nbformat NotebookNode), with a test cell per exercise
-    of `assignment` (a grader.assignment.Assignment; default: the chapter's own)."""
+    """The nbgrader source notebook (an nbformat NotebookNode) of one chapter (a grader.course.Chapter), with a test
+    cell per exercise of `assignment` (a grader.assignment.Assignment; default: the chapter's own)."""
     import jupytext
 
     from .assignment import get
 
-    prefix = f"ch{chapter.stem[:2]}"
+    prefix = chapter.key
     assignment = assignment or get(prefix)
     tested = [ex for ex in assignment.exercises if f"{prefix}-{ex}-points" in test_grade_ids(assignment)
               and assignment.exercise_points(ex) > 0]
-    nb = jupytext.read(chapter)
-    ids = render.cell_ids(nb.cells, chapter.name)
+    nb = jupytext.read(chapter.path("source"))
+    ids = render.cell_ids(nb.cells, chapter.relative("source"))
     cells, used = [], set()
 
     def unique(grade_id):
@@ -230,10 +230,8 @@ def export(out, assignment=None, timeout=BATCH_TIMEOUT_SECONDS):
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        for chapter in a.chapters:
-            sources = sorted((render.ROOT / "chapters").glob(f"{chapter[2:]}_*.py"))
-            if sources:
-                nbformat.write(notebook(sources[0], a), folder / f"{sources[0].stem}.ipynb")
+        for chapter in filter(None, map(course.chapter, a.chapters)):
+            nbformat.write(notebook(chapter, a), folder / f"{chapter.stem}.ipynb")
         shutil.copytree(selfcheck, folder / "posenc_selfcheck", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         written += [p for p in folder.rglob("*") if p.is_file()]
     kernel = out / "kernels" / KERNEL / "kernel.json"
@@ -252,7 +250,7 @@ def export(out, assignment=None, timeout=BATCH_TIMEOUT_SECONDS):
 def main(out, assignment=None, course_file=None, timeout=BATCH_TIMEOUT_SECONDS):
     files = export(out, assignment, timeout)
     notebooks = len([f for f in files if f.endswith(".ipynb")])
-    first = assignment.nbgrader_name if assignment else assignment_name(chapter_sources()[1])
+    first = assignment.nbgrader_name if assignment else assignment_name(course.chapters()[1])
     print(f"wrote {out}: an nbgrader course source, {notebooks} notebooks"
           f"{f' (assignment {assignment.nbgrader_name})' if assignment else ' (one assignment per chapter)'}.\n"
           f"Release it with:  cd {out} && nbgrader generate_assignment {first}")

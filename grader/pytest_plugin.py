@@ -1,7 +1,9 @@
 """Checks declared as data become pytest items, graded through grader.grading (a thin adapter):
 
-    pytest grader/checks --submission examples/complete           grade with plain pytest
-    pytest grader/checks --submission examples/complete -m cuda   only the CUDA checks
+    pytest course --submission examples/complete           grade with plain pytest (course/conftest.py)
+    pytest course --submission examples/complete -m cuda   only the CUDA checks
+
+Each chapter's course/NN_name/exercises.py is collected as a file of its checks.
 
 The first item that runs grades the submission once, for every check that was collected and
 selected; each item then reports its own verdict.
@@ -9,17 +11,16 @@ selected; each item then reports its own verdict.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
+from . import course
 from .checks import chapter_checks
 from .records import Status
 from .settings import Limits, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTER_FILE = re.compile(r"^ch\d\d\.py$")
 VERDICTS = pytest.StashKey()
 
 
@@ -51,7 +52,7 @@ def _verdicts(config):
 
 
 def pytest_collect_file(file_path, parent):
-    if CHAPTER_FILE.match(file_path.name) and file_path.parent.name == "checks":
+    if Path(file_path).resolve() in {chapter.path("exercises") for chapter in course.chapters()}:
         return ChapterFile.from_parent(parent, path=file_path)
     return None
 
@@ -62,7 +63,7 @@ class CheckFailed(Exception):
 
 class ChapterFile(pytest.File):
     def collect(self):
-        for check in chapter_checks(self.path.stem):
+        for check in chapter_checks(course.of_file(self.path).key):
             item = CheckItem.from_parent(self, name=check.key, check=check)
             if check.cuda:
                 item.add_marker(pytest.mark.cuda)

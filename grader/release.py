@@ -37,7 +37,7 @@ PRIVATE = {
     "/grading/": "batch results (hidden checks' feedback)",
 }
 PRIVATE_FOLDER = "instructor"  # the git-ignored folder the documented commands write to
-FORBIDDEN_PARTS = {"posenc_ref", "grader", "solutions", "chapters", "hidden_probes", ".git", "tests", "mistakes"}
+FORBIDDEN_PARTS = {"posenc_ref", "grader", "solutions", "course", "hidden_probes", ".git", "tests", "mistakes"}
 GRADER_ONLY = {"nbformat", "jupytext", "pytest", "ipykernel"}
 
 README = """# Positional encodings in Transformers: the notebooks

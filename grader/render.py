@@ -1,6 +1,6 @@
 """One chapter source rendered in memory: its student notebook, its solution notebook, its reference module.
 
-`chapters/NN_name.py` (jupytext py:percent) is the only hand-edited source of a chapter. From it:
+`course/NN_name/chapter.py` (jupytext py:percent) is the only hand-edited source of a chapter's text. From it:
   student notebook   each `### BEGIN SOLUTION` ... `### END SOLUTION` region becomes its hint comments plus
                      `raise NotImplementedError`; cells tagged solution-only are left out
   solution notebook  the complete notebook, markers removed
@@ -23,14 +23,15 @@ from pathlib import Path
 
 import nbformat
 
+from . import course
 from .files import cells_fingerprint
 from .leaks import BEGIN, END
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPORT = "#| export"
 STUB = 'raise NotImplementedError("exercise not finished: replace this line with your code")'
-GENERATED = '"""Generated from chapters/{src} by `python -m grader build`. Do not edit: edit the chapter."""\n'
-PART = "# from chapters/{src}, cell {cell}"  # above each exported part: where to edit it (as nbdev's `# %%` lines)
+GENERATED = '"""Generated from {src} by `python -m grader build`: edit the chapter."""\n'
+PART = "# from {src}#{cell}"  # above each exported part: where to edit it (as nbdev's `# %%` lines)
 MARK = "posenc"  # the notebook metadata key the build writes: {"generated_from": ..., "cells_sha256": ...}
 NAME = "name"  # the cell metadata key that names a cell in the chapter source: `# %% name="intro"`
 CELL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # nbformat 4.5's rule for a cell id
@@ -116,7 +117,7 @@ def _without_export_line(source):
 
 def results_of(path):
     """The measured results a chapter's text quotes (docs/chapterN/results.json), or None."""
-    results = ROOT / "docs" / f"chapter{int(path.stem.split('_')[0])}" / "results.json"
+    results = ROOT / "docs" / f"chapter{int(course.of_file(path).stem[:2])}" / "results.json"
     return json.loads(results.read_text()) if results.exists() else None
 
 
@@ -140,7 +141,7 @@ def fill(text, results, where="text"):
 
 
 def reference_module_name(path):
-    number, name = Path(path).stem.split("_", 1)
+    number, name = course.of_file(path).stem.split("_", 1)
     return f"ch{number}_{name}"
 
 
@@ -148,15 +149,15 @@ def render(path):
     """(student notebook text, solution notebook text, reference module text) for one chapter."""
     import jupytext
 
-    path = Path(path)
+    src = course.of_file(path).relative("source")  # course/NN_name/chapter.py: what the generated files name
     nb = jupytext.read(path)
-    ids = cell_ids(nb.cells, path.name)  # from the source as written, before any number is filled in
+    ids = cell_ids(nb.cells, src)  # from the source as written, before any number is filled in
     results = results_of(path)
     exported = []
     student, solution = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
     for cell, cell_id in zip(nb.cells, ids):
         if cell.cell_type == "markdown":
-            cell.source = fill(cell.source, results, path.name)
+            cell.source = fill(cell.source, results, src)
         for target, is_student in ((student, True), (solution, False)):
             copy = nbformat.from_dict(dict(cell))
             copy.id = cell_id
@@ -167,11 +168,11 @@ def render(path):
             target.cells.append(copy)
         if cell.cell_type == "code" and cell.source.splitlines()[:1] == [EXPORT]:
             part = _regions(_without_export_line(cell.source), student=False)
-            exported.append(PART.format(src=path.name, cell=cell_id) + "\n" + part)
+            exported.append(PART.format(src=src, cell=cell_id) + "\n" + part)
     for target in (student, solution):
         target.metadata = nbformat.from_dict(dict(nb.metadata))
         _clean(target)
-        target.metadata[MARK] = {"generated_from": f"chapters/{path.name}",
+        target.metadata[MARK] = {"generated_from": src,
                                  "cells_sha256": cells_fingerprint(target.cells)}
-    module = GENERATED.format(src=path.name) + "\n" + "\n\n\n".join(exported).strip() + "\n"
+    module = GENERATED.format(src=src) + "\n" + "\n\n\n".join(exported).strip() + "\n"
     return nbformat.writes(student) + "\n", nbformat.writes(solution) + "\n", module

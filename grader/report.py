@@ -12,23 +12,21 @@ inserted as it is. Check ids, numbers and marks are the same in every language.
 from __future__ import annotations
 
 from collections import OrderedDict
-from pathlib import Path
 
+from . import course
 from .checks import chapter_of
 from .escape import one_line
 from .language import check_name, phrasebook
 from .records import Status, messages, totals
 from .settings import REPORT
 
-CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 STATUS_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.MISSING: "…"}
 
 
 def chapter_names():
-    """{'ch01': 'sinusoidal', ...}: each chapter's name, from its source's file name (a message of grader.po, context
+    """{'ch01': 'sinusoidal', ...}: each chapter's name, from its folder's name (a message of grader.po, context
     CHAPTER_NAME: grader/i18n_grader.py)."""
-    return {f"ch{p.stem[:2]}": p.stem.split("_", 1)[1].replace("_", " ")
-            for p in sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))}
+    return {c.key: c.stem.split("_", 1)[1].replace("_", " ") for c in course.chapters()}
 
 
 CHAPTER_NAME = "chapter name"

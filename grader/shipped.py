@@ -4,7 +4,7 @@ Two sources, both readable by every learner:
 - the public checks' params: the self-check data holds the reference's answers to them;
 - the calls the chapters make with literal arguments (`sinusoidal_table(50, 64)` in a demo cell): the solution
   notebooks and the book show their answers. `python -m grader build` collects them from the chapter sources into
-  grader/data/shipped_calls.json (the Gradescope bundle carries grader/, not chapters/).
+  grader/data/shipped_calls.json (the Gradescope bundle carries no chapter source, course/*/chapter.py).
 """
 
 from __future__ import annotations

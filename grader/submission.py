@@ -88,7 +88,8 @@ def list_files(root, limits=None) -> Listing:
                                   name=verbatim(repr(one_line(root.name)))))
     if not stat.S_ISDIR(info.st_mode):
         if not stat.S_ISREG(info.st_mode):
-            raise SubmissionError(msg("submission {name} is {kind}, not a file", name=verbatim(repr(one_line(root.name))),
+            name = verbatim(repr(one_line(root.name)))
+            raise SubmissionError(msg("submission {name} is {kind}, not a file", name=name,
                                       kind=_kind(info.st_mode)))
         if root.suffix not in SUFFIXES:
             raise SubmissionError(msg("submission {name} is neither a notebook (.ipynb) nor a .py file",
@@ -144,7 +145,8 @@ def list_files(root, limits=None) -> Listing:
                                  graded=limits.source_files, n=len(listing.files)))
         listing.files = listing.files[:limits.source_files]
     if not listing.files:
-        raise SubmissionError(msg("folder {name} holds no .ipynb or .py file", name=verbatim(repr(one_line(root.name)))))
+        name = verbatim(repr(one_line(root.name)))
+        raise SubmissionError(msg("folder {name} holds no .ipynb or .py file", name=name))
     return listing
 
 

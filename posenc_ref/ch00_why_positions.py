@@ -1,12 +1,12 @@
-"""Generated from chapters/00_why_positions.py by `python -m grader build`. Do not edit: edit the chapter."""
+"""Generated from course/00_why_positions/chapter.py by `python -m grader build`: edit the chapter."""
 
-# from chapters/00_why_positions.py, cell py-7ebc5c41
+# from course/00_why_positions/chapter.py#py-7ebc5c41
 import math
 
 import torch
 
 
-# from chapters/00_why_positions.py, cell py-bc54b019
+# from course/00_why_positions/chapter.py#py-bc54b019
 def scaled_dot_product_attention(q, k, v, mask=None):
     """softmax(q kᵀ / sqrt(d) + mask) v, softmax over the keys. Returns (..., Lq, dv).
 

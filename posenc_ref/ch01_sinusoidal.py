@@ -1,11 +1,11 @@
-"""Generated from chapters/01_sinusoidal.py by `python -m grader build`. Do not edit: edit the chapter."""
+"""Generated from course/01_sinusoidal/chapter.py by `python -m grader build`: edit the chapter."""
 
-# from chapters/01_sinusoidal.py, cell py-5afec018
+# from course/01_sinusoidal/chapter.py#py-5afec018
 import torch
 from torch import nn
 
 
-# from chapters/01_sinusoidal.py, cell py-720f8af0
+# from course/01_sinusoidal/chapter.py#py-720f8af0
 def sinusoidal_table(seq_len, d_model, base=10000.0, device=None):
     """PE[p, 2i] = sin(p * w_i), PE[p, 2i+1] = cos(p * w_i), w_i = base^(-2i/d). Returns (seq_len, d_model)."""
     # Hint: the idea: one angle p·w_i per position p and pair i; its sine goes in column 2i, its cosine in
@@ -26,7 +26,7 @@ def sinusoidal_table(seq_len, d_model, base=10000.0, device=None):
     return pe
 
 
-# from chapters/01_sinusoidal.py, cell py-7e56722a
+# from course/01_sinusoidal/chapter.py#py-7e56722a
 def shift_matrix(k, d_model, base=10000.0):
     """M_k = diag(R_0(k), ..., R_{d/2-1}(k)), R_i(k) = [[cos kw_i, sin kw_i], [-sin kw_i, cos kw_i]]. (d, d)."""
     # Hint: the idea: M_k is block-diagonal, one 2x2 rotation R_i(k) per pair (2i, 2i+1), with the angle
@@ -48,7 +48,7 @@ def shift_matrix(k, d_model, base=10000.0):
     return m
 
 
-# from chapters/01_sinusoidal.py, cell py-beebe2da
+# from course/01_sinusoidal/chapter.py#py-beebe2da
 class SinusoidalPositionalEncoding(nn.Module):
     """x + PE[offset : offset + seq] with a fixed, non-trainable table (Vaswani et al., 2017)."""
 

@@ -1,11 +1,11 @@
-"""Generated from chapters/02_learned_absolute.py by `python -m grader build`. Do not edit: edit the chapter."""
+"""Generated from course/02_learned_absolute/chapter.py by `python -m grader build`: edit the chapter."""
 
-# from chapters/02_learned_absolute.py, cell py-5afec018
+# from course/02_learned_absolute/chapter.py#py-5afec018
 import torch
 from torch import nn
 
 
-# from chapters/02_learned_absolute.py, cell py-92322657
+# from course/02_learned_absolute/chapter.py#py-92322657
 class LearnablePositionalEncoding(nn.Module):
     """x + E[position_ids] with a trainable table E = position_embeddings.weight of shape (max_len, d_model).
 
@@ -53,7 +53,7 @@ class LearnablePositionalEncoding(nn.Module):
         return self.dropout(x + pe.to(x.dtype))  # (B, L, d)
 
 
-# from chapters/02_learned_absolute.py, cell py-3b8ef512
+# from course/02_learned_absolute/chapter.py#py-3b8ef512
 def resize_position_table(table, new_len):
     """T'[j] = (1 - w) T[i0] + w T[i1], x_j = (j + 1/2) L / L' - 1/2 clamped to [0, L-1], i0 = floor(x_j).
 

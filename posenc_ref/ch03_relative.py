@@ -1,13 +1,13 @@
-"""Generated from chapters/03_relative.py by `python -m grader build`. Do not edit: edit the chapter."""
+"""Generated from course/03_relative/chapter.py by `python -m grader build`: edit the chapter."""
 
-# from chapters/03_relative.py, cell py-7c5fbc92
+# from course/03_relative/chapter.py#py-7c5fbc92
 import math
 
 import torch
 from torch import nn
 
 
-# from chapters/03_relative.py, cell py-f3999881
+# from course/03_relative/chapter.py#py-f3999881
 def relative_positions(q_len, k_len, device=None):
     """R[i, j] = j - (k_len - q_len + i): key position minus query position, queries aligned to the end.
     Returns a (q_len, k_len) int64 tensor."""
@@ -24,7 +24,7 @@ def relative_positions(q_len, k_len, device=None):
     return key_pos[None, :] - query_pos[:, None]  # (Lq, Lk)
 
 
-# from chapters/03_relative.py, cell py-30dadcbd
+# from course/03_relative/chapter.py#py-30dadcbd
 def check_shaw_inputs(q, rel_k, rel_v, max_distance):
     """Raise ValueError unless rel_k and rel_v are (2K+1, head_dim) tables and K = max_distance >= 0."""
     if max_distance < 0:
@@ -36,7 +36,7 @@ def check_shaw_inputs(q, rel_k, rel_v, max_distance):
                              f"got {name}.shape={tuple(table.shape)}")
 
 
-# from chapters/03_relative.py, cell py-fac6cf40
+# from course/03_relative/chapter.py#py-fac6cf40
 def shaw_attention_direct(q, k, v, rel_k, rel_v, max_distance, causal=False):
     """Shaw et al. (2018), written directly: materialises (B, H, Lq, Lk, d) for both relative terms.
     e_ij = q_i·(k_j + a^K_ij)/sqrt(d), z_i = sum_j alpha_ij (v_j + a^V_ij), a_ij = w[clip(j-i, -K, K) + K]."""
@@ -57,7 +57,7 @@ def shaw_attention_direct(q, k, v, rel_k, rel_v, max_distance, causal=False):
     return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)  # (B, H, Lq, d) via (B, H, Lq, Lk, d)
 
 
-# from chapters/03_relative.py, cell py-556c3a43
+# from course/03_relative/chapter.py#py-556c3a43
 def shaw_attention(q, k, v, rel_k, rel_v, max_distance, causal=False):
     """Shaw et al. (2018) without materialising (B, H, Lq, Lk, d).
 
@@ -83,7 +83,7 @@ def shaw_attention(q, k, v, rel_k, rel_v, max_distance, causal=False):
     return attn @ v + per_row @ rel_v  # (B, H, Lq, d)
 
 
-# from chapters/03_relative.py, cell py-c9c74c9d
+# from course/03_relative/chapter.py#py-c9c74c9d
 class RelativePositionBias(nn.Module):
     """Learned bias per head and clipped distance: out[0, h, i, j] = bias[clip(j - i, -K, K) + K, h]."""
 
@@ -109,7 +109,7 @@ class RelativePositionBias(nn.Module):
         return values.permute(2, 0, 1).unsqueeze(0)  # (1, H, Lq, Lk)
 
 
-# from chapters/03_relative.py, cell py-b13ccacb
+# from course/03_relative/chapter.py#py-b13ccacb
 def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
     """T5's bucket of each relative position r = j - i: exact below num_buckets/2 (per direction),
     log-spaced up to max_distance, one bucket beyond. Returns int64, same shape as the input."""
@@ -131,7 +131,7 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
     return offset + torch.where(n < max_exact, n, large)
 
 
-# from chapters/03_relative.py, cell py-6f5ef865
+# from course/03_relative/chapter.py#py-6f5ef865
 def alibi_slopes(num_heads, device=None):
     """Press et al. (2022): c = 2^floor(log2 n) heads get 2^(-8h/c), h = 1..c; the other n - c heads get
     the odd powers of 2^(-8/(2c)), i.e. slopes(2c)[0::2][:n - c]. float32, shape (num_heads,)."""
@@ -155,7 +155,7 @@ def alibi_slopes(num_heads, device=None):
     return slopes  # (n,)
 
 
-# from chapters/03_relative.py, cell py-c00012d7
+# from course/03_relative/chapter.py#py-c00012d7
 def alibi_bias(num_heads, q_len, k_len, device=None):
     """b[0, h, i, j] = -m_h * |j - i|, queries aligned to the end. Shape (1, H, q_len, k_len), float32."""
     # Hint: the idea: each head's slope times the distance |j - i|, negated.

@@ -1,12 +1,12 @@
-"""Generated from chapters/04_rope.py by `python -m grader build`. Do not edit: edit the chapter."""
+"""Generated from course/04_rope/chapter.py by `python -m grader build`: edit the chapter."""
 
-# from chapters/04_rope.py, cell py-e1cd6830
+# from course/04_rope/chapter.py#py-e1cd6830
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 
-# from chapters/04_rope.py, cell py-2cd9d7d5
+# from course/04_rope/chapter.py#py-2cd9d7d5
 def rope_inv_freq(head_dim, base=10000.0, device=None):
     """theta_i = 1 / base^(2i/d), i = 0 .. d/2 - 1, float32. Returns (head_dim/2,)."""
     # Hint: the idea: d/2 frequencies on a geometric ladder from 1 down towards 1/base.
@@ -18,7 +18,7 @@ def rope_inv_freq(head_dim, base=10000.0, device=None):
     return 1.0 / (base ** exponents)  # (d/2,)
 
 
-# from chapters/04_rope.py, cell py-960eb836
+# from course/04_rope/chapter.py#py-960eb836
 def rope_cos_sin(position_ids, head_dim, base=10000.0):
     """cos/sin of the angles p * theta_i in the half layout cat(freqs, freqs). Each position_ids.shape + (head_dim,)."""
     # Hint: the idea: one angle p·theta_i per position and plane, written twice, once for each half of
@@ -32,7 +32,7 @@ def rope_cos_sin(position_ids, head_dim, base=10000.0):
     return emb.cos(), emb.sin()
 
 
-# from chapters/04_rope.py, cell py-c720c7de
+# from course/04_rope/chapter.py#py-c720c7de
 def rotate_half(x):
     """rotate_half(x) = cat(-x2, x1), where x1, x2 are the first and second halves of the last dimension."""
     # Hint: the idea: split the last axis into halves x1, x2 and return (-x2, x1).
@@ -44,7 +44,7 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)  # (..., d)
 
 
-# from chapters/04_rope.py, cell py-f27692db
+# from course/04_rope/chapter.py#py-f27692db
 def apply_rope(x, cos, sin):
     """Half-layout RoPE: out = x * cos + rotate_half(x) * sin on the first R = cos.shape[-1] coordinates.
 
@@ -71,7 +71,7 @@ def apply_rope(x, cos, sin):
     return out
 
 
-# from chapters/04_rope.py, cell py-d74075ec
+# from course/04_rope/chapter.py#py-d74075ec
 def apply_rope_interleaved(x, position_ids, base=10000.0):
     """Interleaved (Meta / GPT-J) RoPE: (x_2i + i x_2i+1) * e^(i p theta_i). x: (B, H, L, D) -> (B, H, L, D)."""
     # Hint: the idea: read each neighbouring pair (x_2i, x_2i+1) as one complex number, multiply it by
@@ -88,7 +88,7 @@ def apply_rope_interleaved(x, position_ids, base=10000.0):
     return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)  # (B, H, L, d)
 
 
-# from chapters/04_rope.py, cell py-1dd951fb
+# from course/04_rope/chapter.py#py-1dd951fb
 def interleaved_to_half_perm(head_dim):
     """perm = [0, 2, ..., d-2, 1, 3, ..., d-1]: x[..., perm] moves plane (2i, 2i+1) to (i, i + d/2)."""
     # Hint: the idea: x[..., perm] must put x_2i at position i and x_2i+1 at position i + d/2.
@@ -98,7 +98,7 @@ def interleaved_to_half_perm(head_dim):
     return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))  # (d,)
 
 
-# from chapters/04_rope.py, cell py-d5e1d952
+# from course/04_rope/chapter.py#py-d5e1d952
 def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rtol=1e-3):
     """True when rope_fn(x, position_ids) keeps norms, makes <f(q, m), f(k, n)> a function of m - n, and
     actually changes with the position (a no-op keeps norms and relative scores, and encodes nothing).
@@ -138,7 +138,7 @@ def check_relative_property(rope_fn, head_dim, n_positions=256, n_vectors=4, rto
     return bool(((scores - same_distance).abs() <= rtol * scale[:, None, None]).all())
 
 
-# from chapters/04_rope.py, cell py-ad8bfd83
+# from course/04_rope/chapter.py#py-ad8bfd83
 class RoPEAttention(nn.Module):
     """Multi-head attention with rotary embeddings on q and k (half layout), SDPA and a KV cache.
 

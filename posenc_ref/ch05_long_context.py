@@ -1,12 +1,12 @@
-"""Generated from chapters/05_long_context.py by `python -m grader build`. Do not edit: edit the chapter."""
+"""Generated from course/05_long_context/chapter.py by `python -m grader build`: edit the chapter."""
 
-# from chapters/05_long_context.py, cell py-7ebc5c41
+# from course/05_long_context/chapter.py#py-7ebc5c41
 import math
 
 import torch
 
 
-# from chapters/05_long_context.py, cell py-ab100977
+# from course/05_long_context/chapter.py#py-ab100977
 def rope_wavelengths(head_dim, base=10000.0):
     """lambda_i = 2 pi / theta_i = 2 pi base^(2i/d), i = 0 .. d/2 - 1: the tokens pair i takes to turn a full
     circle. Returns (head_dim/2,) float32."""
@@ -21,7 +21,7 @@ def rope_wavelengths(head_dim, base=10000.0):
     return 2 * math.pi / inv_freq  # (d/2,)
 
 
-# from chapters/05_long_context.py, cell py-317203e6
+# from course/05_long_context/chapter.py#py-317203e6
 def yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32.0, beta_slow=1.0, truncate=True):
     """YaRN's interpolation weight per pair (Peng et al., 2023). Returns (head_dim/2,) float32.
 
@@ -50,7 +50,7 @@ def yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32.0, 
     return ((j - low) / (high - low)).clamp(0, 1)  # (d/2,)
 
 
-# from chapters/05_long_context.py, cell py-4ed9d736
+# from course/05_long_context/chapter.py#py-4ed9d736
 def scaled_rope_inv_freq(head_dim, base, rope_type, factor=1.0, original_max_position_embeddings=None, seq_len=None,
                          **params):
     """RoPE inverse frequencies with context-length scaling, as transformers 5.x ROPE_INIT_FUNCTIONS.

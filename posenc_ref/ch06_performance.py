@@ -1,11 +1,11 @@
-"""Generated from chapters/06_performance.py by `python -m grader build`. Do not edit: edit the chapter."""
+"""Generated from course/06_performance/chapter.py by `python -m grader build`: edit the chapter."""
 
-# from chapters/06_performance.py, cell py-5afec018
+# from course/06_performance/chapter.py#py-5afec018
 import torch
 from torch import nn
 
 
-# from chapters/06_performance.py, cell py-1ac761c2
+# from course/06_performance/chapter.py#py-1ac761c2
 class RotaryCache(nn.Module):
     """Precomputed RoPE tables: cos/sin of p * theta_i (float32 angles, half layout cat(freqs, freqs)),
     looked up by position_ids and grown on demand. forward(position_ids, dtype=None) -> (cos, sin)."""

@@ -1,6 +1,6 @@
-"""Generated from chapters/07_train_short_test_long.py by `python -m grader build`. Do not edit: edit the chapter."""
+"""Generated from course/07_train_short_test_long/chapter.py by `python -m grader build`: edit the chapter."""
 
-# from chapters/07_train_short_test_long.py, cell py-3b78ff30
+# from course/07_train_short_test_long/chapter.py#py-3b78ff30
 import math  # noqa: F401  (used by the exercises: unused in the unfinished notebook)
 
 import torch
@@ -8,7 +8,7 @@ import torch.nn.functional as F  # noqa: F401
 from torch import nn
 
 
-# from chapters/07_train_short_test_long.py, cell py-b4b9b5fe
+# from course/07_train_short_test_long/chapter.py#py-b4b9b5fe
 class PositionalAttention(nn.Module):
     """Multi-head attention whose positions come from a scheme with three hooks:
     rotate(q or k, positions) before the scores, bias(q_positions, k_positions) added to them, and
@@ -69,7 +69,7 @@ class PositionalAttention(nn.Module):
         return self.o_proj(out), (k, v)
 
 
-# from chapters/07_train_short_test_long.py, cell py-de1ce193
+# from course/07_train_short_test_long/chapter.py#py-de1ce193
 class DecoderBlock(nn.Module):
     """Pre-norm block: h + Attn(LN(h)), then h + MLP(LN(h)). Returns (h, (k, v)). Given: the positions are
     the attention's and the decoder's business, not the block's."""

@@ -1,11 +1,11 @@
-"""Generated from chapters/08_positions_in_2d.py by `python -m grader build`. Do not edit: edit the chapter."""
+"""Generated from course/08_positions_in_2d/chapter.py by `python -m grader build`: edit the chapter."""
 
-# from chapters/08_positions_in_2d.py, cell py-0da28cf8
+# from course/08_positions_in_2d/chapter.py#py-0da28cf8
 import torch
 import torch.nn.functional as F  # noqa: F401  (used by the exercises: unused in the unfinished notebook)
 
 
-# from chapters/08_positions_in_2d.py, cell py-7fc3a3ea
+# from course/08_positions_in_2d/chapter.py#py-7fc3a3ea
 def resize_position_table_2d(table, old_grid, new_grid, num_prefix_tokens=1, mode="bicubic", antialias=True):
     """A (P + H·W, d) table of P prefix rows and a row-major H x W grid -> (P + H'·W', d), the grid resized as an
     image: F.interpolate((1, d, H, W), size=(H', W'), mode, align_corners=False, antialias) in float32, as timm's
@@ -35,7 +35,7 @@ def resize_position_table_2d(table, old_grid, new_grid, num_prefix_tokens=1, mod
     return torch.cat([prefix, resized.to(table.dtype)], dim=0)  # (P + H'·W', d)
 
 
-# from chapters/08_positions_in_2d.py, cell py-2a2ce962
+# from course/08_positions_in_2d/chapter.py#py-2a2ce962
 def sincos_2d_table(grid_h, grid_w, d_model, base=10000.0, device=None):
     """(H·W, d): [sin(r ω) | cos(r ω) | sin(c ω) | cos(c ω)] for patch (r, c) = row r·W + c, ω_i = base^(-i/(d/4)),
     i = 0 .. d/4 - 1. Computed in float64, returned in float32, as transformers'
@@ -57,7 +57,7 @@ def sincos_2d_table(grid_h, grid_w, d_model, base=10000.0, device=None):
     return table.float()  # (H·W, d)
 
 
-# from chapters/08_positions_in_2d.py, cell py-cee712eb
+# from course/08_positions_in_2d/chapter.py#py-cee712eb
 def axial_rope_cos_sin(position_ids, head_dim, base=10000.0):
     """(cos, sin), each (N, head_dim) float32, for position_ids (N, 2) of (row, column): angles
     [r θ_0 .. r θ_{d/4-1}, c θ_0 .. c θ_{d/4-1}] with θ_j = base^(-2j/(d/2)), tables cat(angles, angles)
@@ -78,7 +78,7 @@ def axial_rope_cos_sin(position_ids, head_dim, base=10000.0):
     return emb.cos(), emb.sin()
 
 
-# from chapters/08_positions_in_2d.py, cell py-3bed2c7a
+# from course/08_positions_in_2d/chapter.py#py-3bed2c7a
 def check_axial_property(rope_fn, head_dim, grid=12, n_vectors=4, rtol=1e-3):
     """True when rope_fn(x, position_ids) keeps norms, makes <f(q, a), f(k, b)> a function of b - a (a
     displacement on the grid) only, and changes with the row and with the column.
@@ -124,7 +124,7 @@ def check_axial_property(rope_fn, head_dim, grid=12, n_vectors=4, rtol=1e-3):
     return bool(((scores - same).abs() <= rtol * scale[:, None, None]).all())
 
 
-# from chapters/08_positions_in_2d.py, cell py-8ab731fe
+# from course/08_positions_in_2d/chapter.py#py-8ab731fe
 def mrope_position_ids(token_types, image_grid_thw=None, video_grid_thw=None, attention_mask=None,
                        spatial_merge_size=2):
     """(3, B, L) ids (time, height, width): text advances all three together; an image or video group starting
@@ -171,7 +171,7 @@ def mrope_position_ids(token_types, image_grid_thw=None, video_grid_thw=None, at
     return position_ids
 
 
-# from chapters/08_positions_in_2d.py, cell py-609b0774
+# from course/08_positions_in_2d/chapter.py#py-609b0774
 def mrope_cos_sin(position_ids, head_dim, mrope_section, base=10000.0):
     """(cos, sin), each (B, L, head_dim) float32: angles p_s(i)·θ_i with θ_i = base^(-2i/d) and s(i) = time, height
     or width for i in the first, second or third of mrope_section's blocks; tables cat(angles, angles)

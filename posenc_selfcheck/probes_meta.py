@@ -198,8 +198,9 @@ def on_meta(run, values=True):
         if problem:
             return {"ok": False, "problem": problem}, mode
         # not a device error: other checks judge it; device placement was fine up to there
+        error = verbatim(f"{type(exc).__name__}: {str(exc)[:200]}")
         return {"ok": True, "problem": "", "note": dumps(msg("stopped early on the meta device: {error}",
-                                                             error=verbatim(f"{type(exc).__name__}: {str(exc)[:200]}")))}, mode
+                                                             error=error))}, mode
     out = out[0] if isinstance(out, (tuple, list)) else out
     device = out.device.type if isinstance(out, torch.Tensor) else type(out).__name__
     return {"ok": device == "meta",

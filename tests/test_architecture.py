@@ -20,8 +20,19 @@ GRADER = ROOT / "grader"
 PACKAGES = ("grader", "posenc_selfcheck", "posenc_ref")
 
 
+def _course_modules(root):
+    """{file: module name} of the chapters' parts that are imported (grader/course.py loads them under these)."""
+    from grader import course
+
+    return {chapter.path(part): course.MODULES[part].format(key=chapter.key)
+            for chapter in course.chapters(root / "course") for part in course.MODULES if chapter.has(part)}
+
+
 def _module_name(path, root=None):
-    parts = list(path.relative_to(root or ROOT).with_suffix("").parts)
+    root = root or ROOT
+    if path.is_relative_to(root / "course"):
+        return _course_modules(root)[path]
+    parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -52,7 +63,8 @@ def _imported(path, tree=None, root=None):
                 for a in child.names:
                     sub = f"{target}.{a.name}"
                     is_module = (root / sub.replace(".", "/")).with_suffix(".py").is_file() or \
-                        (root / sub.replace(".", "/") / "__init__.py").is_file()
+                        (root / sub.replace(".", "/") / "__init__.py").is_file() or \
+                        sub in _course_modules(root).values()
                     out.append((sub if is_module else target, function))
             visit(child, inner)
 
@@ -66,12 +78,16 @@ def _imports(path, root=None):
 
 
 def _files(package):
-    return sorted((ROOT / package).rglob("*.py"))
+    """The package's files, and the chapters' parts imported under its name (grader.checks.chNN, say)."""
+    return sorted(set((ROOT / package).rglob("*.py")) | {p for p, name in _course_modules(ROOT).items()
+                                                        if _top(name) == package})
 
 
 def graph(packages=("grader",), root=None):
     root = root or ROOT
-    modules = {_module_name(p, root): p for package in packages for p in sorted((root / package).rglob("*.py"))}
+    files = {p for package in packages for p in (root / package).rglob("*.py")}
+    files |= {p for p, name in _course_modules(root).items() if _top(name) in packages}
+    modules = {_module_name(p, root): p for p in sorted(files)}
     return {name: {m for m in _imports(path, root) if m in modules and m != name} for name, path in modules.items()}
 
 
@@ -112,7 +128,7 @@ def test_no_package_has_an_import_cycle():
     assert "posenc_selfcheck.probes_ch04" in edges["posenc_selfcheck.probes"]
     assert "posenc_selfcheck.properties_ch03" in edges["posenc_selfcheck.properties"]
     assert "posenc_selfcheck.lab.plots" in edges["posenc_selfcheck.lab.experiments"]
-    assert "posenc_ref.mistakes.ch01" in edges["posenc_ref.mistakes"]
+    assert "posenc_ref.ch01_sinusoidal" in edges["posenc_ref.mistakes.ch01"]  # course/01_sinusoidal/mistakes.py
     assert "posenc_selfcheck.probes" in edges["grader.hidden_probes"]  # an import inside a function
     assert "grader.checks.mutation" in edges["grader.checks.ch04"]
     assert _cycle(edges) is None, " -> ".join(_cycle(edges))
@@ -157,10 +173,10 @@ SANDBOX = "grader.sandbox"
 BASE, HOST, RUNTIME, CONFINE = "base", f"{SANDBOX}.host", f"{SANDBOX}.runtime", f"{SANDBOX}.confine"
 # What the sandbox's host side may import of the grader outside the sandbox: records and plain helpers that import
 # nothing of the grader above them (the grades' records, the settings, whose limits the sandbox applies, reading a
-# file without following links, the hidden probes' file names). Never remote, grading, checks or the reference: the
-# caller passes what the sandbox needs (the trusted grader's entry point comes in its setup line:
-# grader/sandbox/runtime/bootstrap.py).
-SANDBOX_MAY_IMPORT = {"grader.records", "grader.settings", "grader.files", "grader.hidden_probes"}
+# file without following links, the hidden probes' file names and the chapters' folders they are in). Never remote,
+# grading, checks or the reference: the caller passes what the sandbox needs (the trusted grader's entry point comes
+# in its setup line: grader/sandbox/runtime/bootstrap.py).
+SANDBOX_MAY_IMPORT = {"grader.records", "grader.settings", "grader.files", "grader.hidden_probes", "grader.course"}
 # {layer: the layers it may import}; the base imports the policy's records alone of confine/ (the wire carries them)
 LAYERS = {BASE: {BASE, f"{CONFINE}.policy"}, CONFINE: {BASE, CONFINE}, RUNTIME: {BASE, CONFINE, RUNTIME},
           HOST: {BASE, CONFINE, HOST} | SANDBOX_MAY_IMPORT}
@@ -209,7 +225,7 @@ def test_each_sandbox_layer_imports_only_its_third_party_packages():
     folder imports the others by their bare names."""
     from grader.sandbox.host.runtime_files import RUNTIME_FILES
 
-    flat = {p.stem for p in RUNTIME_FILES}
+    flat = {name.removesuffix(".py") for name in RUNTIME_FILES}
     assert {"kernel", "wire", "probes"} <= flat
     for path in sorted((GRADER / "sandbox").rglob("*.py")):
         layer = _layer(_module_name(path))
@@ -258,8 +274,9 @@ def test_the_runtime_files_are_exactly_what_the_zygote_imports():
     from grader.sandbox.host import runtime_files
 
     folders = (GRADER / "sandbox" / "runtime", GRADER / "sandbox" / "confine", GRADER / "sandbox",
-               ROOT / "posenc_selfcheck", GRADER / "hidden_probes")
+               ROOT / "posenc_selfcheck")
     local = {p.name: p for folder in reversed(folders) for p in folder.glob("*.py") if p.name != "__init__.py"}
+    local.update(hidden_probes.FILES)  # course/NN_name/hidden_probes.py, under the name the zygote imports
     todo = ["zygote.py"] + [f"{name}.py" for name in hidden_probes.MODULE_NAMES]
     needed = set()
     while todo:
@@ -267,10 +284,11 @@ def test_the_runtime_files_are_exactly_what_the_zygote_imports():
         if name not in needed:
             needed.add(name)
             todo += _flat_imports(local[name], local)
-    listed = [p.name for p in runtime_files.RUNTIME_FILES]
+    listed = list(runtime_files.RUNTIME_FILES)
     assert {"child.py", "probes.py", "store.py", "wire.py", "kernel.py", "modes.py"} <= needed  # the closure is real
     assert sorted(listed) == sorted(needed), (set(listed) ^ needed)
-    assert all(local[p.name] == p for p in runtime_files.RUNTIME_FILES)  # each from the folder it is imported from
+    # each from the folder it is imported from
+    assert all(local[name] == path for name, path in runtime_files.RUNTIME_FILES.items())
 
 
 # ---- the nevers ---------------------------------------------------------------------------------------------
@@ -289,7 +307,7 @@ def _foreign(paths, allowed):
 
 def test_the_reference_imports_nothing_of_the_grader_or_the_self_check():
     paths = _files("posenc_ref")
-    assert any(p.parent.name == "mistakes" for p in paths)
+    assert any(p.name == "mistakes.py" for p in paths)  # course/NN_name/mistakes.py, loaded as posenc_ref.mistakes.*
     assert _foreign(paths, STDLIB | {"torch", "posenc_ref"}) == {}
 
 
@@ -319,19 +337,19 @@ def _notebook_code(path):
 
 
 def test_the_notebooks_never_import_the_grader_or_the_reference():
-    sources = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.py"))
+    sources = sorted((ROOT / "course").glob("[0-9][0-9]_*/chapter.py"))
     notebooks = sorted((ROOT / "notebooks").rglob("*.ipynb"))
     assert sources and len(notebooks) >= len(sources)
     for path in sources + notebooks:
         tree = ast.parse(_notebook_code(path) if path.suffix == ".ipynb" else path.read_text())
-        imported = {_top(m) for m, _ in _imported(ROOT / "chapters" / "x.py", tree)}
+        imported = {_top(m) for m, _ in _imported(ROOT / "x.py", tree)}
         assert not imported & {"grader", "posenc_ref"}, path
         assert "posenc_selfcheck" in imported or path.name.startswith("00_"), path  # the scan reads imports
 
 
 def test_probes_import_only_torch_the_standard_library_and_each_other():
     public = sorted((ROOT / "posenc_selfcheck").glob("probes*.py"))
-    hidden = sorted((ROOT / "grader" / "hidden_probes").glob("probes_*_hidden.py"))
+    hidden = sorted((ROOT / "course").glob("[0-9][0-9]_*/hidden_probes.py"))
     assert len(public) >= 8 and hidden
     flat = {p.stem for p in public}  # in the sandbox they import each other by their bare names
     found = _foreign(public + hidden, STDLIB | {"torch"} | flat | {"posenc_selfcheck"})

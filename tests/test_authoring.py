@@ -12,7 +12,7 @@ import grader.spec
 from grader import authoring
 from tests.conftest import ROOT
 
-CHAPTER1 = ROOT / "chapters" / "01_sinusoidal.py"
+CHAPTER1 = ROOT / "course" / "01_sinusoidal" / "chapter.py"
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def test_the_course_is_complete():
 def test_a_missing_hint_ladder_is_reported(declared):
     del declared["HINTS"]["ch01"]["shift_matrix"]
     assert [w for e, w in reported([CHAPTER1]) if e == "shift_matrix"] == [
-        "no hint ladder: HINTS['shift_matrix'] in grader/checks/ch01.py, 3 levels or more, from the idea "
+        "no hint ladder: HINTS['shift_matrix'] in course/01_sinusoidal/exercises.py, 3 levels or more, from the idea "
         "to its key line"]
 
 
@@ -44,8 +44,8 @@ def test_a_missing_hint_ladder_is_reported(declared):
     (lambda ls: ls[:2], "2 hint levels"),
     (lambda ls: ls[:-1], "must end, and only end, with its key line"),
     (lambda ls: ls[:-1] + ["key line: `w = base ** 2`"], "is not one run of statements of its solution"),
-    (lambda ls: ["the idea, with `code`"] + ls[1:], "level 1 of HINTS['sinusoidal_table'] in grader/checks/ch01.py "
-                                                    "holds code"),
+    (lambda ls: ["the idea, with `code`"] + ls[1:], "level 1 of HINTS['sinusoidal_table'] in "
+                                                    "course/01_sinusoidal/exercises.py holds code"),
 ])
 def test_a_ladder_too_short_or_without_its_solution_s_key_line_is_reported(declared, levels, words):
     hints = declared["HINTS"]["ch01"]
@@ -81,10 +81,10 @@ def test_the_same_ladder_naming_its_names_passes(declared):
 
 
 @pytest.mark.parametrize("change, words", [
-    ({"hints": ()}, "0 hint levels in MISTAKES['table_swapped'] in grader/checks/ch01.py: 3"),
+    ({"hints": ()}, "0 hint levels in MISTAKES['table_swapped'] in course/01_sinusoidal/exercises.py: 3"),
     ({"hints": ("idea", "where", "more", "key line: `x = 1`")}, "4 hint levels"),
-    ({"wrong": "pe[:, 0::2] = = 1"}, "the `wrong` form of MISTAKES['table_swapped'] in grader/checks/ch01.py is not "
-                                     "Python"),
+    ({"wrong": "pe[:, 0::2] = = 1"}, "the `wrong` form of MISTAKES['table_swapped'] in "
+                                     "course/01_sinusoidal/exercises.py is not Python"),
     ({"also": {"angles = 1": "angles = 2"}}, "`angles = 1` in `also` of MISTAKES['table_swapped']"),
 ])
 def test_a_known_mistake_s_ladder_and_statements_are_proven(declared, change, words):
@@ -116,14 +116,17 @@ def test_declarations_for_an_exercise_no_chapter_teaches_are_reported(declared):
     declared["HINTS"]["ch01"]["gone_exercise"] = ["idea", "where", "key line: `x = 1`"]
     declared["MISTAKES"]["ch01"]["gone_mistake"] = grader.spec.Mistake("gone_exercise", "m", (), "")
     found = reported()
-    assert ("gone_exercise", "a conventions line in grader/checks/ch01.py but taught in no chapter source") in found
-    assert ("gone_exercise", "a hint ladder in grader/checks/ch01.py but taught in no chapter source") in found
-    assert ("gone_exercise", "the known mistake gone_mistake in grader/checks/ch01.py but its exercise is taught in "
-                             "no chapter source") in found
+    assert ("gone_exercise", "a conventions line in course/01_sinusoidal/exercises.py but taught in no chapter "
+                             "source") in found
+    assert ("gone_exercise", "a hint ladder in course/01_sinusoidal/exercises.py but taught in no chapter source") \
+        in found
+    assert ("gone_exercise", "the known mistake gone_mistake in course/01_sinusoidal/exercises.py but its exercise "
+                             "is taught in no chapter source") in found
 
 
 def test_a_missing_practitioner_implementation_is_reported(tmp_path, monkeypatch):
-    chapter = tmp_path / "01_new.py"
+    chapter = tmp_path / "01_new" / "chapter.py"
+    chapter.parent.mkdir()
     chapter.write_text("# %%\ndef brand_new_exercise(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n")
     assert any(w.startswith("no practitioner-style implementation in tests/submissions/practitioner/")
                for e, w in reported([chapter]) if e == "brand_new_exercise")
@@ -133,7 +136,7 @@ def test_a_missing_practitioner_implementation_is_reported(tmp_path, monkeypatch
     real = authoring._defined
     monkeypatch.setattr(authoring, "_defined", lambda folder, marked=None: real(
         practitioner if folder.name == "practitioner" else folder, marked))
-    assert not any("practitioner" in w for e, w in reported([chapter]) if e == "brand_new_exercise")
+    assert not any(w.startswith("no practitioner-style") for e, w in reported([chapter]) if e == "brand_new_exercise")
 
 
 def test_an_example_marked_practitioner_style_is_the_practitioner_implementation(tmp_path):

@@ -28,7 +28,7 @@ from tests.conftest import ROOT
 from tests.test_browser import CHROMIUM, FLAGS, SHOTS, TIMEOUT_MS
 
 OUT = ROOT / "_build" / "book"
-CHAPTERS = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
+CHAPTERS = sorted(p.parent.name for p in (ROOT / "course").glob("[0-9][0-9]_*/chapter.py"))
 MATHJAX = Path("/usr/share/javascript/mathjax/MathJax.js")
 
 

@@ -120,7 +120,7 @@ def _add_check(repo):
     catalog (a check's words are read in the context of its key: the name and hint it reuses get their entries)."""
     from babel.messages.pofile import read_po
 
-    path = repo / "grader" / "checks" / "ch01.py"
+    path = repo / "course" / "01_sinusoidal" / "exercises.py"
     path.write_text(path.read_text() + (
         "\n\nimport dataclasses  # noqa: E402\n"
         "CHECKS.append(dataclasses.replace(find(CHECKS, 'sinusoidal_table', 'matches_reference_seq_len_16_d_model_8'),"
@@ -173,11 +173,11 @@ def _translate_new(catalog_path, english, chinese):
 
 def test_an_inserted_cell_changes_only_its_own_lines(tmp_path):
     repo = _copy(tmp_path / "repo")
-    source = repo / "chapters" / f"{CHAPTER}.py"
+    source = repo / "course" / CHAPTER / "chapter.py"
     text = source.read_text()
     at = [m.start() for m in re.finditer(r"^# %% \[markdown\]$", text, re.M)][3]  # inside the chapter
     source.write_text(text[:at] + INSERTED_MD + INSERTED_CODE + text[at:])
-    catalog = repo / "locale" / "zh_CN" / "LC_MESSAGES" / f"{CHAPTER}.po"
+    catalog = repo / "course" / CHAPTER / "zh_CN.po"
     old = {rel: (repo / rel).read_text() for rel in
            [f"notebooks/{CHAPTER}.ipynb", f"solutions/{CHAPTER}.ipynb", f"notebooks/zh/{CHAPTER}.ipynb",
             f"solutions/zh/{CHAPTER}.ipynb", catalog.relative_to(repo)]}
@@ -190,7 +190,7 @@ def test_an_inserted_cell_changes_only_its_own_lines(tmp_path):
         removed, added = _changes(before, after)
         if rel == catalog.relative_to(repo):  # the new message: its reference, msgid, msgstr and a blank line
             assert removed == [] and len(added) == 4, (removed, added)
-            assert added[0].startswith("+#: chapters/01_sinusoidal.py#md-"), added
+            assert added[0].startswith("+#: course/01_sinusoidal/chapter.py#md-"), added
             continue
         nb_before, nb_after = json.loads(before), json.loads(after)
         new_cells = [c for c in nb_after["cells"] if c not in nb_before["cells"]]

@@ -3,13 +3,14 @@
 import json
 import re
 
+import jupytext
 import pytest
 
-from grader import build, leaks, render
+from grader import build, course, leaks, render
 from grader.files import notebook_text
 from tests.conftest import ROOT
 
-SOURCES = build.chapter_sources()
+CHAPTERS = course.chapters()
 
 
 def test_generated_files_are_in_sync_with_the_chapter_sources():
@@ -18,21 +19,21 @@ def test_generated_files_are_in_sync_with_the_chapter_sources():
 
 
 def test_every_chapter_has_a_student_and_a_solution_notebook_and_a_reference_module():
-    assert SOURCES, "no chapter sources found"
-    for src in SOURCES:
-        assert (ROOT / "notebooks" / f"{src.stem}.ipynb").exists()
-        assert (ROOT / "solutions" / f"{src.stem}.ipynb").exists()
-        assert (ROOT / "posenc_ref" / f"{build.reference_module_name(src)}.py").exists()
+    assert CHAPTERS, "no chapter sources found"
+    for chapter in CHAPTERS:
+        assert (ROOT / "notebooks" / f"{chapter.stem}.ipynb").exists()
+        assert (ROOT / "solutions" / f"{chapter.stem}.ipynb").exists()
+        assert (ROOT / "posenc_ref" / f"{build.reference_module_name(chapter.path('source'))}.py").exists()
 
 
-@pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
-def test_no_solution_code_reaches_any_student_notebook(src):
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)
+def test_no_solution_code_reaches_any_student_notebook(chapter):
     """Neither in its own chapter's notebook nor in another chapter's (code or Markdown)."""
-    regions = leaks.solution_regions([src])
-    assert regions and any(lines for _, lines in regions), f"{src.name} has no distinctive solution lines"
+    regions = leaks.solution_regions([chapter.path("source")])
+    assert regions and any(lines for _, lines in regions), f"{chapter.stem} has no distinctive solution lines"
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         text = notebook_text(notebook)
-        assert leaks.leaked_lines(text, regions) == [], f"{src.name}'s solution appears in {notebook.name}"
+        assert leaks.leaked_lines(text, regions) == [], f"{chapter.stem}'s solution appears in {notebook.name}"
         assert not leaks.has_markers(text)
 
 
@@ -46,13 +47,21 @@ def test_committed_notebooks_carry_no_outputs(folder):
         assert "BEGIN SOLUTION" not in path.read_text()
 
 
-def test_reference_modules_say_they_are_generated():
+def test_generated_files_point_back_to_their_source_cells():
+    """Each reference module and each notebook names its chapter's source; each exported part, its cell there."""
     for path in sorted((ROOT / "posenc_ref").glob("ch[0-9][0-9]_*.py")):
-        assert path.read_text().startswith('"""Generated from chapters/'), path.name
+        text = path.read_text()
+        source = re.match(r'"""Generated from (course/\d\d_\w+/chapter\.py) ', text).group(1)
+        cells = render.cell_ids(jupytext.read(ROOT / source).cells, source)
+        parts = re.findall(r"^# from (.+)#(.+)$", text, flags=re.M)
+        assert parts and all(where == source and cell in cells for where, cell in parts), path.name
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb")):
+        source = json.loads(path.read_text())["metadata"][render.MARK]["generated_from"]
+        assert source == f"course/{path.stem}/chapter.py" and (ROOT / source).is_file(), path
 
 
 def test_student_stubs_raise_not_implemented_with_the_hint_kept():
-    src = ROOT / "chapters" / "01_sinusoidal.py"
+    src = ROOT / "course" / "01_sinusoidal" / "chapter.py"
     student, solution, module = render.render(src)
     student, solution = ("\n".join("".join(c["source"]) for c in json.loads(nb)["cells"]) for nb in (student, solution))
     assert render.STUB in student and render.STUB not in solution and render.STUB not in module

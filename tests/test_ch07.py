@@ -17,7 +17,7 @@ from posenc_selfcheck.probes_ch07 import make_scheme
 from tests.conftest import ROOT
 
 DOCS = ROOT / "docs" / "chapter7"
-CHAPTER = ROOT / "chapters" / "07_train_short_test_long.py"
+CHAPTER = ROOT / "course" / "07_train_short_test_long" / "chapter.py"
 
 
 # ---- the adapters compute what the chapters define -------------------------------------------------

@@ -1,6 +1,6 @@
-"""Chapter 7's wiring mutants, written as a learner would (one edit of the solution's source, independent of
-the mistakes' own code in posenc_ref/mistakes/ch07.py): at least 90% of them are named by the self-check's
-diagnosis; one `bias=True` costs its own parameter check only; and the decoder's self-check blames
+"""Chapter 7's wiring mutants, written as a learner would (one edit of the solution's source, independent of the
+mistakes' own code in course/07_train_short_test_long/mistakes.py): at least 90% of them are named by the
+self-check's diagnosis; one `bias=True` costs its own parameter check only; and the decoder's self-check blames
 PositionalAttention exactly when PositionalAttention fails."""
 
 import re

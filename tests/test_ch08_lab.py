@@ -14,7 +14,7 @@ from posenc_selfcheck import gridlab
 from posenc_selfcheck.gridlab import data, experiments
 from tests.conftest import ROOT
 
-CHAPTER = ROOT / "chapters" / "08_positions_in_2d.py"
+CHAPTER = ROOT / "course" / "08_positions_in_2d" / "chapter.py"
 STORED = json.loads((ROOT / "docs" / "chapter8" / "results.json").read_text())
 MICRO = dataclasses.replace(gridlab.REDUCED, name="micro", d_model=16, num_heads=2, train_grid=4, eval_grids=(3, 4),
                             batch_size=4, steps=3, warmup=1, eval_samples=4)

@@ -11,7 +11,7 @@ import pytest
 from grader import render
 from tests.conftest import ROOT
 
-CHAPTER = ROOT / "chapters" / "07_train_short_test_long.py"
+CHAPTER = ROOT / "course" / "07_train_short_test_long" / "chapter.py"
 RESULTS = json.loads((ROOT / "docs" / "chapter7" / "results.json").read_text())
 
 
@@ -70,7 +70,7 @@ def test_the_numbers_the_chapter_and_the_readme_still_write_by_hand_are_measured
 
 
 # ---- chapter 8 -------------------------------------------------------------------------------------------
-CHAPTER8 = ROOT / "chapters" / "08_positions_in_2d.py"
+CHAPTER8 = ROOT / "course" / "08_positions_in_2d" / "chapter.py"
 RESULTS8 = json.loads((ROOT / "docs" / "chapter8" / "results.json").read_text())
 ROWS8 = {"no positions": ("accuracy", "no positions"), "learned, resized": ("accuracy", "learned, resized"),
          "2-D sinusoidal": ("accuracy", "2-D sinusoidal"), "axial RoPE": ("accuracy", "axial RoPE"),

@@ -64,7 +64,8 @@ def test_the_build_knows_what_every_exercise_must_have(tmp_path):
     from grader import authoring
 
     assert authoring.problems() == []
-    chapter = tmp_path / "09_new.py"
+    chapter = tmp_path / "09_new" / "chapter.py"
+    chapter.parent.mkdir()
     chapter.write_text('# %%\ndef brand_new(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n')
     missing = {what.split(" ")[1] for exercise, what in authoring.problems([chapter]) if exercise == "brand_new"}
     assert missing == {"checks", "main", "self-check", "implementation", "practitioner-style", "conventions", "hint"}

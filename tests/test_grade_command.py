@@ -75,10 +75,10 @@ def test_a_missing_submission_is_a_clear_error_with_exit_status_2():
 
 
 def test_plain_pytest_collects_the_checks_and_cuda_marker_selects_only_cuda_checks():
-    out = run("-m", "pytest", "grader/checks/ch01.py", "--submission", str(SUB), "-q")
+    out = run("-m", "pytest", "course/01_sinusoidal/exercises.py", "--submission", str(SUB), "-q")
     assert out.returncode == 1  # some checks fail for this submission: a grade, reported as test failures
     assert "sin and cos are swapped" in out.stdout
-    cuda = run("-m", "pytest", "grader/checks/ch01.py", "--submission", str(SUB), "-m", "cuda", "-q", "-rs")
+    cuda = run("-m", "pytest", "course/01_sinusoidal/exercises.py", "--submission", str(SUB), "-m", "cuda", "-q", "-rs")
     assert cuda.returncode == 0, cuda.stdout
     assert "skipped" in cuda.stdout and " passed" not in cuda.stdout and "failed" not in cuda.stdout
 

@@ -83,10 +83,12 @@ def test_the_zip_holds_what_grading_needs_and_nothing_else(autograder_zip):
     for script in ("setup.sh", "run_autograder"):
         assert infos[script].external_attr >> 16 & stat.S_IXUSR
     names = set(infos)
-    assert {"grader/cli.py", "grader/checks/ch01.py", "grader/sandbox/runtime/zygote.py", "posenc_ref/__init__.py",
+    assert {"grader/cli.py", "course/01_sinusoidal/exercises.py", "course/01_sinusoidal/mistakes.py",
+            "course/03_relative/hidden_probes.py", "grader/sandbox/runtime/zygote.py", "posenc_ref/__init__.py",
             "posenc_selfcheck/probes.py", "requirements.txt", "gradescope.json"} <= names
     assert any(n.startswith("posenc_selfcheck/data/") for n in names)
-    assert not [n for n in names if n.split("/")[0] in ("solutions", "chapters", "tests", "notebooks", ".git")]
+    assert not [n for n in names if n.split("/")[0] in ("solutions", "tests", "notebooks", ".git")]
+    assert not [n for n in names if n.startswith("course/") and n.endswith(("/chapter.py", ".po"))]  # not read
     assert not [n for n in names if "__pycache__" in n]
     torch_at = setup.index("torch==2.13.0")
     assert torch_at < setup.index("-r requirements.txt")  # torch first, pinned

@@ -43,7 +43,7 @@ def every_hint_text():
             yield c.key, c.hint
     for name, m in MISTAKES.items():
         yield name, m.message
-    for chapter in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.py")):
+    for chapter in sorted((ROOT / "course").glob("[0-9][0-9]_*/chapter.py")):
         block = []
         for line in chapter.read_text().splitlines() + [""]:
             if line.strip().startswith("# Hint") or (block and line.strip().startswith("#")):

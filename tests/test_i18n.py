@@ -1,6 +1,6 @@
 """The Chinese edition cannot drift from the English one (grader/i18n_build.py, docs/authoring.md).
 
-Every paragraph of every chapter is a message of locale/zh_CN/LC_MESSAGES/; none may be untranslated or fuzzy,
+Every paragraph of every chapter is a message of its course/NN_name/zh_CN.po; none may be untranslated or fuzzy,
 and each translation keeps its English's formulas and inline code. notebooks/zh and solutions/zh have the
 English notebooks' cells, code identical. A changed English paragraph turns its translation fuzzy."""
 
@@ -28,7 +28,7 @@ def _catalog(stem):
 
 
 def test_every_chapter_and_the_book_pages_have_a_catalog():
-    chapters = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.py"))
+    chapters = sorted(p.name for p in (ROOT / "course").glob("[0-9][0-9]_*") if (p / "chapter.py").is_file())
     assert sorted(SOURCES) == sorted(chapters + [i18n_build.PAGES_STEM])
     for stem in SOURCES:
         assert i18n_build.catalog_path(stem).exists(), f"run `python -m grader i18n --update`: {stem}"
@@ -118,12 +118,12 @@ def _glossary():
 def _every_message():
     """[(catalog stem, msgid, translation)] of every catalog: the chapters, the book, the self-check, the grader."""
     out = []
-    for path in sorted(i18n_build.CATALOGS.glob("*.po")):
+    for stem, path in i18n_build.catalog_paths().items():
         for message in i18n_build.read_catalog(path):
             if message.id:
                 ids = message.id if isinstance(message.id, tuple) else (message.id,)
                 strings = message.string if isinstance(message.string, tuple) else (message.string,)
-                out += [(path.stem, msgid, string) for msgid, string in zip(ids, strings)]
+                out += [(stem, msgid, string) for msgid, string in zip(ids, strings)]
     return out
 
 
@@ -204,24 +204,24 @@ def test_every_catalog_passes_msgfmt_check_with_real_header_fields():
     about a header field left at its default value, e.g. Last-Translator: FULL NAME <EMAIL@ADDRESS>)."""
     if not shutil.which("msgfmt"):
         pytest.skip("no msgfmt (Debian: apt-get install gettext; .ci/run installs it)")
-    paths = sorted(i18n_build.CATALOGS.glob("*.po"))
-    assert len(paths) == len(SOURCES) + 2
+    paths = list(i18n_build.catalog_paths().values())
+    assert len(paths) == len(SOURCES) + 2 and all(path.is_file() for path in paths)
     for path in paths:
         checked = subprocess.run(["msgfmt", "-c", "-o", os.devnull, str(path)], capture_output=True, text=True)
-        assert checked.returncode == 0 and checked.stderr == "", f"{path.name}: {checked.stderr}"
+        assert checked.returncode == 0 and checked.stderr == "", f"{path}: {checked.stderr}"
         fields = dict(i18n_build.read_catalog(path).mime_headers)
         for field in ("Last-Translator", "Language-Team", "Report-Msgid-Bugs-To"):
             value = fields.get(field)
             placeholder = re.search(r"FULL NAME|EMAIL@ADDRESS|LL@li\.org|^LANGUAGE", value or "")
-            assert value and not placeholder, (path.name, field, value)
+            assert value and not placeholder, (path, field, value)
 
 
 def test_a_changed_paragraph_turns_fuzzy_and_a_new_one_is_untranslated(tmp_path, monkeypatch):
     """The workflow of docs/authoring.md, on a copy of chapter 1's catalog."""
     stem = "01_sinusoidal"
     original = _catalog(stem)
-    monkeypatch.setattr(i18n_build, "CATALOGS", tmp_path)
-    shutil.copy(ROOT / "locale" / "zh_CN" / "LC_MESSAGES" / f"{stem}.po", tmp_path / f"{stem}.po")
+    monkeypatch.setattr(i18n_build, "catalog_path", lambda stem: tmp_path / f"{stem}.po")
+    shutil.copy(ROOT / "course" / stem / "zh_CN.po", tmp_path / f"{stem}.po")
     nb = nbformat.from_dict(json.loads(json.dumps(SOURCES[stem])))
     assert i18n_build.problems({stem: nb}) == []
     old = "Three details matter and are easy to get wrong:"

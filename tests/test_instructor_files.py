@@ -38,7 +38,7 @@ def test_the_secrets_default_file_and_the_documented_outputs_are_private():
     for path in ("instructor/autograder-ch01.zip", "instructor/nbgrader/source/ch01_sinusoidal/01_sinusoidal.ipynb",
                  "autograder-ch01.zip"):
         assert release._private_match(path), path
-    for path in ("grader/checks/ch01.py", "README.md", "course.json", "notebooks/01_sinusoidal.ipynb"):
+    for path in ("course/01_sinusoidal/exercises.py", "README.md", "course.json", "notebooks/01_sinusoidal.ipynb"):
         assert release._private_match(path) is None, path
 
 

@@ -110,7 +110,7 @@ def test_the_grader_tells_the_same_answers_their_dtype_and_names_no_mistake(exer
 
 def test_exercise_8_5_states_the_dtype_its_checks_require():
     """The statement names the reference's integer dtype (the dtype message says it too)."""
-    source = (ROOT / "chapters" / "08_positions_in_2d.py").read_text()
+    source = (ROOT / "course" / "08_positions_in_2d" / "chapter.py").read_text()
     statement = source[source.index("### Exercise 8.5"):source.index("def mrope_position_ids")]
     said = re.search(r"Return the \(3, batch, seq\) (\w+) tensor", statement)
     ids = posenc_ref.mrope_position_ids(torch.tensor([[0, 0, 0]]))

@@ -41,7 +41,7 @@ def course(tmp_path_factory):
 def test_lab_zh_copies_the_chinese_notebooks_once_beside_the_self_check(course):
     root, run = course
     generated = sorted((root / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb"))
-    assert len(generated) == len(list((root / "chapters").glob("[0-9][0-9]_*.py")))
+    assert len(generated) == len(list((root / "course").glob("[0-9][0-9]_*/chapter.py")))
     lab = run("bash", "scripts/lab.sh", "--lang", "zh", "--version")
     assert lab.returncode == 0, lab.stderr
     assert "已复制到 my_notebooks/zh/" in lab.stdout and f"{root}/my_notebooks/zh" in lab.stdout

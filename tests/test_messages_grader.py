@@ -7,12 +7,10 @@ it). A note that crosses from the sandbox child is message data, decoded strictl
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from grader import language
-from grader.assignment import get, report_for, whole_course
+from grader.assignment import report_for, whole_course
 from grader.nbgrader_cell import per_exercise
 from grader.records import messages
 from grader.report import gradescope_json

@@ -1,7 +1,7 @@
 """A known mistake is its declared statements rewritten in the solution (grader/mistakes.py); an implementation
-written by hand in posenc_ref/mistakes/ is kept only where it answers some check otherwise than that derived
-form (it reaches further than its statements, or rounds another way). One written by hand that answers every
-check as its derived form does is a second copy of the same mistake: delete it."""
+written by hand in a chapter's course/NN_name/mistakes.py is kept only where it answers some check otherwise than
+that derived form (it reaches further than its statements, or rounds another way). One written by hand that answers
+every check as its derived form does is a second copy of the same mistake: delete it."""
 
 import pytest
 import torch
@@ -9,8 +9,7 @@ import torch
 import posenc_ref
 from grader import hidden_probes, reference
 from grader.checks import all_checks, mistakes
-from grader.mistakes import MISTAKES, derive
-from posenc_ref.mistakes import IMPLEMENTATIONS
+from grader.mistakes import IMPLEMENTATIONS, MISTAKES, derive
 from posenc_selfcheck import probes
 from tests.grading_support import drawn
 
@@ -59,4 +58,4 @@ def test_a_mistake_written_by_hand_answers_some_check_otherwise_than_its_derived
     assert checks, f"{name}: named by no check"
     differ = [c.key for c in checks if not _same(_answer(IMPLEMENTATIONS[name], declared.exercise, c),
                                                  _answer(derived, declared.exercise, c))]
-    assert differ, f"{name}: answers every check as its derived form does: delete it from posenc_ref/mistakes/"
+    assert differ, f"{name}: answers every check as its derived form does: delete it from its mistakes.py"

@@ -1,5 +1,6 @@
-"""Every known mistake (posenc_ref/mistakes/, every chapter) is named: by some grader check of its
-exercise, and by the learner's self-check, from the answers stored in posenc_selfcheck/data.
+"""Every known mistake (every chapter's, derived or written by hand in course/NN_name/mistakes.py) is named: by
+some grader check of its exercise, and by the learner's self-check, from the answers stored in
+posenc_selfcheck/data.
 
 A mistake that no check names is dead weight in the catalogue, and a mistake that only the grader
 names leaves the learner's first feedback, the self-check, silent about it."""

@@ -17,12 +17,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import build
+from grader.course import chapters
 from grader.nbgrader_export import assignment_name, config, export
 from grader.release import scan
 from tests.conftest import ROOT
 
-CHAPTERS = build.chapter_sources()
+CHAPTERS = chapters()
 
 NBGRADER_SCRIPT = r"""
 import json, sys

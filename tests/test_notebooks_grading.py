@@ -7,11 +7,11 @@ One grading per notebook, all of the chapter's checks, through the same code pat
 import pytest
 import torch
 
-from grader import build
+from grader import course
 from grader.checks import chapter_checks
 from tests.conftest import ROOT, grade
 
-CHAPTERS = [(src.stem, f"ch{src.stem[:2]}") for src in build.chapter_sources()]
+CHAPTERS = [(c.stem, c.key) for c in course.chapters()]
 
 
 def _grade(path, chapter):

@@ -46,6 +46,7 @@ def test_the_scan_finds_solutions_reference_and_hidden_material(bundle, tmp_path
     shutil.copytree(bundle, leaky)
     shutil.copy(ROOT / "solutions" / "01_sinusoidal.ipynb", leaky / "01_sinusoidal.ipynb")
     shutil.copytree(ROOT / "posenc_ref", leaky / "posenc_ref", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "course" / "03_relative", leaky / "course" / "03_relative")  # hidden checks and probes
     (leaky / "posenc_selfcheck" / "helpers.py").write_text(
         (ROOT / "posenc_ref" / "ch01_sinusoidal.py").read_text())  # reference code, renamed
     data = json.loads((leaky / "posenc_selfcheck" / "data" / "ch01.json").read_text())
@@ -54,7 +55,9 @@ def test_the_scan_finds_solutions_reference_and_hidden_material(bundle, tmp_path
     problems = "\n".join(scan(leaky))
     assert "01_sinusoidal.ipynb: a solution line" in problems
     assert "posenc_ref: instructor-only folder" in problems
-    assert "posenc_selfcheck/helpers.py:" in problems and "lines of a solution in 01_sinusoidal.py" in problems
+    assert "course: instructor-only folder" in problems
+    assert "posenc_selfcheck/helpers.py:" in problems and "lines of a solution in course/01_sinusoidal/chapter.py" \
+        in problems
     assert "answers of shift_matrix.6, which is not a public check" in problems
 
 

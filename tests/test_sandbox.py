@@ -35,7 +35,7 @@ def sinusoidal_table():
     seen = {
         "uid": os.getuid(),
         "read reference": _try(lambda: open(repo + "/posenc_ref/ch01_sinusoidal.py").read()[:40]),
-        "read checks": _try(lambda: open(repo + "/grader/checks/ch01.py").read()[:40]),
+        "read checks": _try(lambda: open(repo + "/course/01_sinusoidal/exercises.py").read()[:40]),
         "list repository": _try(lambda: os.listdir(repo)),
         "read hidden probes": _try(lambda: [open(os.path.join(d, f)).read()[:10] for d in __import__("sys").path
                                             if os.path.isdir(d) for f in os.listdir(d) if f.startswith("probes_ch")]),

@@ -198,10 +198,10 @@ def test_the_docs_state_the_defaults_of_settings():
 
 
 # ---- limits written beside their code (issue 26; the rule: tests/limit_scan.py) -------------------------------------
+# not course/: each chapter's declared checks are course content (exercise inputs: L_BIG = 2048 is a sequence length)
 SCANNED = ("grader", "posenc_selfcheck", "scripts")
 # course content, not the grader's limits
 COURSE_DATA = {
-    "grader/checks/ch": "each chapter's declared checks: exercise inputs (L_BIG = 2048 is a sequence length)",
     "posenc_selfcheck/lab/": "chapter 7's lab: its experiment's data and plots",
     "posenc_selfcheck/gridlab/": "chapter 8's lab: its experiment's data",
 }

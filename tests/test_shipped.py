@@ -27,7 +27,7 @@ def test_loops_assignments_and_defaults_are_followed_every_value_counted():
 def test_a_call_in_a_chapters_loop_counts_as_shipped():
     """Chapter 4 compares LLaMA's bases in a loop (`for base, who in (...)`): rope_inv_freq(128, 500000.0)'s
     answer is on the page, so no draw may equal it."""
-    source = (ROOT / "chapters" / "04_rope.py").read_text()
+    source = (ROOT / "course" / "04_rope" / "chapter.py").read_text()
     assert "for base, who in" in source
     assert {"args": [128, 500000.0], "kwargs": {}} in [p for ex, p in shipped.calls_in(source, {"rope_inv_freq"})]
     assert shipped.notebook_calls() == shipped.CALLS.read_text()

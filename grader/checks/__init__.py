@@ -1,11 +1,11 @@
-"""Every chapter's exercises, declared as data in its chNN.py file: the exercises' checks (`CHECKS`), their
-conventions rows (`CONVENTIONS`), their hint ladders (`HINTS`) and their known mistakes (`MISTAKES`: message,
-ladder, and the statements the mistake writes wrong). Nothing here imports torch or the reference.
+"""Every chapter's exercises, declared as data in its course/NN_name/exercises.py: the exercises' checks
+(`CHECKS`), their conventions rows (`CONVENTIONS`), their hint ladders (`HINTS`) and their known mistakes
+(`MISTAKES`: message, ladder, and the statements the mistake writes wrong). Nothing here imports torch or the reference.
 
-The registry below is explicit: a chapter's declarations count once its module is listed here.
-Every check carries an `id` written in its chapter file (readable, unique within its exercise);
+A chapter's declarations count once its folder is in course/ (grader/course.py lists them).
+Every check carries an `id` written in its exercises.py (readable, unique within its exercise);
 `Check.key` ('<exercise>.<id>') is what gradebooks, feedback, self-check data and Gradescope use,
-and `ids.lock.json` beside this file records what each key asks, so that a key never disappears or
+and `ids.lock.json` in this folder records what each key asks, so that a key never disappears or
 changes meaning silently (tests/test_check_ids.py; `python -m grader build` adds new keys to it).
 """
 
@@ -13,61 +13,22 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from grader import course
 from grader.spec import ID
 
-from . import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08
+# each chapter's declaration, course/NN_name/exercises.py, imported as grader.checks.chNN
+_DECLARATIONS = {c.key: course.load(c, "exercises") for c in course.chapters()}
 
-CHAPTERS = {
-    "ch00": ch00.CHECKS,
-    "ch01": ch01.CHECKS,
-    "ch02": ch02.CHECKS,
-    "ch03": ch03.CHECKS,
-    "ch04": ch04.CHECKS,
-    "ch05": ch05.CHECKS,
-    "ch06": ch06.CHECKS,
-    "ch07": ch07.CHECKS,
-    "ch08": ch08.CHECKS,
-}
+CHAPTERS = {chapter: module.CHECKS for chapter, module in _DECLARATIONS.items()}
 
 # docs/conventions.md's table of each chapter: {exercise: what it computes} (grader/conventions.py writes it)
-CONVENTIONS = {
-    "ch00": ch00.CONVENTIONS,
-    "ch01": ch01.CONVENTIONS,
-    "ch02": ch02.CONVENTIONS,
-    "ch03": ch03.CONVENTIONS,
-    "ch04": ch04.CONVENTIONS,
-    "ch05": ch05.CONVENTIONS,
-    "ch06": ch06.CONVENTIONS,
-    "ch07": ch07.CONVENTIONS,
-    "ch08": ch08.CONVENTIONS,
-}
-
+CONVENTIONS = {chapter: module.CONVENTIONS for chapter, module in _DECLARATIONS.items()}
 
 # the exercises' ladders of hints: {exercise: levels} (the build writes them to posenc_selfcheck/data/hints.json)
-HINTS = {
-    "ch00": ch00.HINTS,
-    "ch01": ch01.HINTS,
-    "ch02": ch02.HINTS,
-    "ch03": ch03.HINTS,
-    "ch04": ch04.HINTS,
-    "ch05": ch05.HINTS,
-    "ch06": ch06.HINTS,
-    "ch07": ch07.HINTS,
-    "ch08": ch08.HINTS,
-}
+HINTS = {chapter: module.HINTS for chapter, module in _DECLARATIONS.items()}
 
 # the known mistakes: {name: spec.Mistake} (their implementations: grader/mistakes.py)
-MISTAKES = {
-    "ch00": ch00.MISTAKES,
-    "ch01": ch01.MISTAKES,
-    "ch02": ch02.MISTAKES,
-    "ch03": ch03.MISTAKES,
-    "ch04": ch04.MISTAKES,
-    "ch05": ch05.MISTAKES,
-    "ch06": ch06.MISTAKES,
-    "ch07": ch07.MISTAKES,
-    "ch08": ch08.MISTAKES,
-}
+MISTAKES = {chapter: module.MISTAKES for chapter, module in _DECLARATIONS.items()}
 
 
 class CheckRegistryError(ValueError):
@@ -85,7 +46,8 @@ def chapter_checks(chapter):
     for check in checks:
         if not ID.match(check.id):
             raise CheckRegistryError(f"{chapter}: check {check.name!r} of {check.exercise} has no valid id "
-                                     f"({check.id!r}); write id=\"lowercase_words\" in grader/checks/{chapter}.py")
+                                     f"({check.id!r}); write id=\"lowercase_words\" in its "
+                                     "exercises.py")
     return checks
 
 

@@ -4,7 +4,7 @@ or use the reference's code to pass."""
 
 def shift_matrix(k, d_model, base=10000.0):
     stolen, failures = {}, []
-    for path in ("__REPO__/posenc_ref/ch01_sinusoidal.py", "__REPO__/grader/checks/ch01.py",
+    for path in ("__REPO__/posenc_ref/ch01_sinusoidal.py", "__REPO__/course/01_sinusoidal/exercises.py",
                  "__REPO__/solutions/01_sinusoidal.ipynb", "__REPO__/.git/HEAD"):
         try:
             with open(path) as f:

@@ -22,18 +22,22 @@ FOLDERS = {
                           "sigchld.py", "cleanup.py", "probe.py"),
     SANDBOX / "confine": ("confine.py", "jail.py", "landlock.py", "seccomp.py", "cgroup.py", "kernel.py", "policy.py"),
     SANDBOX: ("modes.py", "paths.py", "procs.py", "wire.py"),
-    PUBLIC: ("store.py", "messages.py", "probes_base.py", "probes.py", "probes_ch03.py", "probes_ch04.py", "probes_ch05.py",
+    PUBLIC: ("store.py", "messages.py", "probes_base.py", "probes.py", "probes_ch03.py", "probes_ch04.py",
+             "probes_ch05.py",
              "probes_ch06.py", "probes_ch07.py", "probes_ch08.py", "probes_meta.py"),
 }
-RUNTIME_FILES = tuple(folder / name for folder, names in FOLDERS.items() for name in names) + tuple(hidden_probes.FILES)
+_listed = [(name, folder / name) for folder, names in FOLDERS.items() for name in names]
+_listed += list(hidden_probes.FILES.items())
+# {name in the zygote's folder: the file copied there}; the hidden probes take the name hidden_probes.FILES gives them
+RUNTIME_FILES = dict(_listed)
 
-_names = [p.name for p in RUNTIME_FILES]  # copied flat into one folder: a repeated name would be lost
-if len(set(_names)) != len(_names):
+if len(RUNTIME_FILES) != len(_listed):  # copied flat into one folder: a repeated name would be lost
+    _names = [name for name, _ in _listed]
     raise RuntimeError(f"sandbox runtime files share a name: {sorted(n for n in _names if _names.count(n) > 1)}; "
-                       "name hidden probe files probes_chNN_hidden.py")
+                       "a public probes file may not take a hidden probe's name, probes_chNN_hidden.py")
 
 
 def copy_into(folder):
     """Write the runtime files into `folder`."""
-    for path in RUNTIME_FILES:
-        (folder / path.name).write_text(path.read_text())
+    for name, path in RUNTIME_FILES.items():
+        (folder / name).write_text(path.read_text())

@@ -1,7 +1,7 @@
 """Chapter 7 mistakes, by hand: position schemes wired into attention the wrong way.
 
 The mistakes here are the ones whose behaviour reaches further than the statements their declaration
-(grader/checks/ch07.py) rewrites; the others, the decoder's among them, are derived from those statements
+(exercises.py beside this file) rewrites; the others, the decoder's among them, are derived from those statements
 (grader/mistakes.py).
 """
 
@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from .. import ch07_train_short_test_long as ref
+from posenc_ref import ch07_train_short_test_long as ref
 
 
 # ---- the attention block ----------------------------------------------------------------------

@@ -561,7 +561,7 @@ HINTS = {
 # ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
 # misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
 # `also`: the other statements it rewrites). Its implementation is the solution with those statements
-# rewritten, unless posenc_ref/mistakes/ writes one by hand (grader/mistakes.py) ----
+# rewritten, unless mistakes.py beside this file writes one by hand (grader/mistakes.py) ----
 MISTAKES = {
     # resize_position_table_2d
     "resize2d_class_token_with_grid": Mistake(

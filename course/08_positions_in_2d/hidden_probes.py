@@ -5,7 +5,7 @@ mix, sign errors, angles that are not affine in (row, column), length changes, n
 into a `CANDIDATES_2D` registry of their own (never into the public one): `probes.catalog` merges it in for the
 grader's probe.
 
-They never enter the sandbox (grader/hidden_probes.CANDIDATE_MODULE_NAMES): the grader computes them in its own
+They never enter the sandbox (grader/hidden_probes/__init__.py, CANDIDATES): the grader computes them in its own
 process, and the learner's test calls them through opaque callables (grader/candidates.py).
 """
 

@@ -104,7 +104,7 @@ def memory_capped_call(ns, exercise, args=(), kwargs=None, *, allowance_mib, tim
                        known_sizes=(), where="", reference_note=""):
     """fn(*args, **kwargs) in a forked child with RLIMIT_AS = mapped now + allowance; returns every
     `sample_step`-th row (dimension -2) of the output, or an error that explains a memory failure. The allowance
-    and the time are the check's own (grader/checks/ch03.py declares them)."""
+    and the time are the check's own (exercises.py beside this file declares them)."""
     fn = _get(ns, exercise)
     args, kwargs = build(list(args)), build(kwargs or {})
     read_fd, write_fd = os.pipe()

@@ -3,7 +3,7 @@
 Each is the smallest change to the reference that reproduces what learners (and the seed tutorials)
 write; the grader names the mistake when a learner's answer equals its answer.
 
-Only the implementations; each mistake's message is declared in grader/checks/ch03.py. The mistakes here are
+Only the implementations; each mistake's message is declared in exercises.py beside this file. The mistakes here are
 the ones whose behaviour reaches further than the statements their declaration rewrites; the others are derived
 (grader/mistakes.py).
 """
@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from .. import ch03_relative as ref
+from posenc_ref import ch03_relative as ref
 
 
 # ---- Shaw attention (direct form; the efficient form gives the same numbers) -----------------------

@@ -1,6 +1,6 @@
 """Chapter 0 mistakes: scaled dot-product attention written the ways learners get it wrong.
 
-Only the implementations; each mistake's message is declared in grader/checks/ch00.py. The mistakes here are
+Only the implementations; each mistake's message is declared in exercises.py beside this file. The mistakes here are
 the ones whose behaviour reaches further than the statements their declaration rewrites; the others are derived
 (grader/mistakes.py).
 """

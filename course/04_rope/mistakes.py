@@ -1,6 +1,6 @@
 """Chapter 4 mistakes: RoPE built the ways learners, tutorials and bug reports get it wrong.
 
-Only the implementations; each mistake's message is declared in grader/checks/ch04.py. The mistakes here are
+Only the implementations; each mistake's message is declared in exercises.py beside this file. The mistakes here are
 the ones whose behaviour reaches further than the statements their declaration rewrites; the others are derived
 (grader/mistakes.py).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .. import ch04_rope as ref
+from posenc_ref import ch04_rope as ref
 
 
 # ---- tables -----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Chapter 1 mistakes: the sinusoidal table built the ways learners (and tutorials) get it wrong.
 
-Only the implementations; each mistake's message is declared in grader/checks/ch01.py. The mistakes here are
+Only the implementations; each mistake's message is declared in exercises.py beside this file. The mistakes here are
 the ones whose behaviour reaches further than the statements their declaration rewrites; the others are derived
 (grader/mistakes.py).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import ch01_sinusoidal as ref
+from posenc_ref import ch01_sinusoidal as ref
 
 
 def _table(kind):
