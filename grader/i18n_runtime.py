@@ -5,7 +5,7 @@ Two sources, one catalog entry per (context, id):
 - the code: every call of a message constructor (`msg`, `nmsg`, and the grader's `say`) whose template is a
   literal, found by reading the modules' syntax trees (CONSTRUCTORS); a template's placeholders are the names
   its author wrote, so renaming a variable in the code changes no entry;
-- the declarations (grader/checks/chNN.py): each public check's name and hint (context: the check's key), the
+- the declarations (course/NN_name/exercises.py): each public check's name and hint (context: the check's key), the
   message of each mistake a public check names (context: the mistake's name), the description of each
   candidate a public property test is asked about and of each tensor size a public memory check names
   (`known_sizes`), and every ladder of hints (context: the exercise or the
@@ -65,13 +65,21 @@ def _known_sizes(check):
     return [what for _, _, what in (check.params or {}).get("known_sizes", ())]
 
 
+def _declared(exercise):
+    """A catalog reference: the exercise in its chapter's declaration, course/NN_name/exercises.py#exercise."""
+    from . import course
+    from .checks import chapter_of
+
+    return f"{course.chapter(chapter_of()[exercise]).relative('exercises')}#{exercise}"
+
+
 def check_messages(checks):
     """{(context, id): where} of some checks' names, hints, named mistakes and candidates' descriptions."""
     from .checks import mistakes
 
     known, found = mistakes(), {}
     for check in checks:
-        where = f"grader/checks/{check.exercise}"
+        where = _declared(check.exercise)
         for context, text in [(check.key, check.name), (check.key, check.hint),
                               *((name, known[name].message) for name in check.mistakes),
                               *(("", about) for about in _about(check)),
@@ -88,10 +96,10 @@ def ladder_messages():
     found = {}
     for exercise, levels in hints().items():
         for level in levels:
-            found.setdefault((exercise, level), f"grader/checks/{exercise}")
+            found.setdefault((exercise, level), _declared(exercise))
     for name, mistake in mistakes().items():
         for level in mistake.hints:
-            found.setdefault((name, level), f"grader/checks/{mistake.exercise}")
+            found.setdefault((name, level), _declared(mistake.exercise))
     return found
 
 
