@@ -128,7 +128,9 @@ def test_the_edition_without_solutions_builds_and_holds_no_solution_code(tmp_pat
     regions = leaks.solution_regions()
     for lang in ("en", "zh"):
         page = (tmp_path / lang / "01_sinusoidal.html").read_text()
-        assert "NotImplementedError" in page and "# Hint: the idea: one angle" in page
+        # the code cells' words are the edition's language too
+        hint = {"en": "# Hint: the idea: one angle", "zh": "# 提示：思路：每个位置 p"}[lang]
+        assert "NotImplementedError" in page and hint in page
         text = re.sub(r"<[^>]+>", "", page).replace("&quot;", '"').replace("&#39;", "'").replace("&gt;", ">") \
             .replace("&lt;", "<").replace("&amp;", "&")
         assert leaks.leaked_lines(text, regions) == []

@@ -24,7 +24,7 @@ SUBMISSIONS = ROOT / "tests" / "submissions"
 def grade(path):
     """{check key: Verdict} and the notes, for one submission (graded once per test session)."""
     result = grade_submission(path, CHECKS)
-    return {v.check.key: v for v in result.verdicts}, tuple(result.notes)
+    return {v.check.key: v for v in result.verdicts}, tuple(str(n) for n in result.notes)
 
 
 def feedback(path, exercise):

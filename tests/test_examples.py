@@ -6,7 +6,7 @@ from tests.conftest import ROOT, grade
 
 def test_the_complete_example_written_independently_scores_full_marks_on_every_chapter():
     result = grade(ROOT / "examples" / "complete")
-    results, notes = result.verdicts, result.notes
+    results, notes = result.verdicts, [str(n) for n in result.notes]
     chapters = {r.check.exercise for r in results}
     assert len(chapters) >= 20  # every exercise of every chapter is defined
     wrong = [(r.check.key, str(r.feedback)) for r in results if r.status not in ("passed", "skipped")]
@@ -16,7 +16,7 @@ def test_the_complete_example_written_independently_scores_full_marks_on_every_c
 
 def test_the_typical_mistakes_example_names_each_mistake_and_survives_its_broken_cells():
     result = grade(ROOT / "examples" / "typical_mistakes")
-    results, notes, report = result.verdicts, result.notes, text_report(result)
+    results, notes, report = result.verdicts, [str(n) for n in result.notes], text_report(result)
     assert "the exponent is i/d" in report
     assert "register_buffer" in report
     assert "past max_len compute the missing rows" in report

@@ -16,7 +16,7 @@ CHAPTERS = [(c.stem, c.key) for c in course.chapters()]
 
 def _grade(path, chapter):
     result = grade(path, chapter_checks(chapter))
-    return result.verdicts, result.notes
+    return result.verdicts, [str(n) for n in result.notes]
 
 
 @pytest.mark.parametrize("stem,chapter", CHAPTERS, ids=[c for _, c in CHAPTERS])

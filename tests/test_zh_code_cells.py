@@ -8,11 +8,10 @@ import re
 import nbformat
 import pytest
 
-from grader import i18n_build, i18n_code
-from grader.leaks import chapter_sources
+from grader import course, i18n_build, i18n_code
 from tests.conftest import ROOT
 
-CHAPTERS = [p.stem for p in chapter_sources()]
+CHAPTERS = [c.stem for c in course.chapters()]
 # two English words of three letters or more in a row, neither part of an identifier, a call or a path
 _PROSE = re.compile(r"(?<![\w./'-])[A-Za-z]{3,}(?![\w(\[./'-])\s+[A-Za-z]{3,}(?![\w(\[./'-])")
 _CODE_SPAN = re.compile(r"(`+).+?\1")

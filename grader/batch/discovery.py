@@ -218,5 +218,5 @@ def submission_hash(path, limits=None):
         digest.update(data if data is not None else b"too large: " + str(os.lstat(file).st_size).encode())
         digest.update(b"\0")
     for note in listing.notes:
-        digest.update(note.encode() + b"\0")
+        digest.update(str(note).encode() + b"\0")  # a note is a message: its English
     return digest.hexdigest()
