@@ -184,3 +184,23 @@ def test_a_value_free_check_is_voided_by_its_own_mistake_on_its_twin_not_by_anot
     assert folded(other) == [Status.PASSED]
     assert folded(own) == [Status.FAILED]
     assert folded("") == [Status.FAILED]
+
+
+def test_every_known_mistake_answers_a_value_free_checks_twin_where_the_reference_does():
+    """A value-free check keeps its point when its twin shows a known mistake of another check (proves_work); a
+    mistake's implementation that raises where the reference answers can never be named there, so a learner who
+    makes it would lose the value-free point too (chapter 7's hand-written attention mistakes left a float32 bias
+    uncast in bfloat16, and every one of them raised on the mask-dtype twin)."""
+    from tests.grading_support import drawn
+
+    broken = []
+    for checks in CHAPTERS.values():
+        for twin in with_twins(checks)[0]:
+            if not (twin.proves_work and twin.mistakes) or twin.cuda:
+                continue
+            twin = drawn(twin)
+            if "error" in reference.answer(twin):
+                continue
+            broken += [(twin.key, message.context, answer["error"][:80])
+                       for message, answer in reference.mistakes(twin) if "error" in answer]
+    assert broken == []

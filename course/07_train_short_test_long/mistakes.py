@@ -49,6 +49,8 @@ def _attention(kind):
             if kind == "cache_unrotated":  # every key rotated again at each call; the cache keeps them raw
                 k = self.scheme.rotate(k, k_positions)
             bias = self.scheme.bias(position_ids, k_positions)
+            if bias is not None:  # cast as the reference casts it (leaving it in float32 is its own, derived mistake)
+                bias = bias.to(q.dtype)  # (H, L, K)
             diagonal = 0 if kind == "top_left_causal" else k_len - seq
             allowed = torch.ones(seq, k_len, dtype=torch.bool, device=x.device).tril(diagonal)
             if kind == "causal_flipped":  # the keys after the query instead of those before it
