@@ -13,6 +13,7 @@ import ast
 import itertools
 import json
 import math
+import operator
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,10 +23,26 @@ from .unseen import canonical
 CALLS = Path(__file__).resolve().parent / "data" / "shipped_calls.json"
 
 
+# arithmetic a chapter writes on sizes (`seq_len + k`, `2 * d`, `-p`), followed on the values a name may hold
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
 def _literal(node, env):
-    """(True, [possible values]) when `node` is a literal or a name bound to literals in `env`."""
+    """(True, [possible values]) when `node` is a literal, a name bound to literals in `env`, or integer arithmetic
+    (+, -, *, //) on those."""
     if isinstance(node, ast.Name) and node.id in env:
         return True, env[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        (ok_a, a), (ok_b, b) = _literal(node.left, env), _literal(node.right, env)
+        if ok_a and ok_b and all(isinstance(v, int) for v in a + b) and not (isinstance(node.op, ast.FloorDiv)
+                                                                             and 0 in b):
+            return True, list(dict.fromkeys(_BINARY[type(node.op)](x, y) for x in a for y in b))
+        return False, None
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        ok, a = _literal(node.operand, env)
+        if ok and all(isinstance(v, (int, float)) for v in a):
+            return True, [_UNARY[type(node.op)](v) for v in a]
     try:
         return True, [ast.literal_eval(node)]
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

@@ -13,6 +13,8 @@ def demo(context=4096):
     sinusoidal_table(n, 8)
     sinusoidal_table(context, d_model=16)
     sinusoidal_table(len(who), 8)  # not a literal: not followed
+    k = 3
+    sinusoidal_table(n + k, 2 * 4)  # arithmetic on sizes: followed
 '''
 
 
@@ -21,7 +23,8 @@ def test_loops_assignments_and_defaults_are_followed_every_value_counted():
              for ex, p in shipped.calls_in(DEMO, {"rope_inv_freq", "sinusoidal_table"})}
     assert found == {("rope_inv_freq", (64, 10000.0), ()), ("rope_inv_freq", (64, 500000.0), ()),
                      ("sinusoidal_table", (5, 8), ()), ("sinusoidal_table", (7, 8), ()),
-                     ("sinusoidal_table", (4096,), (("d_model", 16),))}
+                     ("sinusoidal_table", (4096,), (("d_model", 16),)),
+                     ("sinusoidal_table", (8, 8), ()), ("sinusoidal_table", (10, 8), ())}
 
 
 def test_a_call_in_a_chapters_loop_counts_as_shipped():
