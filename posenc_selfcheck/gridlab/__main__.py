@@ -13,6 +13,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from ..messages import msg, render  # noqa: E402
 from . import GridLab, config_from_env, load_exercises  # noqa: E402
 
 
@@ -20,7 +21,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m posenc_selfcheck.gridlab", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="chapter8_results", help="folder for results.json and the figure")
     args = parser.parse_args(argv)
-    print("your exercises:")
+    print(render(msg("your exercises:")))
     impl = load_exercises()
     lab = GridLab(impl, config_from_env())
     arguments = argv if argv is not None else sys.argv[1:]

@@ -18,9 +18,10 @@ import platform
 import torch
 
 from ..demo import skipped
-from ..lab.experiments import Lab, _config, stored_results
+from ..lab.experiments import Lab, _config, announce, stored_results
+from ..lab.labels import label
 from ..lab.train import train
-from ..messages import render
+from ..messages import msg, nmsg, render
 from ..probes_base import unfinished_function
 from . import data, plots
 from .model import AxialRoPE, GridEncoder, LearnedTable, NoPositions, Sincos2d
@@ -51,8 +52,8 @@ REDUCED = Config("reduced", d_model=32, num_heads=4, train_grid=4, eval_grids=(3
                  warmup=5, eval_samples=16)
 CONFIGS = {"full": FULL, "reduced": REDUCED}
 STORED = dataclasses.replace(FULL, name="stored")  # not trained: the full run as stored in docs/chapter8/
-ABOUT = {"full": "the chapter's numbers, about 150 s of one CPU thread (the measured time is in 8.7)",
-         "reduced": "the same code on a smaller model in seconds; its numbers mean nothing"}
+ABOUT = {"full": msg("the chapter's numbers, about 150 s of one CPU thread (the measured time is in 8.7)"),
+         "reduced": msg("the same code on a smaller model in seconds; its numbers mean nothing")}
 SCHEMES = ("no positions", "learned, resized", "2-D sinusoidal", "axial RoPE")
 NEEDS = {"no positions": (), "learned, resized": ("resize_position_table_2d",),
          "2-D sinusoidal": ("sincos_2d_table",), "axial RoPE": ("axial_rope_cos_sin", "apply_rope")}
@@ -77,19 +78,19 @@ class GridLab:
         self.stored = c.name == STORED.name
         if self.stored:  # every step shows what the full run measured, and trains nothing
             self.results = stored_results(8)
-            print(f"the full run's stored results and figure (docs/chapter8/, measured by "
-                  f"`{self.results['command']}`), shown without training; unset {ENV} to train here")
+            print(render(msg("the full run's stored results and figure (docs/chapter8/, measured by `{command}`), "
+                             "shown without training; unset {env} to train here", command=self.results["command"],
+                             env=ENV)))
             return
-        other = next(name for name in CONFIGS if name != c.name)
-        print(f"{c.name} run ({ABOUT.get(c.name, 'a custom configuration')}); for the {other} one: RUN = {other!r} "
-              f"in the cell, or {ENV}={other} in the environment")
+        announce(c.name, ABOUT, CONFIGS, ENV)
 
     def available(self):
         """The schemes whose exercises `impl` provides (the others are left out, and said so)."""
         names = [s for s in SCHEMES if all(getattr(self.impl, n, None) is not None for n in NEEDS[s])]
         for s in SCHEMES:
             if s not in names:
-                print(f"{s}: left out (needs {', '.join(NEEDS[s])})")
+                print(render(msg("{scheme}: left out (needs {exercises})", scheme=label(s),
+                                 exercises=", ".join(NEEDS[s]))))
         return names
 
     def scheme(self, name):
@@ -138,8 +139,10 @@ class GridLab:
         c = self.config
         if self.stored:
             trained, seconds = self.results["training"], self.results["seconds_per_step"]["train_schemes"]
-            print(f"stored: {len(trained)} encoders trained at {c.train_grid}x{c.train_grid} ({', '.join(trained)}) "
-                  f"in {seconds:.0f} s")
+            print(render(nmsg("stored: {n} encoder trained at {grid}x{grid} ({names}) in {seconds:.0f} s",
+                              "stored: {n} encoders trained at {grid}x{grid} ({names}) in {seconds:.0f} s",
+                              n=len(trained), grid=c.train_grid, names=", ".join(map(label, trained)),
+                              seconds=seconds)))
             return
         torch.set_num_threads(c.threads)
         out = self.results.setdefault("training", {})
@@ -168,7 +171,7 @@ class GridLab:
         if self.stored:
             return self._report(self.results["resolution"])
         if not self.models:
-            print("no trained models yet: run train_schemes() first")
+            print(render(msg("no trained models yet: run train_schemes() first")))
             return None
         out = {"grids": list(c.eval_grids), "train_grid": c.train_grid, "accuracy": {},
                "majority": [round(data.majority_accuracy(g), 4) for g in c.eval_grids],
@@ -198,8 +201,8 @@ class GridLab:
 
 def _print_table(out):
     grids = out["grids"]
-    print(f"{'accuracy at G x G':<32}" + "".join(f"{g:>8}" for g in grids))
+    print(f"{render(msg('accuracy at G x G')):<32}" + "".join(f"{g:>8}" for g in grids))
     for name, row in out["accuracy"].items():
-        print(f"{name:<32}" + "".join(f"{a:>8.3f}" for a in row))
-    print(f"{'always the most frequent class':<32}" + "".join(f"{a:>8.3f}" for a in out["majority"]))
-    print(f"{'best without positions':<32}" + "".join(f"{a:>8.3f}" for a in out["no_position_ceiling"]))
+        print(f"{label(name):<32}" + "".join(f"{a:>8.3f}" for a in row))
+    print(f"{render(msg('always the most frequent class')):<32}" + "".join(f"{a:>8.3f}" for a in out["majority"]))
+    print(f"{render(msg('best without positions')):<32}" + "".join(f"{a:>8.3f}" for a in out["no_position_ceiling"]))

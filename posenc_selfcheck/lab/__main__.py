@@ -13,6 +13,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from ..messages import msg, render  # noqa: E402
 from . import EXERCISES, Lab, config_from_env, load_exercises  # noqa: E402
 
 
@@ -20,10 +21,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m posenc_selfcheck.lab", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="chapter7_results", help="folder for results.json and the figures")
     args = parser.parse_args(argv)
-    print("your exercises:")
+    print(render(msg("your exercises:")))
     impl = load_exercises(list(EXERCISES) + ["TinyDecoder"])
     if getattr(impl, "TinyDecoder", None) is None:
-        print("no TinyDecoder: finish chapter 7's exercises and run its export cell first")
+        print(render(msg("no TinyDecoder: finish chapter 7's exercises and run its export cell first")))
         return 1
     lab = Lab(impl.TinyDecoder, impl, config_from_env())
     arguments = argv if argv is not None else sys.argv[1:]

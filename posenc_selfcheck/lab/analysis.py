@@ -9,9 +9,11 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ..messages import msg
+
 # the decoders the position probe reads, as the figures and the log name them
-PROBED = {"causal": "causal, windows start anywhere", "causal_bos": "causal, windows start with BOS",
-          "bidirectional_bos": "no causal mask, windows start with BOS"}
+PROBED = {"causal": msg("causal, windows start anywhere"), "causal_bos": msg("causal, windows start with BOS"),
+          "bidirectional_bos": msg("no causal mask, windows start with BOS")}
 
 
 def _weights(q, k, attn_mask=None, is_causal=False, scale=None):
@@ -45,6 +47,10 @@ def recording_attention():
         F.scaled_dot_product_attention = original
 
 
+class NoAttentionSeen(RuntimeError):
+    """The model never called F.scaled_dot_product_attention; `args[0]` says so (a message)."""
+
+
 @torch.no_grad()
 def attention_weights(model, tokens):
     """[per layer (B, H, L, L)] for one forward pass; raises when the model never calls
@@ -52,8 +58,8 @@ def attention_weights(model, tokens):
     with recording_attention() as records:
         model(tokens)
     if not records:
-        raise RuntimeError("no call of F.scaled_dot_product_attention was seen: the attention maps need your "
-                           "PositionalAttention to call it as F.scaled_dot_product_attention(...)")
+        raise NoAttentionSeen(msg("no call of F.scaled_dot_product_attention was seen: the attention maps need your "
+                                  "PositionalAttention to call it as F.scaled_dot_product_attention(...)"))
     return records
 
 

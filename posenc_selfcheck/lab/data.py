@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import torch
 
+from ..messages import msg
+
 VOCAB_SIZE = 256
 HELD_OUT = 0.1
 BOS = 0  # the NUL byte: never in the text, so it can mark the start of a window
@@ -45,8 +47,10 @@ class Corpus:
     sha256: str  # of the bytes: tells two machines' corpora apart
 
     def describe(self):
-        return (f"{len(self.train) + len(self.held_out):,} bytes of Python's reference manual "
-                f"({len(self.train):,} for training, {len(self.held_out):,} held out), sha256 {self.sha256[:12]}")
+        """What the text is (a message: results.json keeps its English)."""
+        return msg("{total:,} bytes of Python's reference manual ({train:,} for training, {held_out:,} held out), "
+                   "sha256 {sha256}", total=len(self.train) + len(self.held_out), train=len(self.train),
+                   held_out=len(self.held_out), sha256=self.sha256[:12])
 
 
 @lru_cache(maxsize=1)

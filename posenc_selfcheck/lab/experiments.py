@@ -26,7 +26,9 @@ from pathlib import Path
 
 import torch
 
+from ..messages import msg, nmsg, render, verbatim
 from . import analysis, data, plots, train
+from .labels import label
 from .schemes import ALiBi, LearnedAbsolute, MissingExercise, PositionScheme, RelativeBias, RoPE, Sinusoidal, T5Bias
 
 ENV = "POSENC_CH7_RUN"
@@ -69,8 +71,16 @@ CONFIGS = {"full": FULL, "reduced": REDUCED}
 STORED = dataclasses.replace(FULL, name="stored")
 
 
-ABOUT = {"full": "the chapter's numbers, about 8 minutes on one CPU thread",
-         "reduced": "the same code on a smaller model in seconds; its numbers mean nothing"}
+ABOUT = {"full": msg("the chapter's numbers, about 8 minutes on one CPU thread"),
+         "reduced": msg("the same code on a smaller model in seconds; its numbers mean nothing")}
+
+
+def announce(name, about, configs, env):
+    """The line that says which run this is, and how to choose the other one."""
+    other = next(n for n in configs if n != name)
+    print(render(msg("{run} run ({about}); for the {other} one: RUN = {quoted} in the cell, or {env}={other} in the "
+                     "environment", run=name, about=about.get(name, msg("a custom configuration")), other=other,
+                     quoted=repr(other), env=env)))
 
 
 def config_from_env(default="full"):
@@ -125,7 +135,7 @@ class Lab:
         self.corpus = data.load_corpus()
         self.models, self.figures, self.skipped = {}, {}, {}
         self.results = {
-            "config": dataclasses.asdict(self.config), "corpus": self.corpus.describe(),
+            "config": dataclasses.asdict(self.config), "corpus": str(self.corpus.describe()),
             "torch": str(torch.__version__), "python": platform.python_version(), "threads": torch.get_num_threads(),
             "machine": platform.machine(), "steps": list(self.STEPS),
         }
@@ -133,16 +143,16 @@ class Lab:
         self.stored = c.name == STORED.name
         if self.stored:  # every step shows what the full run measured, and trains nothing
             self.results = stored_results(7)
-            print(f"the full run's stored results and figures (docs/chapter7/, measured in "
-                  f"{self.results['seconds']:.0f} s by `{self.results['command']}`), shown without training; "
-                  f"unset {ENV} to train here")
+            print(render(msg("the full run's stored results and figures (docs/chapter7/, measured in {seconds:.0f} s "
+                             "by `{command}`), shown without training; unset {env} to train here",
+                             seconds=self.results["seconds"], command=self.results["command"], env=ENV)))
             return
-        other = next(name for name in CONFIGS if name != c.name)
-        print(f"{c.name} run ({ABOUT.get(c.name, 'a custom configuration')}); for the {other} one: RUN = {other!r} "
-              f"in the cell, or {ENV}={other} in the environment")
-        print(f"{c.name} run: d_model={c.d_model}, {c.num_layers} layers, {c.num_heads} heads, trained on "
-              f"{c.steps} batches of {c.batch_size} x {c.train_len} bytes; torch threads: {torch.get_num_threads()}")
-        print(f"text: {self.corpus.describe()}")
+        announce(c.name, ABOUT, CONFIGS, ENV)
+        print(render(msg("{run} run: d_model={d_model}, {layers} layers, {heads} heads, trained on {steps} batches of "
+                         "{batch} x {length} bytes; torch threads: {threads}", run=c.name, d_model=c.d_model,
+                         layers=c.num_layers, heads=c.num_heads, steps=c.steps, batch=c.batch_size,
+                         length=c.train_len, threads=torch.get_num_threads())))
+        print(render(msg("text: {corpus}", corpus=self.corpus.describe())))
 
     # ---- building blocks ---------------------------------------------------------------------
     def scheme(self, name):
@@ -190,18 +200,21 @@ class Lab:
         c = self.config
         if self.stored:
             trained, seconds = self.results["training"], self.results["seconds_per_step"]["train_schemes"]
-            print(f"stored: {len(trained)} models trained at L={c.train_len} ({', '.join(trained)}) in {seconds:.0f} s")
+            print(render(nmsg("stored: {n} model trained at L={length} ({names}) in {seconds:.0f} s",
+                              "stored: {n} models trained at L={length} ({names}) in {seconds:.0f} s", n=len(trained),
+                              length=c.train_len, names=", ".join(map(label, trained)), seconds=seconds)))
             return
         self.results["training"] = {}
         for name in names:
             try:
                 model = self.new_model(name)
             except MissingExercise as exc:
-                self.skipped[name] = str(exc)
-                print(f"{name}: skipped. {exc}")
+                self.skipped[name] = str(exc.args[0])
+                print(render(msg("{scheme}: skipped. {reason}", scheme=label(name), reason=exc.args[0])))
                 continue
             except NotImplementedError:
-                print("TinyDecoder is not finished yet: finish exercises 7.1 and 7.2, then run this cell again")
+                print(render(msg("TinyDecoder is not finished yet: finish exercises 7.1 and 7.2, then run this cell "
+                                 "again")))
                 return
             log = train.train(model, self.sampler(c.train_len), c.steps, c.lr, c.warmup,
                               label=f"{name} (L={c.train_len})", seed=c.seed)
@@ -216,7 +229,7 @@ class Lab:
         if self.stored:
             return self._report_extrapolation(self.results["extrapolation"])
         if not self.models:
-            print("no trained models yet: run train_schemes() first")
+            print(render(msg("no trained models yet: run train_schemes() first")))
             return None
         out = {"lengths": self.lengths(), "loss": {}, "per_position": {}}
         for name, model in self.models.items():
@@ -232,7 +245,7 @@ class Lab:
         return self._report_extrapolation(out)
 
     def _report_extrapolation(self, out):
-        _print_table("mean loss (nats per byte) at each evaluation length", out["lengths"], out["loss"])
+        _print_table(msg("mean loss (nats per byte) at each evaluation length"), out["lengths"], out["loss"])
         self.figures["extrapolation"] = plots.extrapolation(out, self.config.train_len)
         return self.figures["extrapolation"]
 
@@ -244,11 +257,12 @@ class Lab:
         if self.stored:
             return self._report_rope_scaling(self.results["rope_scaling"])
         if "RoPE" not in self.models:
-            print("RoPE was not trained: nothing to extend")
+            print(render(msg("RoPE was not trained: nothing to extend")))
             return None
         if getattr(self.impl, "scaled_rope_inv_freq", None) is None:
-            print("chapter 5's scaled_rope_inv_freq is missing: only the default frequencies can be shown. "
-                  + getattr(self.impl, "problems", {}).get("scaled_rope_inv_freq", ""))
+            problem = getattr(self.impl, "problems", {}).get("scaled_rope_inv_freq", "")
+            print(render(msg("chapter 5's scaled_rope_inv_freq is missing: only the default frequencies can be shown. "
+                             "{problem}", problem=verbatim(problem))))
         base = self.models["RoPE"]
         lengths = [c.train_len * f for f in (1, c.finetune_factor, int(c.rope_factor))]
         out = {"lengths": lengths, "factor": c.rope_factor, "finetune_len": c.finetune_factor * c.train_len,
@@ -265,7 +279,8 @@ class Lab:
             tuned.load_state_dict(base.state_dict())
             tuned.scheme.set_frequencies(**scaling)
             train.train(tuned, self.sampler(c.finetune_factor * c.train_len), c.finetune_steps, c.finetune_lr,
-                        warmup=max(1, c.finetune_steps // 10), label=f"fine-tune {variant} (L={out['finetune_len']})",
+                        warmup=max(1, c.finetune_steps // 10),
+                        label=render(msg("fine-tune {variant} (L={length})", variant=variant, length=out["finetune_len"])),
                         seed=c.seed + 1)
             out["finetuned"][variant] = [self.evaluate(tuned, n)["loss"] for n in lengths]
         self.results["rope_scaling"] = out
@@ -273,9 +288,10 @@ class Lab:
 
     def _report_rope_scaling(self, out):
         c = self.config
-        _print_table(f"RoPE, scale factor {out['factor']:g}: as trained", out["lengths"], out["no_finetune"])
-        _print_table(f"after {out['finetune_steps']} steps at L={out['finetune_len']}", out["lengths"],
-                     out["finetuned"])
+        _print_table(msg("RoPE, scale factor {factor:g}: as trained", factor=out["factor"]), out["lengths"],
+                     out["no_finetune"])
+        _print_table(msg("after {steps} steps at L={length}", steps=out["finetune_steps"], length=out["finetune_len"]),
+                     out["lengths"], out["finetuned"])
         self.figures["rope_scaling"] = plots.rope_scaling(out, c.train_len)
         return self.figures["rope_scaling"]
 
@@ -291,7 +307,7 @@ class Lab:
             return stored_figure(7, "attention_maps")
         names = [n for n in names if n in self.models]
         if not names:
-            print("no trained models yet: run train_schemes() first")
+            print(render(msg("no trained models yet: run train_schemes() first")))
             return None
         window = self.corpus.held_out[: 2 * c.train_len][None]  # (1, 2L)
         longest = self.corpus.held_out[: max(self.lengths())][None]
@@ -303,8 +319,9 @@ class Lab:
                 maps[name] = [w[0] for w in analysis.attention_weights(model, window)]  # per layer (H, 2L, 2L)
                 short = analysis.attention_weights(model, window[:, :c.train_len])
                 long = analysis.attention_weights(model, longest)
-            except RuntimeError as exc:
-                print(f"{name}: {exc}")
+            except RuntimeError as exc:  # the learner's own error: as it was raised
+                problem = exc.args[0] if isinstance(exc, analysis.NoAttentionSeen) else verbatim(exc)
+                print(render(msg("{scheme}: {problem}", scheme=label(name), problem=problem)))
                 continue
             # [at train_len, at the longest length], each [per layer [per head]]
             distances = [[analysis.mean_distance(w).tolist() for w in records] for records in (short, long)]
@@ -325,7 +342,7 @@ class Lab:
         if self.stored:
             return self._report_probe(self.results["probe"])
         if "NoPE" not in self.models:
-            print("NoPE was not trained: nothing to probe")
+            print(render(msg("NoPE was not trained: nothing to probe")))
             return None
         if data.BOS in self.corpus.train or data.BOS in self.corpus.held_out:
             raise RuntimeError(f"byte {data.BOS} occurs in the text: it cannot mark the start of a window")
@@ -335,27 +352,28 @@ class Lab:
             return data.with_bos(*sample(generator))
 
         causal_bos = self.new_model("NoPE")
-        train.train(causal_bos, sample_bos, c.steps, c.lr, c.warmup, label="NoPE, BOS first", seed=c.seed)
+        train.train(causal_bos, sample_bos, c.steps, c.lr, c.warmup, label=render(msg("NoPE, BOS first")), seed=c.seed)
         bidirectional = self.new_model("NoPE", causal=False, vocab_size=data.VOCAB_SIZE + 1)
-        log = train.train(bidirectional, sample_bos, c.mlm_steps, c.lr, c.warmup, label="NoPE, no causal mask",
+        log = train.train(bidirectional, sample_bos, c.mlm_steps, c.lr, c.warmup,
+                          label=render(msg("NoPE, no causal mask")),
                           objective="mlm", mask_id=MASK_ID, seed=c.seed)
         n = c.probe_sequences
         windows = self.corpus.held_out[: n * c.train_len].view(n, c.train_len)  # (N, L)
         bos_windows = data.with_bos(windows, windows)[0]
         out = {"sequences": n, "bidirectional_objective": "masked tokens (15%)",
                "bidirectional_loss_curve": log["loss_curve"]}
-        for label, model, inputs in (("causal", self.models["NoPE"], windows), ("causal_bos", causal_bos, bos_windows),
-                                     ("bidirectional_bos", bidirectional, bos_windows)):
+        for probed, model, inputs in (("causal", self.models["NoPE"], windows), ("causal_bos", causal_bos, bos_windows),
+                                      ("bidirectional_bos", bidirectional, bos_windows)):
             states = analysis.hidden_states(model, inputs)  # [(N, L, d)] input of layer 0, then every layer
-            out[label] = [analysis.position_probe(s[: n // 2], s[n // 2:]) for s in states]
+            out[probed] = [analysis.position_probe(s[: n // 2], s[n // 2:]) for s in states]
         self.results["probe"] = out
         return self._report_probe(out)
 
     def _report_probe(self, out):
-        for label in analysis.PROBED:
-            print(f"{analysis.PROBED[label]:>34}: R² embeddings, then after each layer: "
-                  + ", ".join(f"{p['r2']:5.2f}" for p in out[label])
-                  + f"; mean error in positions (last layer) {out[label][-1]['mae']:.1f}")
+        for probed, setting in analysis.PROBED.items():
+            print(render(msg("{setting:>34}: R² embeddings, then after each layer: {r2}; mean error in positions (last "
+                             "layer) {error:.1f}", setting=setting,
+                             r2=", ".join(f"{p['r2']:5.2f}" for p in out[probed]), error=out[probed][-1]["mae"])))
         self.figures["position_probe"] = plots.position_probe(out, self.config.train_len)
         return self.figures["position_probe"]
 
@@ -384,7 +402,8 @@ class Lab:
         (folder / "results.json").write_text(json.dumps(self.results, indent=1) + "\n")
         for name, figure in self.figures.items():
             figure.savefig(folder / f"{name}.png", dpi=110, bbox_inches="tight")
-        print(f"wrote {folder / 'results.json'} and {len(self.figures)} figures")
+        print(render(nmsg("wrote {path} and {n} figure", "wrote {path} and {n} figures", n=len(self.figures),
+                          path=str(folder / "results.json"))))
 
     def run(self, folder=None, command=None):
         start = time.perf_counter()
@@ -397,15 +416,16 @@ class Lab:
         self.results["command"] = command or " ".join(["python"] + sys.argv)
         if folder is not None:
             self.save(folder)
-        print(f"{self.config.name} run: {self.results['seconds']:.0f} s")
+        print(render(msg("{run} run: {seconds:.0f} s", run=self.config.name, seconds=self.results["seconds"])))
         return self.results
 
 
 def _print_distances(name, distances, lengths):
     """One model's mean distance looked back per head of the last layer, at the two lengths."""
-    print(f"{name:>10}: mean distance looked back per head (last layer), at L={lengths[0]}: "
-          + ", ".join(f"{v:5.1f}" for v in distances[0][-1])
-          + f"; at L={lengths[1]}: " + ", ".join(f"{v:5.1f}" for v in distances[1][-1]))
+    print(render(msg("{scheme:>10}: mean distance looked back per head (last layer), at L={short}: {at_short}; at "
+                     "L={long}: {at_long}", scheme=label(name), short=lengths[0], long=lengths[1],
+                     at_short=", ".join(f"{v:5.1f}" for v in distances[0][-1]),
+                     at_long=", ".join(f"{v:5.1f}" for v in distances[1][-1]))))
 
 
 def _bins(values, width):
@@ -414,10 +434,11 @@ def _bins(values, width):
 
 
 def _print_table(title, lengths, rows):
-    print(title)
+    """`title` (a message), then one row per scheme of its values at each length."""
+    print(render(title))
     print(" " * 24 + "".join(f"{'L=' + str(n):>9}" for n in lengths))
     for name, values in rows.items():
-        print(f"{name:>24}" + "".join(f"{v:9.3f}" for v in values))
+        print(f"{label(name):>24}" + "".join(f"{v:9.3f}" for v in values))
 
 
 # ---- 5. the table ----------------------------------------------------------------------------

@@ -12,7 +12,9 @@ import io
 
 from matplotlib.figure import Figure
 
+from ..messages import msg, render
 from . import analysis
+from .labels import label
 
 DPI = 100  # the notebook's pictures; the command line saves at 110 (Lab.save)
 
@@ -42,7 +44,7 @@ STYLE = {"NoPE": ("k", "-"), "sinusoidal": ("tab:orange", "-"), "learned": ("tab
 
 def _line(ax, x, y, name, **kw):
     color, style = STYLE.get(name, (None, "-"))
-    ax.plot(x, y, marker="o", ms=4, color=color, ls=style, label=name, **kw)
+    ax.plot(x, y, marker="o", ms=4, color=color, ls=style, label=label(name), **kw)
 
 
 def extrapolation(out, train_len):
@@ -55,19 +57,21 @@ def extrapolation(out, train_len):
     ax0.set_xscale("log", base=2)
     ax0.set_xticks(out["lengths"], [str(n) for n in out["lengths"]])
     ax0.axvline(train_len, color="0.6", lw=0.8)
-    ax0.set_xlabel("evaluation length (bytes)")
-    ax0.set_ylabel("held-out loss (nats per byte)")
-    ax0.set_title(f"trained at L = {train_len}, evaluated at 1-{out['lengths'][-1] // train_len} x L")
+    ax0.set_xlabel(render(msg("evaluation length (bytes)")))
+    ax0.set_ylabel(render(msg("held-out loss (nats per byte)")))
+    ax0.set_title(render(msg("trained at L = {length}, evaluated at 1-{factor} x L", length=train_len,
+                             factor=out["lengths"][-1] // train_len)))
     ax0.legend(fontsize=8)
     width = train_len // 4
     for name, binned in out["per_position"].items():
         color, style = STYLE.get(name, (None, "-"))
-        ax1.plot([width * (i + 0.5) for i in range(len(binned))], binned, color=color, ls=style, label=name)
+        ax1.plot([width * (i + 0.5) for i in range(len(binned))], binned, color=color, ls=style, label=label(name))
     ax1.axvline(train_len, color="0.6", lw=0.8)
     ax1.text(train_len, ax1.get_ylim()[1], " L", va="top", fontsize=8)
-    ax1.set_xlabel(f"position in a window of {out['lengths'][-1]} (means over {width} positions)")
-    ax1.set_ylabel("loss at that position")
-    ax1.set_title("where each scheme breaks")
+    ax1.set_xlabel(render(msg("position in a window of {window} (means over {width} positions)",
+                              window=out["lengths"][-1], width=width)))
+    ax1.set_ylabel(render(msg("loss at that position")))
+    ax1.set_title(render(msg("where each scheme breaks")))
     fig.tight_layout()
     return fig
 
@@ -77,16 +81,18 @@ def rope_scaling(out, train_len):
     (left) and after the short fine-tune (right)."""
     fig = Figure(figsize=(11, 4))
     axes = fig.subplots(1, 2, sharey=True)
-    for ax, key, title in ((axes[0], "no_finetune", "as trained"),
-                           (axes[1], "finetuned", f"after {out['finetune_steps']} steps at L = {out['finetune_len']}")):
+    titles = (msg("RoPE, scale factor {factor:g}: as trained", factor=out["factor"]),
+              msg("RoPE, scale factor {factor:g}: after {steps} steps at L = {length}", factor=out["factor"],
+                  steps=out["finetune_steps"], length=out["finetune_len"]))
+    for ax, key, title in zip(axes, ("no_finetune", "finetuned"), titles):
         for name, losses in out[key].items():
             _line(ax, out["lengths"], losses, name)
         ax.set_xscale("log", base=2)
         ax.set_xticks(out["lengths"], [str(n) for n in out["lengths"]])
         ax.axvline(train_len, color="0.6", lw=0.8)
-        ax.set_xlabel("evaluation length (bytes)")
-        ax.set_title(f"RoPE, scale factor {out['factor']:g}: {title}")
-    axes[0].set_ylabel("held-out loss (nats per byte)")
+        ax.set_xlabel(render(msg("evaluation length (bytes)")))
+        ax.set_title(render(title))
+    axes[0].set_ylabel(render(msg("held-out loss (nats per byte)")))
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -108,13 +114,13 @@ def attention_maps(maps, train_len, layer=-1):
             ax.set_xticks([])
             ax.set_yticks([])
             if row == 0:
-                ax.set_title(f"head {h}", fontsize=9)
+                ax.set_title(render(msg("head {head}", head=h)), fontsize=9)
             if h == 0:
-                ax.set_ylabel(f"{name}\nquery position", fontsize=9)
+                ax.set_ylabel(render(msg("{scheme}\nquery position", scheme=label(name))), fontsize=9)
             if row == len(names) - 1:
-                ax.set_xlabel("key position", fontsize=9)
-    fig.suptitle(f"attention (square root of the weight) in the last layer, a window of {weights.shape[-1]} = "
-                 f"2 x L; dotted: L = {train_len}", fontsize=10)
+                ax.set_xlabel(render(msg("key position")), fontsize=9)
+    fig.suptitle(render(msg("attention (square root of the weight) in the last layer, a window of {window} = 2 x L; "
+                            "dotted: L = {length}", window=weights.shape[-1], length=train_len)), fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -123,18 +129,19 @@ def position_probe(out, train_len):
     """R² of the position probe per layer, and the mean predicted position against the true one."""
     fig = Figure(figsize=(11, 3.8))
     ax0, ax1 = fig.subplots(1, 2)
-    for label, color in (("causal", "0.5"), ("causal_bos", "k"), ("bidirectional_bos", "tab:red")):
-        layers = out[label]
-        name = f"NoPE, {analysis.PROBED[label]}"
+    for probed, color in (("causal", "0.5"), ("causal_bos", "k"), ("bidirectional_bos", "tab:red")):
+        layers = out[probed]
+        name = render(msg("NoPE, {setting}", setting=analysis.PROBED[probed]))
         ax0.plot(range(len(layers)), [p["r2"] for p in layers], "o-", color=color, label=name)
         ax1.plot(range(train_len), layers[-1]["mean_prediction"], color=color, label=name)
     layers = len(out["causal"])
-    ax0.set_xticks(range(layers), ["embeddings"] + [f"after layer {n}" for n in range(layers - 1)])
-    ax0.set_ylabel("R² of a linear probe for the position")
+    ax0.set_xticks(range(layers), [render(msg("embeddings"))]
+                   + [render(msg("after layer {layer}", layer=n)) for n in range(layers - 1)])
+    ax0.set_ylabel(render(msg("R² of a linear probe for the position")))
     ax0.axhline(0, color="0.6", lw=0.8)
     ax0.legend(fontsize=8)
-    ax1.plot([0, train_len - 1], [0, train_len - 1], color="0.6", lw=0.8, ls=":", label="perfect")
-    ax1.set_xlabel("true position")
-    ax1.set_ylabel("predicted position (mean, last layer)")
+    ax1.plot([0, train_len - 1], [0, train_len - 1], color="0.6", lw=0.8, ls=":", label=render(msg("perfect")))
+    ax1.set_xlabel(render(msg("true position")))
+    ax1.set_ylabel(render(msg("predicted position (mean, last layer)")))
     fig.tight_layout()
     return fig

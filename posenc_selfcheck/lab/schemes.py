@@ -17,16 +17,18 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..messages import msg, verbatim
+
 
 class MissingExercise(RuntimeError):
-    """A scheme needs an exercise of an earlier chapter that is not available."""
+    """A scheme needs an exercise of an earlier chapter that is not available; `args[0]` says which (a message)."""
 
 
 def _need(impl, name):
     obj = getattr(impl, name, None)
     if obj is None:
-        why = getattr(impl, "problems", {}).get(name, f"`{name}` is not available")
-        raise MissingExercise(why)
+        problem = getattr(impl, "problems", {}).get(name)
+        raise MissingExercise(verbatim(problem) if problem else msg("`{name}` is not available", name=name))
     return obj
 
 

@@ -10,6 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..messages import msg, render
+
 
 class Progress:
     """A one-line progress bar: `label [=====>    ] 120/400  loss 2.31  0:07`, redrawn at most twice a second."""
@@ -27,7 +29,8 @@ class Progress:
         filled = int(self.width * done / self.total)
         bar = "=" * filled + (">" if filled < self.width else "") + " " * (self.width - filled - 1)
         elapsed = int(now - self.start)
-        self.stream.write(f"\r{self.label:<28} [{bar}] {done}/{self.total}  loss {loss:.3f}  "
+        loss_text = render(msg("loss {loss:.3f}", loss=loss))
+        self.stream.write(f"\r{self.label:<28} [{bar}] {done}/{self.total}  {loss_text}  "
                           f"{elapsed // 60}:{elapsed % 60:02d}")
         if done >= self.total:
             self.stream.write("\n")

@@ -1,0 +1,25 @@
+"""The names a learner reads for the rows of chapters 7's and 8's results: results.json keys each row by its English
+name (data, the same in every language); the table and the figure's legend show it through these messages. A
+scheme's own name (ALiBi, RoPE, T5, a RoPE variant) reads the same in every language and has no entry."""
+
+from __future__ import annotations
+
+from ..messages import msg, render
+
+LABELS = {
+    "learned, table resized": msg("learned, table resized", context="result row"),
+    "no positions": msg("no positions", context="result row"),
+    "learned, resized": msg("learned, resized", context="result row"),
+    "2-D sinusoidal": msg("2-D sinusoidal", context="result row"),
+    "axial RoPE": msg("axial RoPE", context="result row"),
+    "axial RoPE, positions scaled": msg("axial RoPE, positions scaled", context="result row"),
+    "learned": msg("learned", context="result row"),
+    "sinusoidal": msg("sinusoidal", context="result row"),
+    "relative": msg("relative", context="result row"),
+    "default": msg("default", context="result row"),
+}
+
+
+def label(name):
+    """The row `name` as the notebook's language says it."""
+    return render(LABELS.get(name, name))
