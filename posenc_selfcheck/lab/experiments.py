@@ -280,7 +280,8 @@ class Lab:
             tuned.scheme.set_frequencies(**scaling)
             train.train(tuned, self.sampler(c.finetune_factor * c.train_len), c.finetune_steps, c.finetune_lr,
                         warmup=max(1, c.finetune_steps // 10),
-                        label=render(msg("fine-tune {variant} (L={length})", variant=variant, length=out["finetune_len"])),
+                        label=render(msg("fine-tune {variant} (L={length})", variant=variant,
+                                         length=out["finetune_len"])),
                         seed=c.seed + 1)
             out["finetuned"][variant] = [self.evaluate(tuned, n)["loss"] for n in lengths]
         self.results["rope_scaling"] = out
