@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the recorded English lines are as long as the drivers print them)
 """Chapters 7's and 8's experiment drivers (posenc_selfcheck/lab, posenc_selfcheck/gridlab) say everything through
 messages (issue 27): in Chinese, their printed lines and figure strings carry no English prose (the definition of
 tests/test_messages.py), and in English they print what they printed before (the lines below, recorded from the
