@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from grader.spec import Check
+
 
 class ExerciseError(ValueError):
     """A record declares something of another exercise, an id twice, or a mistake nobody declares."""
@@ -53,10 +55,17 @@ def declared(exercises):
             raise ExerciseError(f"{e.name}: declared twice: {sorted(clash) or e.name}")
         mistakes.update(e.mistakes)
     checks = [c for e in exercises for c in e.checks] + [c for e in exercises for c in e.main]
-    # a check may name a mistake of another exercise of its chapter (Shaw's two forms share their messages)
-    unknown = sorted({(c.key, m) for c in checks for m in c.mistakes if m not in mistakes})
+    # a check (or a twin it declares) may name a mistake of another exercise of its chapter (Shaw's two forms
+    # share their messages)
+    unknown = sorted({(c.key, m) for c in checks for t in (c, *_declared_twins(c)) for m in t.mistakes
+                      if m not in mistakes})
     if unknown:
         raise ExerciseError(f"checks name mistakes that no exercise declares: {unknown}")
     conventions = {e.name: e.convention for e in exercises}
     hints = {e.name: e.hints for e in exercises if e.hints}
     return conventions, checks, hints, mistakes
+
+
+def _declared_twins(check):
+    """The Checks among a check's declared twins (grader/twins.py: the rest are params, MAIN or RESEEDED)."""
+    return [t for t in (check.twin if isinstance(check.twin, tuple) else (check.twin,)) if isinstance(t, Check)]
