@@ -24,13 +24,18 @@ class Exercise:
     convention: str  # its row of docs/conventions.md: what it computes, in which layout and dtype
     checks: tuple  # its checks in the order they run and report, public ones first (each with its `twin=`)
     main: tuple = ()  # its main checks (spec.unseen_like): inputs drawn for each submission
-    hints: tuple = ()  # its own ladder, for a failure no known mistake explains (the last level: a key line)
-    mistakes: dict = field(default_factory=dict)  # {name: spec.Mistake}: each mistake's message beside its fix
+    # its own ladder, for a failure no known mistake explains: the self-check shows one level more at each failing
+    # attempt whose answers changed; the last is a key line of the solution
+    hints: tuple = ()
+    # {name: spec.Mistake}: what the learner reads, its ladder, and the key line as the mistake writes it (`wrong`,
+    # `also`); its implementation is the solution with those statements rewritten, unless the chapter's
+    # mistakes.py writes one by hand (grader/mistakes.py)
+    mistakes: dict = field(default_factory=dict)
     # names in its chapter's hidden_probes.py that grade it (probes or candidates), which the release leaves out
     hidden: tuple = ()
 
     def __post_init__(self):
-        # lists, as written in a declaration, become tuples: a record is frozen all the way down
+        # lists, as a declaration writes them, become tuples: the checks never change once the record is made
         object.__setattr__(self, "checks", tuple(self.checks))
         object.__setattr__(self, "main", tuple(self.main))
         strays = [c.id for c in self.checks + self.main if c.exercise != self.name]

@@ -38,7 +38,7 @@ def pos_tol(max_position, per_position=2e-7):
 # decoder's logits (a few units, after two layers) to about 0.1, whichever correct order the sums take
 HALF_TOL = {"bfloat16": {"atol": 0.05, "rtol": 0.02}}
 
-# the mistakes each check names (MISTAKES, below): the wiring every scheme shares, then by hook
+# the mistakes each check names (declared in the records below): the wiring every scheme shares, then by hook
 CORE_MISTAKES = ("scheme_causal_flipped", "scheme_scale_by_d", "scheme_merge_no_transpose",
                  "scheme_split_wrong_order")
 BIAS_MISTAKES = ("scheme_bias_after_softmax", "scheme_bias_before_scale", "scheme_no_causal_with_bias",
