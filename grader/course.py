@@ -1,7 +1,8 @@
 """The course's chapters, one folder each: `course/NN_name/` holds everything of chapter NN written by hand.
 
     chapter.py        the source (jupytext py:percent): the text, the exercises and their solutions
-    exercises.py      the declaration: CONVENTIONS, CHECKS, HINTS, MISTAKES (imported as grader.checks.chNN)
+    exercises.py      the declaration: EXERCISES, one grader.exercise.Exercise record per exercise, and the flat
+                      tables derived from them, CONVENTIONS, CHECKS, HINTS, MISTAKES (imported as grader.checks.chNN)
     zh_CN.po          the Chinese catalog: one message per paragraph (grader/i18n_build.py)
     mistakes.py       only where a mistake is written by hand: IMPLEMENTATIONS (imported as posenc_ref.mistakes.chNN)
     hidden_probes.py  only where the grader keeps probes to itself (imported as grader.hidden_probes.probes_chNN_hidden,

@@ -1,7 +1,9 @@
 """Chapter 0 checks: scaled_dot_product_attention from scratch, equal to torch's SDPA."""
 
+from grader.exercise import Exercise, declared
 from grader.spec import SEED, Check, Mistake, draw_choice, draw_int, find, same, unseen_like
 
+# ---- scaled_dot_product_attention ----------------------------------------------------------------
 EX = "scaled_dot_product_attention"
 CORE = ("sdpa_no_scale", "sdpa_scale_by_d", "sdpa_softmax_over_queries")
 MASKED = CORE + ("sdpa_mask_inverted", "sdpa_mask_after_softmax")
@@ -27,15 +29,16 @@ def causal(q_len, k_len, kind="bool"):
 # (B, 1, Lq, Lk), broadcast over heads; seed 5 leaves no row all True, so an inverted mask stays finite
 BOOL_MASK = {"t": "random_bool_mask", "shape": [2, 1, 5, 5], "p": 0.6, "seed": 5}
 
-# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
-# table: this description beside the reference's signature)
-CONVENTIONS = {
-    "scaled_dot_product_attention": ("softmax(q kᵀ / √d + mask) v, written out; `mask` is boolean (True = may "
-                                     "attend) or float (added to the logits); equals "
-                                     "`F.scaled_dot_product_attention`"),
-}
 
-CHECKS = [
+def drawn(shape):
+    return {"t": "randn", "shape": shape, "seed": SEED}
+
+
+# (B, H, L, d) with H, L, d drawn once, then reused
+DRAWN_QKV = [drawn([2, draw_int(1, 4, name="h"), draw_int(3, 9, name="l"), draw_choice(4, 8, 16, name="d")]),
+             drawn([2, same("h"), same("l"), same("d")]), drawn([2, same("h"), same("l"), same("d")])]
+
+SCALED_DOT_PRODUCT_ATTENTION_CHECKS = [
     Check(EX, "matches torch's SDPA without a mask, shape (2, 3, 5, 8)", "call", {"args": qkv(2, 3, 5, 5, 8)},
           points=2, public=True, mistakes=CORE, id="matches_torch_s_sdpa_without_mask_shape"),
     Check(EX, "fewer queries than keys (q_len=3, k_len=7)", "call", {"args": qkv(2, 2, 3, 7, 8, seed=10)},
@@ -102,34 +105,29 @@ CHECKS = [
           expect="raises", mentions=("mask",),
           hint="an integer 0/1 mask is ambiguous (attend, or add 1?): accept bool or floating masks only",
           public=True, id="integer_mask_raises_valueerror"),
-] + [
-    Check(EX, f"on CUDA in {dtype}", "call",
-          {"args": qkv(2, 4, 16, 16, 32, seed=120) + [causal(16, 16)], "device": "cuda", "dtype": dtype},
-          cuda=True, hint="build every tensor you need on q.device", id=f"cuda_{dtype}")
-    for dtype in ("float32", "float16", "bfloat16")
+    *[
+        Check(EX, f"on CUDA in {dtype}", "call",
+              {"args": qkv(2, 4, 16, 16, 32, seed=120) + [causal(16, 16)], "device": "cuda", "dtype": dtype},
+              cuda=True, hint="build every tensor you need on q.device", id=f"cuda_{dtype}")
+        for dtype in ("float32", "float16", "bfloat16")
+    ],
 ]
 
-# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
-def drawn(shape):
-    return {"t": "randn", "shape": shape, "seed": SEED}
-
-
-# (B, H, L, d) with H, L, d drawn once, then reused
-DRAWN_QKV = [drawn([2, draw_int(1, 4, name="h"), draw_int(3, 9, name="l"), draw_choice(4, 8, 16, name="d")]),
-             drawn([2, same("h"), same("l"), same("d")]), drawn([2, same("h"), same("l"), same("d")])]
-CHECKS += [
-    unseen_like(find(CHECKS, EX, "matches_torch_s_sdpa_without_mask_shape"), {"args": DRAWN_QKV},
-                "matches torch's SDPA without a mask, on inputs drawn for this submission", id="main_no_mask"),
-    unseen_like(find(CHECKS, EX, "causal_bool_mask"),
-                {"args": DRAWN_QKV + [{"t": "causal_mask", "q": same("l"), "k": same("l"), "kind": "bool"}]},
-                "a causal bool mask, on inputs drawn for this submission", id="main_causal_mask"),
-]
-
-
-# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
-# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
-HINTS = {
-    "scaled_dot_product_attention": (
+SCALED_DOT_PRODUCT_ATTENTION = Exercise(
+    "scaled_dot_product_attention",
+    convention="softmax(q kᵀ / √d + mask) v, written out; `mask` is boolean (True = may "
+               "attend) or float (added to the logits); equals "
+               "`F.scaled_dot_product_attention`",
+    checks=SCALED_DOT_PRODUCT_ATTENTION_CHECKS,
+    main=[
+        unseen_like(find(SCALED_DOT_PRODUCT_ATTENTION_CHECKS, EX, "matches_torch_s_sdpa_without_mask_shape"),
+                    {"args": DRAWN_QKV}, "matches torch's SDPA without a mask, on inputs drawn for this submission",
+                    id="main_no_mask"),
+        unseen_like(find(SCALED_DOT_PRODUCT_ATTENTION_CHECKS, EX, "causal_bool_mask"),
+                    {"args": DRAWN_QKV + [{"t": "causal_mask", "q": same("l"), "k": same("l"), "kind": "bool"}]},
+                    "a causal bool mask, on inputs drawn for this submission", id="main_causal_mask"),
+    ],
+    hints=(
         "each score compares one query with one key by their dot product, scaled by the square root of the key "
         "dimension, so that the softmax does not saturate as d grows.",
         "every query against every key is one matrix product: q with k transposed on its last two axes, "
@@ -143,78 +141,77 @@ HINTS = {
         "(`torch.promote_types(q.dtype, torch.float32)`), and cast the result back to q.dtype.",
         "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
     ),
-}
+    mistakes={
+        "sdpa_no_scale": Mistake(
+            "scaled_dot_product_attention",
+            "the scores are not scaled: divide q·k by sqrt(d), d = head_dim (q.shape[-1]); without it the scores grow "
+            "like sqrt(d) and the softmax saturates",
+            hints=(
+                "the dot product of two random d-dimensional vectors has variance d: unscaled, the scores grow with d "
+                "and the softmax saturates onto one key.",
+                "the line that computes the scores: divide them by the square root of q's last dimension, d.",
+                "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
+            ),
+            wrong="scores = q @ k.transpose(-2, -1)",
+        ),
+        "sdpa_scale_by_d": Mistake(
+            "scaled_dot_product_attention",
+            "the scores are divided by d; divide by sqrt(d) (math.sqrt(q.shape[-1])): q·k has variance d, so sqrt(d) "
+            "brings it back to 1",
+            hints=(
+                "dividing by d over-corrects: the scores' standard deviation is sqrt(d), so sqrt(d) brings it to one.",
+                "the line that computes the scores: the divisor is the square root of q's last dimension.",
+                "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
+            ),
+            wrong="scores = q @ k.transpose(-2, -1) / q.shape[-1]",
+        ),
+        "sdpa_softmax_over_queries": Mistake(
+            "scaled_dot_product_attention",
+            "the softmax runs over the queries (dim=-2); it must run over the keys, the last dimension, so that each "
+            "query's weights sum to 1",
+            hints=(
+                "each query spreads its attention over the keys: its weights must sum to one across the keys.",
+                "the softmax's dimension: the scores are (..., Lq, Lk), so the keys are the last axis.",
+                "key line: `weights = torch.softmax(scores, dim=-1)`",
+            ),
+            wrong="weights = torch.softmax(scores, dim=-2)",
+        ),
+        "sdpa_mask_inverted": Mistake(
+            "scaled_dot_product_attention",
+            "the bool mask is used the wrong way round: True means the query MAY attend (torch SDPA's convention); set "
+            "the scores to -inf where the mask is False (scores.masked_fill(~mask, -inf)). nn.MultiheadAttention uses "
+            "the opposite convention",
+            hints=(
+                "in torch's convention a boolean mask is True where a query may attend; the scores to remove are where "
+                "it is False.",
+                "the masked fill, where `mask is not None` and `mask.dtype == torch.bool`: fill with -inf under the "
+                "negated mask.",
+                "key line: `scores = scores.masked_fill(~mask, float(\"-inf\"))`",
+            ),
+            wrong="scores = scores.masked_fill(mask, float(\"-inf\"))",
+        ),
+        "sdpa_mask_after_softmax": Mistake(
+            "scaled_dot_product_attention",
+            "the mask is applied after the softmax; it belongs in the scores before it (-inf where a bool mask is "
+            "False, a float mask added), so masked keys get weight 0 and each row of weights still sums to 1",
+            hints=(
+                "masking removes keys before the weights are made: a masked key's score becomes minus infinity, so the "
+                "softmax gives it weight 0 and shares the whole row among the keys that remain. Weights zeroed after "
+                "the softmax no longer sum to 1.",
+                "move the masking above the softmax, onto the scores `scores`: where `mask is not None` and "
+                "`mask.dtype == torch.bool`, fill them with -inf where the mask is False (a float mask is added to "
+                "them there too); after the softmax nothing touches the weights.",
+                "key line: `scores = scores.masked_fill(~mask, float(\"-inf\"))`",
+            ),
+            wrong="pass",
+            also={"weights = torch.softmax(scores, dim=-1)": "weights = torch.softmax(scores, dim=-1)\n"
+                                                                 "if mask is not None and mask.dtype == torch.bool:\n"
+                                                                 "    weights = weights.masked_fill(~mask, 0.0)"},
+        ),
+    },
+)
 
-# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
-# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
-# `also`: the other statements it rewrites). Its implementation is the solution with those statements
-# rewritten, unless mistakes.py beside this file writes one by hand (grader/mistakes.py) ----
-MISTAKES = {
-    # scaled_dot_product_attention
-    "sdpa_no_scale": Mistake(
-        "scaled_dot_product_attention",
-        "the scores are not scaled: divide q·k by sqrt(d), d = head_dim (q.shape[-1]); without it the scores grow "
-        "like sqrt(d) and the softmax saturates",
-        hints=(
-            "the dot product of two random d-dimensional vectors has variance d: unscaled, the scores grow with d "
-            "and the softmax saturates onto one key.",
-            "the line that computes the scores: divide them by the square root of q's last dimension, d.",
-            "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
-        ),
-        wrong="scores = q @ k.transpose(-2, -1)",
-    ),
-    "sdpa_scale_by_d": Mistake(
-        "scaled_dot_product_attention",
-        "the scores are divided by d; divide by sqrt(d) (math.sqrt(q.shape[-1])): q·k has variance d, so sqrt(d) "
-        "brings it back to 1",
-        hints=(
-            "dividing by d over-corrects: the scores' standard deviation is sqrt(d), so sqrt(d) brings it to one.",
-            "the line that computes the scores: the divisor is the square root of q's last dimension.",
-            "key line: `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`",
-        ),
-        wrong="scores = q @ k.transpose(-2, -1) / q.shape[-1]",
-    ),
-    "sdpa_softmax_over_queries": Mistake(
-        "scaled_dot_product_attention",
-        "the softmax runs over the queries (dim=-2); it must run over the keys, the last dimension, so that each "
-        "query's weights sum to 1",
-        hints=(
-            "each query spreads its attention over the keys: its weights must sum to one across the keys.",
-            "the softmax's dimension: the scores are (..., Lq, Lk), so the keys are the last axis.",
-            "key line: `weights = torch.softmax(scores, dim=-1)`",
-        ),
-        wrong="weights = torch.softmax(scores, dim=-2)",
-    ),
-    "sdpa_mask_inverted": Mistake(
-        "scaled_dot_product_attention",
-        "the bool mask is used the wrong way round: True means the query MAY attend (torch SDPA's convention); set "
-        "the scores to -inf where the mask is False (scores.masked_fill(~mask, -inf)). nn.MultiheadAttention uses "
-        "the opposite convention",
-        hints=(
-            "in torch's convention a boolean mask is True where a query may attend; the scores to remove are where "
-            "it is False.",
-            "the masked fill, where `mask is not None` and `mask.dtype == torch.bool`: fill with -inf under the "
-            "negated mask.",
-            "key line: `scores = scores.masked_fill(~mask, float(\"-inf\"))`",
-        ),
-        wrong="scores = scores.masked_fill(mask, float(\"-inf\"))",
-    ),
-    "sdpa_mask_after_softmax": Mistake(
-        "scaled_dot_product_attention",
-        "the mask is applied after the softmax; it belongs in the scores before it (-inf where a bool mask is False, "
-        "a float mask added), so masked keys get weight 0 and each row of weights still sums to 1",
-        hints=(
-            "masking removes keys before the weights are made: a masked key's score becomes minus infinity, so the "
-            "softmax gives it weight 0 and shares the whole row among the keys that remain. Weights zeroed after "
-            "the softmax no longer sum to 1.",
-            "move the masking above the softmax, onto the scores `scores`: where `mask is not None` and "
-            "`mask.dtype == torch.bool`, fill them with -inf where the mask is False (a float mask is added to them "
-            "there too); after the softmax nothing touches the weights.",
-            "key line: `scores = scores.masked_fill(~mask, float(\"-inf\"))`",
-        ),
-        wrong="pass",
-        also={"weights = torch.softmax(scores, dim=-1)": "weights = torch.softmax(scores, dim=-1)\n"
-                                                             "if mask is not None and mask.dtype == torch.bool:\n"
-                                                             "    weights = weights.masked_fill(~mask, 0.0)"},
-    ),
-}
+
+EXERCISES = (SCALED_DOT_PRODUCT_ATTENTION,)
+# the flat tables every consumer reads (grader/checks/__init__.py), derived from the records
+CONVENTIONS, CHECKS, HINTS, MISTAKES = declared(EXERCISES)

@@ -1,21 +1,10 @@
 """Chapter 1 checks: sinusoidal_table, shift_matrix, SinusoidalPositionalEncoding."""
 
+from grader.exercise import Exercise, declared
 from grader.spec import MAIN, SEED, Check, Mistake, draw_float, draw_int, find, same, unseen_like
 
-
-def randn(*shape, seed=0):
-    return {"t": "randn", "shape": list(shape), "seed": seed}
-
-
-TABLE_MISTAKES = ("table_swapped", "table_i_over_d", "table_concatenated")
-MODULE_MISTAKES = ("module_swapped", "module_i_over_d", "module_concatenated")
-MODULE = "SinusoidalPositionalEncoding"
 # float32 angles p * w lose about p * 6e-8 (course contract): the tolerance grows with the position
 POS_TOL = {"per_position": 6e-8}
-
-
-def table(seq_len, d_model, **kw):
-    return {"args": [seq_len, d_model], "kwargs": kw}
 
 
 def drawn_base(lo=100.0, hi=100000.0):
@@ -23,32 +12,15 @@ def drawn_base(lo=100.0, hi=100000.0):
     return draw_float(lo, hi, log=True)
 
 
-def shifts_twin(k, bases=(100.0, 100000.0)):
-    """A `shifts_sinusoids` check's twin: M_k PE[p] = PE[p+k] for k drawn from `k` (lo, hi), an even d_model and a
-    base drawn for each student (the property is told the same k, d_model and base)."""
-    params = {"args": [draw_int(*k, name="k"), draw_int(4, 64, step=2, name="d")],
-              "kwargs": {"base": draw_float(*bases, log=True, name="b")}}
-    return Check("shift_matrix", "M_k PE[p] = PE[p+k] for a k, d_model and base drawn for this student", "call",
-                 params, expect="property", property="shifts_sinusoids",
-                 property_params={"k": same("k"), "d_model": same("d"), "base": same("b")},
-                 mistakes=("shift_backwards",))  # no id: a twin of its own check only, never shared
+# ---- sinusoidal_table ----------------------------------------------------------------------------
+TABLE_MISTAKES = ("table_swapped", "table_i_over_d", "table_concatenated")
 
 
-def forward(ctor, x, **fkw):
-    return {"ctor_args": ctor[0], "ctor_kwargs": ctor[1], "forward_args": [x], "forward_kwargs": fkw}
+def table(seq_len, d_model, **kw):
+    return {"args": [seq_len, d_model], "kwargs": kw}
 
 
-# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
-# table: this description beside the reference's signature)
-CONVENTIONS = {
-    "sinusoidal_table": "`(seq_len, d_model)`: PE[p, 2i] = sin(p·ω_i), PE[p, 2i+1] = cos(p·ω_i), ω_i = base^(−2i/d)",
-    "shift_matrix": "`(d_model, d_model)`: the block-diagonal rotation M_k with PE[p+k] = M_k PE[p] for every p",
-    "SinusoidalPositionalEncoding": ("x + PE[offset : offset+seq]; no trainable parameters; longer sequences than "
-                                     "`max_len` still work"),
-}
-
-CHECKS = [
-    # ---- sinusoidal_table -------------------------------------------------------------------------
+SINUSOIDAL_TABLE_CHECKS = [
     Check("sinusoidal_table", "matches the reference for seq_len=16, d_model=8", "call", table(16, 8),
           public=True, mistakes=TABLE_MISTAKES, tol={**POS_TOL, "max_position": 16},
           id="matches_reference_seq_len_16_d_model_8",
@@ -84,7 +56,84 @@ CHECKS = [
     Check("sinusoidal_table", "d_model=0 raises ValueError naming it", "raises", table(4, 0),
           expect="raises", mentions=("d_model",), public=True, id="d_model_0_raises_valueerror_naming",
           twin=table(draw_int(1, 1000), 0, base=drawn_base())),
-    # ---- shift_matrix -----------------------------------------------------------------------------
+]
+
+SINUSOIDAL_TABLE = Exercise(
+    "sinusoidal_table",
+    convention="`(seq_len, d_model)`: PE[p, 2i] = sin(p·ω_i), PE[p, 2i+1] = cos(p·ω_i), ω_i = base^(−2i/d)",
+    checks=SINUSOIDAL_TABLE_CHECKS,
+    main=[
+        unseen_like(find(SINUSOIDAL_TABLE_CHECKS, "sinusoidal_table", "matches_reference_seq_len_16_d_model_8"),
+                    table(draw_int(5, 48), draw_int(4, 32, step=2), base=drawn_base(1000.0, 100000.0)),
+                    "matches the reference for a seq_len and d_model drawn for this submission", id="main_table_v2",
+                    tol={**POS_TOL, "max_position": 48}),
+    ],
+    hints=(
+        "each pair of columns (2i, 2i+1) holds one wave of frequency w_i = base^(-2i/d): the sine of p·w_i in the "
+        "even column, its cosine in the odd one.",
+        "the frequencies are w_i = base^(-2i/d) for i = 0 .. d/2 - 1. The exponent uses 2i, the index of the even "
+        "column: `torch.arange(0, d_model, 2) / d_model` gives the d/2 values 2i/d.",
+        "all angles at once: the outer product of the positions (L,) and the frequencies (d/2,), "
+        "`torch.outer(positions, inv_freq)`, in float32.",
+        "interleave, do not concatenate: into a (L, d) tensor from `torch.empty`, write the sines to the even "
+        "columns, the strided slice `pe[:, 0::2]`, and the cosines to `pe[:, 1::2]`.",
+        "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
+    ),
+    mistakes={
+        "table_swapped": Mistake(
+            "sinusoidal_table",
+            "sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 take cos(p·w_i)",
+            hints=(
+                "in each pair of columns the sine comes first: column 2i holds sin(p·w_i), column 2i+1 cos(p·w_i).",
+                "where you write the angles into the table, `pe` (L, d): the even columns (step 2 from 0) take the "
+                "sines.",
+                "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
+            ),
+            wrong="pe[:, 0::2], pe[:, 1::2] = torch.cos(angles), torch.sin(angles)",
+        ),
+        "table_i_over_d": Mistake(
+            "sinusoidal_table",
+            "the exponent is i/d; it should be 2i/d (w_i = base^(-2i/d), with 2i the even dimension index)",
+            hints=(
+                "pair i uses the exponent 2i/d, with 2i the index of its even column, so the last pair's frequency is "
+                "close to 1/base, not 1/sqrt(base).",
+                "the frequencies: the exponents are the even column indices 0, 2, 4, ... divided by d_model.",
+                "key line: `inv_freq = 1.0 / (base ** (torch.arange(0, d_model, 2, dtype=torch.float32, device=device) "
+                "/ d_model))`",
+            ),
+            wrong="inv_freq = 1.0 / (base ** (torch.arange(0, d_model // 2, dtype=torch.float32, device=device) "
+                  "/ d_model))",
+        ),
+        "table_concatenated": Mistake(
+            "sinusoidal_table",
+            "sin and cos are concatenated (all sines, then all cosines); they should be interleaved: pe[:, 0::2] = "
+            "sin, pe[:, 1::2] = cos",
+            hints=(
+                "the sine and cosine of one frequency sit side by side, in columns 2i and 2i+1: interleaved, not all "
+                "sines followed by all cosines.",
+                "where you assemble the table: write into the even and the odd columns of one (L, d) tensor, `pe` "
+                "(strided slices), instead of concatenating.",
+                "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
+            ),
+            wrong="pe = torch.cat((torch.sin(angles), torch.cos(angles)), dim=-1)",
+        ),
+    },
+)
+
+
+# ---- shift_matrix --------------------------------------------------------------------------------
+def shifts_twin(k, bases=(100.0, 100000.0)):
+    """A `shifts_sinusoids` check's twin: M_k PE[p] = PE[p+k] for k drawn from `k` (lo, hi), an even d_model and a
+    base drawn for each student (the property is told the same k, d_model and base)."""
+    params = {"args": [draw_int(*k, name="k"), draw_int(4, 64, step=2, name="d")],
+              "kwargs": {"base": draw_float(*bases, log=True, name="b")}}
+    return Check("shift_matrix", "M_k PE[p] = PE[p+k] for a k, d_model and base drawn for this student", "call",
+                 params, expect="property", property="shifts_sinusoids",
+                 property_params={"k": same("k"), "d_model": same("d"), "base": same("b")},
+                 mistakes=("shift_backwards",))  # no id: a twin of its own check only, never shared
+
+
+SHIFT_MATRIX_CHECKS = [
     Check("shift_matrix", "matches the reference for k=3, d_model=8", "call", {"args": [3, 8]},
           public=True, mistakes=("shift_backwards",), tol={**POS_TOL, "max_position": 3},
           id="matches_reference_k_3_d_model_8",
@@ -113,7 +162,61 @@ CHECKS = [
     Check("shift_matrix", "odd d_model raises ValueError naming it", "raises", {"args": [1, 5]},
           expect="raises", mentions=("d_model",), public=True, id="odd_d_model_raises_valueerror_naming",
           twin={"args": [draw_int(-50, 50), draw_int(1, 255, step=2)]}),
-    # ---- SinusoidalPositionalEncoding -------------------------------------------------------------
+]
+
+SHIFT_MATRIX = Exercise(
+    "shift_matrix",
+    convention="`(d_model, d_model)`: the block-diagonal rotation M_k with PE[p+k] = M_k PE[p] for every p",
+    checks=SHIFT_MATRIX_CHECKS,
+    main=[
+        unseen_like(find(SHIFT_MATRIX_CHECKS, "shift_matrix", "matches_reference_k_3_d_model_8"),
+                    {"args": [draw_int(-20, 20), draw_int(4, 32, step=2)],
+                     "kwargs": {"base": drawn_base(1000.0, 100000.0)}},
+                    "matches the reference for a k and d_model drawn for this submission", id="main_shift_v2",
+                    tol={**POS_TOL, "max_position": 20}),
+    ],
+    hints=(
+        "only the d/2 angles k·w_i are needed: the table's frequencies times k (a negative k works as it is).",
+        "write the four entries of every block at once with an index tensor: with `idx = torch.arange(0, d_model, "
+        "2)`, `m[idx, idx]`, `m[idx, idx + 1]`, `m[idx + 1, idx]` and `m[idx + 1, idx + 1]` are the four "
+        "diagonals of the blocks.",
+        "the signs: with the sine first in each pair, R_i(k) = [[cos, sin], [-sin, cos]]; the textbook rotation "
+        "[[cos, -sin], [sin, cos]] moves positions backwards.",
+        "key line: `m[idx + 1, idx] = -sin`",
+    ),
+    mistakes={
+        "shift_backwards": Mistake(
+            "shift_matrix",
+            "your matrix shifts by -k: with (sin, cos) pairs the block is [[cos kw, sin kw], [-sin kw, cos kw]] (the "
+            "textbook rotation [[cos, -sin], [sin, cos]] turns the other way)",
+            hints=(
+                "with the sine first in each pair, the shift by +k takes (sin, cos) at p to (sin, cos) at p + k: the "
+                "block is [[cos, sin], [-sin, cos]], the transpose of the textbook rotation, which shifts by -k.",
+                "the two off-diagonal entries of every block of the matrix `m`, at `idx = torch.arange(0, d_model, "
+                "2)`: the sine `sin` goes above the diagonal, `m[idx, idx + 1]`, and minus the sine below it.",
+                "key line: `m[idx + 1, idx] = -sin`",
+            ),
+            wrong="m[idx + 1, idx] = sin",
+            also={"m[idx, idx + 1] = sin": "m[idx, idx + 1] = -sin"},
+        ),
+    },
+)
+
+
+# ---- SinusoidalPositionalEncoding ----------------------------------------------------------------
+def randn(*shape, seed=0):
+    return {"t": "randn", "shape": list(shape), "seed": seed}
+
+
+MODULE_MISTAKES = ("module_swapped", "module_i_over_d", "module_concatenated")
+MODULE = "SinusoidalPositionalEncoding"
+
+
+def forward(ctor, x, **fkw):
+    return {"ctor_args": ctor[0], "ctor_kwargs": ctor[1], "forward_args": [x], "forward_kwargs": fkw}
+
+
+SINUSOIDAL_POSITIONAL_ENCODING_CHECKS = [
     Check(MODULE, "x + PE for a batch (2, 10, 16)", "module_forward",
           forward(([16], {"max_len": 50}), randn(2, 10, 16)),
           public=True, mistakes=MODULE_MISTAKES, id="x_pe_batch_2_10_16"),
@@ -156,55 +259,26 @@ CHECKS = [
     Check(MODULE, "an input of the wrong width raises ValueError", "raises",
           {"ctor_args": [16], "ctor_kwargs": {"max_len": 8}, "forward_args": [randn(1, 4, 12)]},
           expect="raises", mentions=("d_model",), public=True, id="input_wrong_width_raises_valueerror"),
-] + [
-    Check(MODULE, f"on CUDA in {dtype}", "module_forward",
-          {**forward(([32], {"max_len": 64}), randn(2, 100, 32)), "device": "cuda", "dtype": dtype},
-          cuda=True, hint="build positions with device=x.device", id=f"cuda_{dtype}")
-    for dtype in ("float32", "float16", "bfloat16")
+    *[
+        Check(MODULE, f"on CUDA in {dtype}", "module_forward",
+              {**forward(([32], {"max_len": 64}), randn(2, 100, 32)), "device": "cuda", "dtype": dtype},
+              cuda=True, hint="build positions with device=x.device", id=f"cuda_{dtype}")
+        for dtype in ("float32", "float16", "bfloat16")
+    ],
 ]
 
-# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
-CHECKS += [
-    unseen_like(find(CHECKS, "sinusoidal_table", "matches_reference_seq_len_16_d_model_8"),
-                table(draw_int(5, 48), draw_int(4, 32, step=2), base=drawn_base(1000.0, 100000.0)),
-                "matches the reference for a seq_len and d_model drawn for this submission", id="main_table_v2",
-                tol={**POS_TOL, "max_position": 48}),
-    unseen_like(find(CHECKS, "shift_matrix", "matches_reference_k_3_d_model_8"),
-                {"args": [draw_int(-20, 20), draw_int(4, 32, step=2)],
-                 "kwargs": {"base": drawn_base(1000.0, 100000.0)}},
-                "matches the reference for a k and d_model drawn for this submission", id="main_shift_v2",
-                tol={**POS_TOL, "max_position": 20}),
-    unseen_like(find(CHECKS, MODULE, "x_pe_batch_2_10_16"),
-                forward(([draw_int(4, 32, step=2, name="d")], {"max_len": 64}),
-                        {"t": "randn", "shape": [2, draw_int(3, 40), same("d")], "seed": SEED}),
-                "x + PE for a batch drawn for this submission", id="main_forward"),
-]
-
-
-# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
-# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
-HINTS = {
-    "sinusoidal_table": (
-        "each pair of columns (2i, 2i+1) holds one wave of frequency w_i = base^(-2i/d): the sine of p·w_i in the "
-        "even column, its cosine in the odd one.",
-        "the frequencies are w_i = base^(-2i/d) for i = 0 .. d/2 - 1. The exponent uses 2i, the index of the even "
-        "column: `torch.arange(0, d_model, 2) / d_model` gives the d/2 values 2i/d.",
-        "all angles at once: the outer product of the positions (L,) and the frequencies (d/2,), "
-        "`torch.outer(positions, inv_freq)`, in float32.",
-        "interleave, do not concatenate: into a (L, d) tensor from `torch.empty`, write the sines to the even "
-        "columns, the strided slice `pe[:, 0::2]`, and the cosines to `pe[:, 1::2]`.",
-        "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
-    ),
-    "shift_matrix": (
-        "only the d/2 angles k·w_i are needed: the table's frequencies times k (a negative k works as it is).",
-        "write the four entries of every block at once with an index tensor: with `idx = torch.arange(0, d_model, "
-        "2)`, `m[idx, idx]`, `m[idx, idx + 1]`, `m[idx + 1, idx]` and `m[idx + 1, idx + 1]` are the four "
-        "diagonals of the blocks.",
-        "the signs: with the sine first in each pair, R_i(k) = [[cos, sin], [-sin, cos]]; the textbook rotation "
-        "[[cos, -sin], [sin, cos]] moves positions backwards.",
-        "key line: `m[idx + 1, idx] = -sin`",
-    ),
-    "SinusoidalPositionalEncoding": (
+SINUSOIDAL_POSITIONAL_ENCODING = Exercise(
+    "SinusoidalPositionalEncoding",
+    convention="x + PE[offset : offset+seq]; no trainable parameters; longer sequences than "
+               "`max_len` still work",
+    checks=SINUSOIDAL_POSITIONAL_ENCODING_CHECKS,
+    main=[
+        unseen_like(find(SINUSOIDAL_POSITIONAL_ENCODING_CHECKS, MODULE, "x_pe_batch_2_10_16"),
+                    forward(([draw_int(4, 32, step=2, name="d")], {"max_len": 64}),
+                            {"t": "randn", "shape": [2, draw_int(3, 40), same("d")], "seed": SEED}),
+                    "x + PE for a batch drawn for this submission", id="main_forward"),
+    ],
+    hints=(
         "the table is computed once and belongs to the module: it must move with the module to a device, and it is "
         "not a weight to train.",
         "keep the table in a buffer: `self.register_buffer(name, table, persistent=False)` moves with .to(), is "
@@ -216,105 +290,52 @@ HINTS = {
         " Call the rows you add `pe`: a slice of the buffer, or freshly computed rows.",
         "key line: `return self.dropout(x + pe.to(x.dtype))`",
     ),
-}
+    mistakes={
+        "module_swapped": Mistake(
+            "SinusoidalPositionalEncoding",
+            "the table inside the module: sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 "
+            "take cos(p·w_i)",
+            hints=(
+                "the module adds chapter 1's table: in each pair of columns the sine comes first, column 2i holds "
+                "sin(p·w_i) and column 2i+1 cos(p·w_i).",
+                "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. "
+                "If yours is the one called there, its own self-check names the same mistake: fix it there first.",
+                "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
+            ),
+            wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2).flip(-1)"
+                  ".flatten(1), persistent=False)",
+        ),
+        "module_i_over_d": Mistake(
+            "SinusoidalPositionalEncoding",
+            "the table inside the module: the exponent is i/d; it should be 2i/d (w_i = base^(-2i/d), with 2i the even "
+            "dimension index)",
+            hints=(
+                "pair i of the module's table uses the exponent 2i/d, with 2i the index of its even column, so the "
+                "last pair's frequency is close to 1/base, not 1/sqrt(base).",
+                "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. "
+                "If yours is the one called there, its own self-check names the same mistake: fix it there first.",
+                "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
+            ),
+            wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base ** 0.5), persistent=False)",
+        ),
+        "module_concatenated": Mistake(
+            "SinusoidalPositionalEncoding",
+            "the table inside the module: sin and cos are concatenated (all sines, then all cosines); they should be "
+            "interleaved: pe[:, 0::2] = sin, pe[:, 1::2] = cos",
+            hints=(
+                "in the module's table the sine and cosine of one frequency sit side by side, in columns 2i and 2i+1: "
+                "interleaved, not all sines followed by all cosines.",
+                "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. "
+                "If yours is the one called there, its own self-check names the same mistake: fix it there first.",
+                "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
+            ),
+            wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2)"
+                  ".transpose(1, 2).flatten(1), persistent=False)",
+        ),
+    },
+)
 
-# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
-# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
-# `also`: the other statements it rewrites). Its implementation is the solution with those statements
-# rewritten, unless mistakes.py beside this file writes one by hand (grader/mistakes.py) ----
-MISTAKES = {
-    # sinusoidal_table
-    "table_swapped": Mistake(
-        "sinusoidal_table",
-        "sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 take cos(p·w_i)",
-        hints=(
-            "in each pair of columns the sine comes first: column 2i holds sin(p·w_i), column 2i+1 cos(p·w_i).",
-            "where you write the angles into the table, `pe` (L, d): the even columns (step 2 from 0) take the sines.",
-            "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
-        ),
-        wrong="pe[:, 0::2], pe[:, 1::2] = torch.cos(angles), torch.sin(angles)",
-    ),
-    "table_i_over_d": Mistake(
-        "sinusoidal_table",
-        "the exponent is i/d; it should be 2i/d (w_i = base^(-2i/d), with 2i the even dimension index)",
-        hints=(
-            "pair i uses the exponent 2i/d, with 2i the index of its even column, so the last pair's frequency is "
-            "close to 1/base, not 1/sqrt(base).",
-            "the frequencies: the exponents are the even column indices 0, 2, 4, ... divided by d_model.",
-            "key line: `inv_freq = 1.0 / (base ** (torch.arange(0, d_model, 2, dtype=torch.float32, device=device) "
-            "/ d_model))`",
-        ),
-        wrong="inv_freq = 1.0 / (base ** (torch.arange(0, d_model // 2, dtype=torch.float32, device=device) "
-              "/ d_model))",
-    ),
-    "table_concatenated": Mistake(
-        "sinusoidal_table",
-        "sin and cos are concatenated (all sines, then all cosines); they should be interleaved: pe[:, 0::2] = sin, "
-        "pe[:, 1::2] = cos",
-        hints=(
-            "the sine and cosine of one frequency sit side by side, in columns 2i and 2i+1: interleaved, not all "
-            "sines followed by all cosines.",
-            "where you assemble the table: write into the even and the odd columns of one (L, d) tensor, `pe` "
-            "(strided slices), instead of concatenating.",
-            "key line: `pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles)`",
-        ),
-        wrong="pe = torch.cat((torch.sin(angles), torch.cos(angles)), dim=-1)",
-    ),
-    # shift_matrix
-    "shift_backwards": Mistake(
-        "shift_matrix",
-        "your matrix shifts by -k: with (sin, cos) pairs the block is [[cos kw, sin kw], [-sin kw, cos kw]] (the "
-        "textbook rotation [[cos, -sin], [sin, cos]] turns the other way)",
-        hints=(
-            "with the sine first in each pair, the shift by +k takes (sin, cos) at p to (sin, cos) at p + k: the "
-            "block is [[cos, sin], [-sin, cos]], the transpose of the textbook rotation, which shifts by -k.",
-            "the two off-diagonal entries of every block of the matrix `m`, at `idx = torch.arange(0, d_model, 2)`: "
-            "the sine `sin` goes above the diagonal, `m[idx, idx + 1]`, and minus the sine below it.",
-            "key line: `m[idx + 1, idx] = -sin`",
-        ),
-        wrong="m[idx + 1, idx] = sin",
-        also={"m[idx, idx + 1] = sin": "m[idx, idx + 1] = -sin"},
-    ),
-    # SinusoidalPositionalEncoding
-    "module_swapped": Mistake(
-        "SinusoidalPositionalEncoding",
-        "the table inside the module: sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 "
-        "take cos(p·w_i)",
-        hints=(
-            "the module adds chapter 1's table: in each pair of columns the sine comes first, column 2i holds "
-            "sin(p·w_i) and column 2i+1 cos(p·w_i).",
-            "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. If "
-            "yours is the one called there, its own self-check names the same mistake: fix it there first.",
-            "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
-        ),
-        wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2).flip(-1)"
-              ".flatten(1), persistent=False)",
-    ),
-    "module_i_over_d": Mistake(
-        "SinusoidalPositionalEncoding",
-        "the table inside the module: the exponent is i/d; it should be 2i/d (w_i = base^(-2i/d), with 2i the even "
-        "dimension index)",
-        hints=(
-            "pair i of the module's table uses the exponent 2i/d, with 2i the index of its even column, so the last "
-            "pair's frequency is close to 1/base, not 1/sqrt(base).",
-            "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. If "
-            "yours is the one called there, its own self-check names the same mistake: fix it there first.",
-            "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
-        ),
-        wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base ** 0.5), persistent=False)",
-    ),
-    "module_concatenated": Mistake(
-        "SinusoidalPositionalEncoding",
-        "the table inside the module: sin and cos are concatenated (all sines, then all cosines); they should be "
-        "interleaved: pe[:, 0::2] = sin, pe[:, 1::2] = cos",
-        hints=(
-            "in the module's table the sine and cosine of one frequency sit side by side, in columns 2i and 2i+1: "
-            "interleaved, not all sines followed by all cosines.",
-            "where the module gets its table, the buffer registered in __init__: build it with sinusoidal_table. If "
-            "yours is the one called there, its own self-check names the same mistake: fix it there first.",
-            "key line: `self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base), persistent=False)`",
-        ),
-        wrong="self.register_buffer(\"pe\", sinusoidal_table(max_len, d_model, base).view(max_len, -1, 2)"
-              ".transpose(1, 2).flatten(1), persistent=False)",
-    ),
-}
+
+EXERCISES = (SINUSOIDAL_TABLE, SHIFT_MATRIX, SINUSOIDAL_POSITIONAL_ENCODING)
+# the flat tables every consumer reads (grader/checks/__init__.py), derived from the records
+CONVENTIONS, CHECKS, HINTS, MISTAKES = declared(EXERCISES)

@@ -1,18 +1,24 @@
 """Chapter 2 checks: LearnablePositionalEncoding and resize_position_table."""
 
+from grader.exercise import Exercise, declared
 from grader.spec import MAIN, RESEEDED, SEED, Check, Mistake, draw_int, find, same, unseen_like
-
-MODULE = "LearnablePositionalEncoding"
-RESIZE = "resize_position_table"
-RESIZE_MISTAKES = ("resize_align_corners", "resize_wrong_axis", "resize_not_transposed_back", "resize_nearest")
-IDS_MISTAKES = ("learned_ignores_position_ids",)
-BOUNDS_HINT = ("without a check, nn.Embedding raises IndexError ('index out of range in self') past its last row "
-               "(on a GPU, a device-side assert): compare seq_len with max_len before the lookup and raise "
-               "ValueError naming both values")
 
 
 def randn(*shape, seed=0):
     return {"t": "randn", "shape": list(shape), "seed": seed}
+
+
+def drawn(*shape):
+    return {"t": "randn", "shape": list(shape), "seed": SEED}
+
+
+# ---- LearnablePositionalEncoding -----------------------------------------------------------------
+MODULE = "LearnablePositionalEncoding"
+
+IDS_MISTAKES = ("learned_ignores_position_ids",)
+BOUNDS_HINT = ("without a check, nn.Embedding raises IndexError ('index out of range in self') past its last row "
+               "(on a GPU, a device-side assert): compare seq_len with max_len before the lookup and raise "
+               "ValueError naming both values")
 
 
 def forward(ctor, x, seed=0, **fkw):
@@ -21,28 +27,7 @@ def forward(ctor, x, seed=0, **fkw):
             "seed_params": seed}
 
 
-def resize(table, new_len, **kw):
-    return {"args": [table, new_len], **kw}
-
-
-# F.interpolate computes the source coordinate x_j in float32: near row L it is off by up to ~1e-7 * L rows,
-# which moves a blend of N(0, 1) rows by up to ~6e-7 * L. The contract's one-liner must pass.
-def resize_tol(old_len):
-    return {"per_position": 6e-7, "max_position": old_len}
-
-
-# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
-# table: this description beside the reference's signature)
-CONVENTIONS = {
-    "LearnablePositionalEncoding": ("x + a learned row per position, in the attribute `position_embeddings: "
-                                    "nn.Embedding`, initialised from a truncated normal with std 0.02; "
-                                    "`ValueError` past `max_len`"),
-    "resize_position_table": ("`(L, d)` → `(new_len, d)` by linear interpolation along positions, as "
-                              "`F.interpolate(mode=\"linear\", align_corners=False)`"),
-}
-
-CHECKS = [
-    # ---- LearnablePositionalEncoding ---------------------------------------------------------------
+LEARNABLE_POSITIONAL_ENCODING_CHECKS = [
     Check(MODULE, "x + E[0 .. seq-1] for a batch (2, 10, 16)", "module_forward",
           forward(([16, 32], {}), randn(2, 10, 16)), points=2, public=True,
           hint="add self.position_embeddings(torch.arange(seq_len, device=x.device)) to x",
@@ -108,14 +93,77 @@ CHECKS = [
           public=True, id="input_wrong_width_raises_valueerror"),
     Check(MODULE, "max_len=0 raises ValueError naming it", "raises", {"ctor_args": [16, 0]},
           expect="raises", mentions=("max_len",), public=True, id="max_len_0_raises_valueerror_naming"),
-] + [
-    Check(MODULE, f"on CUDA in {dtype}", "module_forward",
-          {**forward(([32, 128], {}), randn(2, 100, 32)), "device": "cuda", "dtype": dtype},
-          cuda=True, hint="build the default positions with device=x.device",
-          id=f"cuda_{dtype}")
-    for dtype in ("float32", "float16", "bfloat16")
-] + [
-    # ---- resize_position_table ---------------------------------------------------------------------
+    *[
+        Check(MODULE, f"on CUDA in {dtype}", "module_forward",
+              {**forward(([32, 128], {}), randn(2, 100, 32)), "device": "cuda", "dtype": dtype},
+              cuda=True, hint="build the default positions with device=x.device",
+              id=f"cuda_{dtype}")
+        for dtype in ("float32", "float16", "bfloat16")
+    ],
+]
+
+LEARNABLE_POSITIONAL_ENCODING = Exercise(
+    "LearnablePositionalEncoding",
+    convention="x + a learned row per position, in the attribute `position_embeddings: "
+               "nn.Embedding`, initialised from a truncated normal with std 0.02; "
+               "`ValueError` past `max_len`",
+    checks=LEARNABLE_POSITIONAL_ENCODING_CHECKS,
+    main=[
+        unseen_like(find(LEARNABLE_POSITIONAL_ENCODING_CHECKS, MODULE, "x_e_0_seq_1_batch_2_10_16"),
+                    forward(([draw_int(4, 32, step=2, name="d"), 48], {}), drawn(2, draw_int(3, 48), same("d")),
+                            seed=SEED),
+                    "x + E[0 .. seq-1] for a batch and parameters drawn for this submission", id="main_forward"),
+        unseen_like(find(LEARNABLE_POSITIONAL_ENCODING_CHECKS, MODULE, "position_ids_shape_batch_seq_one_row_per"),
+                    forward(([draw_int(4, 32, step=2, name="d"), 48], {}),
+                            drawn(2, draw_int(3, 12, name="l"), same("d")), seed=SEED,
+                            position_ids={"t": "randint", "low": 0, "high": 48, "shape": [2, same("l")],
+                                          "seed": SEED}),
+                    "position_ids of shape (batch, seq) drawn for this submission", id="main_position_ids"),
+    ],
+    hints=(
+        "a learned table is one trainable vector per position, looked up by the position index, started small.",
+        "the table is `nn.Embedding(max_len, d_model)`, stored as self.position_embeddings. Its default start is "
+        "N(0, 1): re-initialise its weight with `nn.init.trunc_normal_` and std=0.02.",
+        "default positions are 0 .. seq_len - 1, built where x lives (`device=x.device`). A tensor built without a "
+        "device sits on the CPU and fails as soon as the model is on a GPU.",
+        "check before the lookup: seq_len > max_len, or given position_ids outside [0, max_len), raise ValueError "
+        "naming max_len and the value; nn.Embedding alone raises an IndexError that names nothing.",
+        "key line: `pe = self.position_embeddings(position_ids)`",
+    ),
+    mistakes={
+        "learned_ignores_position_ids": Mistake(
+            "LearnablePositionalEncoding",
+            "the given position_ids were ignored (the output used rows 0 .. seq-1): look up "
+            "self.position_embeddings(position_ids) when position_ids is given",
+            hints=(
+                "the caller chooses the positions: given position ids (a chunk that continues after a cache, a "
+                "sequence padded on the left), each token gets the row of its own position, not rows 0, 1, 2, ...",
+                "the lookup: only when `position_ids is None` do you build 0 .. seq_len - 1; otherwise look up exactly "
+                "the ids you were given, one row for each.",
+                "key line: `pe = self.position_embeddings(position_ids)`",
+            ),
+            wrong="pe = self.position_embeddings(torch.arange(seq_len, device=x.device))",
+        ),
+    },
+)
+
+
+# ---- resize_position_table -----------------------------------------------------------------------
+RESIZE = "resize_position_table"
+RESIZE_MISTAKES = ("resize_align_corners", "resize_wrong_axis", "resize_not_transposed_back", "resize_nearest")
+
+
+def resize(table, new_len, **kw):
+    return {"args": [table, new_len], **kw}
+
+
+# F.interpolate computes the source coordinate x_j in float32: near row L it is off by up to ~1e-7 * L rows,
+# which moves a blend of N(0, 1) rows by up to ~6e-7 * L. The contract's one-liner must pass.
+def resize_tol(old_len):
+    return {"per_position": 6e-7, "max_position": old_len}
+
+
+RESIZE_POSITION_TABLE_CHECKS = [
     Check(RESIZE, "grow 6 -> 10 rows, as F.interpolate(linear, align_corners=False)", "call",
           resize(randn(6, 4), 10), points=2, public=True, mistakes=RESIZE_MISTAKES, tol=resize_tol(6),
           id="grow_6_10_rows_f_interpolate_linear"),
@@ -143,48 +191,25 @@ CHECKS = [
           resize(randn(8, 4), 13), expect="ok",
           hint="build positions and weights with device=table.device",
           public=True, id="runs_table_s_device_checked_meta_device"),
-] + [
-    Check(RESIZE, f"on CUDA in {dtype}", "call", {**resize(randn(196, 64), 576), "device": "cuda", "dtype": dtype},
-          cuda=True, tol=resize_tol(196) if dtype == "float32" else None,
-          hint="build positions and weights on table.device", id=f"cuda_{dtype}")
-    for dtype in ("float32", "bfloat16")
+    *[
+        Check(RESIZE, f"on CUDA in {dtype}", "call", {**resize(randn(196, 64), 576), "device": "cuda", "dtype": dtype},
+              cuda=True, tol=resize_tol(196) if dtype == "float32" else None,
+              hint="build positions and weights on table.device", id=f"cuda_{dtype}")
+        for dtype in ("float32", "bfloat16")
+    ],
 ]
 
-# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
-def drawn(*shape):
-    return {"t": "randn", "shape": list(shape), "seed": SEED}
-
-
-CHECKS += [
-    unseen_like(find(CHECKS, MODULE, "x_e_0_seq_1_batch_2_10_16"),
-                forward(([draw_int(4, 32, step=2, name="d"), 48], {}), drawn(2, draw_int(3, 48), same("d")),
-                        seed=SEED),
-                "x + E[0 .. seq-1] for a batch and parameters drawn for this submission", id="main_forward"),
-    unseen_like(find(CHECKS, MODULE, "position_ids_shape_batch_seq_one_row_per"),
-                forward(([draw_int(4, 32, step=2, name="d"), 48], {}), drawn(2, draw_int(3, 12, name="l"), same("d")),
-                        seed=SEED, position_ids={"t": "randint", "low": 0, "high": 48, "shape": [2, same("l")],
-                                                 "seed": SEED}),
-                "position_ids of shape (batch, seq) drawn for this submission", id="main_position_ids"),
-    unseen_like(find(CHECKS, RESIZE, "grow_6_10_rows_f_interpolate_linear"),
-                resize(drawn(draw_int(3, 12, name="old"), draw_int(2, 6)), same("old", times=2, plus=1)),
-                "grow a table drawn for this submission to 2L + 1 rows", id="main_resize", tol=resize_tol(12)),
-]
-
-
-# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
-# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
-HINTS = {
-    "LearnablePositionalEncoding": (
-        "a learned table is one trainable vector per position, looked up by the position index, started small.",
-        "the table is `nn.Embedding(max_len, d_model)`, stored as self.position_embeddings. Its default start is "
-        "N(0, 1): re-initialise its weight with `nn.init.trunc_normal_` and std=0.02.",
-        "default positions are 0 .. seq_len - 1, built where x lives (`device=x.device`). A tensor built without a "
-        "device sits on the CPU and fails as soon as the model is on a GPU.",
-        "check before the lookup: seq_len > max_len, or given position_ids outside [0, max_len), raise ValueError "
-        "naming max_len and the value; nn.Embedding alone raises an IndexError that names nothing.",
-        "key line: `pe = self.position_embeddings(position_ids)`",
-    ),
-    "resize_position_table": (
+RESIZE_POSITION_TABLE = Exercise(
+    "resize_position_table",
+    convention="`(L, d)` → `(new_len, d)` by linear interpolation along positions, as "
+               "`F.interpolate(mode=\"linear\", align_corners=False)`",
+    checks=RESIZE_POSITION_TABLE_CHECKS,
+    main=[
+        unseen_like(find(RESIZE_POSITION_TABLE_CHECKS, RESIZE, "grow_6_10_rows_f_interpolate_linear"),
+                    resize(drawn(draw_int(3, 12, name="old"), draw_int(2, 6)), same("old", times=2, plus=1)),
+                    "grow a table drawn for this submission to 2L + 1 rows", id="main_resize", tol=resize_tol(12)),
+    ],
+    hints=(
         "F.interpolate does exactly this on a (batch, channels, length) tensor: put the positions last, (1, d, L), "
         "interpolate with mode=\"linear\" and align_corners=False, and move them back. Or write the formula.",
         "with the formula: i0 = floor(x_j), i1 = min(i0 + 1, L - 1), w = x_j - i0, and new row j is "
@@ -194,85 +219,70 @@ HINTS = {
         " With `old_len = table.shape[0]` and `j = torch.arange(new_len, dtype=torch.float64)`.",
         "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
     ),
-}
+    mistakes={
+        "resize_align_corners": Mistake(
+            "resize_position_table",
+            "the first and last rows are pinned to the old first and last rows (align_corners=True, or "
+            "torch.linspace(0, L-1, new_len) as source positions); use align_corners=False: new row j comes from x_j = "
+            "(j + 1/2) L / new_len - 1/2",
+            hints=(
+                "each new row stands for the centre of its cell: new row j sits at (j + 1/2)·L/L' - 1/2 old rows, the "
+                "cell-centre convention of F.interpolate's default. Pinning the first and last rows to the old ones "
+                "changes the step to (L - 1)/(L' - 1) old rows and moves every row in between.",
+                "the source positions, in old rows: with `old_len = table.shape[0]` and `j = torch.arange(new_len, "
+                "dtype=torch.float64)`, shift by half a row before and after the scaling, then clamp to [0, old_len - "
+                "1]; with F.interpolate, pass align_corners=False.",
+                "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
+            ),
+            wrong="x = torch.linspace(0, old_len - 1, new_len, dtype=torch.float64, device=table.device)",
+        ),
+        "resize_wrong_axis": Mistake(
+            "resize_position_table",
+            "you interpolated along the features, not the positions: F.interpolate resizes the last axis, so pass "
+            "table.T[None] (1, d, L) and transpose the result back",
+            hints=(
+                "the positions are the table's rows: resizing stretches the position axis and leaves the d features of "
+                "each row as they are. F.interpolate resizes the last axis, so the positions must come last.",
+                "the length you resize is the number of rows, axis 0 of the table. With F.interpolate, hand it "
+                "(1, d, L), `table.T[None]`, and transpose the result back.",
+                "key line: `old_len = table.shape[0]`",
+            ),
+            wrong="old_len = table.shape[1]",
+            also={"rows = table.to(work)": "rows = table.T.to(work)",
+                     "return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype)":
+                         "return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype).T"},
+        ),
+        "resize_not_transposed_back": Mistake(
+            "resize_position_table",
+            "the result is the (d, new_len) tensor: transpose it back to (new_len, d)",
+            hints=(
+                "the result is a table like the input, one row per position: (new_len, d). F.interpolate works on "
+                "(batch, channels, length), so its result has the positions last.",
+                "the shape of what you return. With F.interpolate on `table.T[None]`, take `[0].T`. With the formula, "
+                "the blend of `rows[i0]` and `rows[i1]` (`rows` the table in float32, `w` the weight of row i1) is "
+                "already (new_len, d).",
+                "key line: `return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype)`",
+            ),
+            wrong="return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype).T",
+        ),
+        "resize_nearest": Mistake(
+            "resize_position_table",
+            "rows are copied (nearest neighbour) instead of blended: use linear interpolation, T'[j] = (1 - w) T[i0] + "
+            "w T[i1]",
+            hints=(
+                "a resized table blends the two old rows around each new position, each weighted by how close it is; "
+                "copying the nearest row makes steps where the positions should move smoothly.",
+                "the source positions x_j = (j + 1/2)·old_len/new_len - 1/2, with `old_len = table.shape[0]` and "
+                "`j = torch.arange(new_len, dtype=torch.float64)`: not rounded, not floored, since their fraction is "
+                "the weight of the upper row. With F.interpolate, mode=\"linear\".",
+                "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
+            ),
+            wrong="x = (j * (old_len / new_len)).floor().clamp(0, old_len - 1)",
+        ),
+    },
+)
 
-# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
-# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
-# `also`: the other statements it rewrites). Its implementation is the solution with those statements
-# rewritten, unless mistakes.py beside this file writes one by hand (grader/mistakes.py) ----
-MISTAKES = {
-    # LearnablePositionalEncoding
-    "learned_ignores_position_ids": Mistake(
-        "LearnablePositionalEncoding",
-        "the given position_ids were ignored (the output used rows 0 .. seq-1): look up "
-        "self.position_embeddings(position_ids) when position_ids is given",
-        hints=(
-            "the caller chooses the positions: given position ids (a chunk that continues after a cache, a sequence "
-            "padded on the left), each token gets the row of its own position, not rows 0, 1, 2, ...",
-            "the lookup: only when `position_ids is None` do you build 0 .. seq_len - 1; otherwise look up exactly "
-            "the ids you were given, one row for each.",
-            "key line: `pe = self.position_embeddings(position_ids)`",
-        ),
-        wrong="pe = self.position_embeddings(torch.arange(seq_len, device=x.device))",
-    ),
-    # resize_position_table
-    "resize_align_corners": Mistake(
-        "resize_position_table",
-        "the first and last rows are pinned to the old first and last rows (align_corners=True, or torch.linspace(0, "
-        "L-1, new_len) as source positions); use align_corners=False: new row j comes from x_j = (j + 1/2) L / "
-        "new_len - 1/2",
-        hints=(
-            "each new row stands for the centre of its cell: new row j sits at (j + 1/2)·L/L' - 1/2 old rows, the "
-            "cell-centre convention of F.interpolate's default. Pinning the first and last rows to the old ones "
-            "changes the step to (L - 1)/(L' - 1) old rows and moves every row in between.",
-            "the source positions, in old rows: with `old_len = table.shape[0]` and `j = torch.arange(new_len, "
-            "dtype=torch.float64)`, shift by half a row before and after the scaling, then clamp to [0, old_len - 1]; "
-            "with F.interpolate, pass align_corners=False.",
-            "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
-        ),
-        wrong="x = torch.linspace(0, old_len - 1, new_len, dtype=torch.float64, device=table.device)",
-    ),
-    "resize_wrong_axis": Mistake(
-        "resize_position_table",
-        "you interpolated along the features, not the positions: F.interpolate resizes the last axis, so pass "
-        "table.T[None] (1, d, L) and transpose the result back",
-        hints=(
-            "the positions are the table's rows: resizing stretches the position axis and leaves the d features of "
-            "each row as they are. F.interpolate resizes the last axis, so the positions must come last.",
-            "the length you resize is the number of rows, axis 0 of the table. With F.interpolate, hand it "
-            "(1, d, L), `table.T[None]`, and transpose the result back.",
-            "key line: `old_len = table.shape[0]`",
-        ),
-        wrong="old_len = table.shape[1]",
-        also={"rows = table.to(work)": "rows = table.T.to(work)",
-                 "return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype)":
-                     "return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype).T"},
-    ),
-    "resize_not_transposed_back": Mistake(
-        "resize_position_table",
-        "the result is the (d, new_len) tensor: transpose it back to (new_len, d)",
-        hints=(
-            "the result is a table like the input, one row per position: (new_len, d). F.interpolate works on "
-            "(batch, channels, length), so its result has the positions last.",
-            "the shape of what you return. With F.interpolate on `table.T[None]`, take `[0].T`. With the formula, "
-            "the blend of `rows[i0]` and `rows[i1]` (`rows` the table in float32, `w` the weight of row i1) is "
-            "already (new_len, d).",
-            "key line: `return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype)`",
-        ),
-        wrong="return ((1 - w) * rows[i0] + w * rows[i1]).to(table.dtype).T",
-    ),
-    "resize_nearest": Mistake(
-        "resize_position_table",
-        "rows are copied (nearest neighbour) instead of blended: use linear interpolation, T'[j] = (1 - w) T[i0] + w "
-        "T[i1]",
-        hints=(
-            "a resized table blends the two old rows around each new position, each weighted by how close it is; "
-            "copying the nearest row makes steps where the positions should move smoothly.",
-            "the source positions x_j = (j + 1/2)·old_len/new_len - 1/2, with `old_len = table.shape[0]` and "
-            "`j = torch.arange(new_len, dtype=torch.float64)`: not rounded, not floored, since their fraction is the "
-            "weight of the upper row. With F.interpolate, mode=\"linear\".",
-            "key line: `x = ((j + 0.5) * (old_len / new_len) - 0.5).clamp(0, old_len - 1)`",
-        ),
-        wrong="x = (j * (old_len / new_len)).floor().clamp(0, old_len - 1)",
-    ),
-}
+
+EXERCISES = (LEARNABLE_POSITIONAL_ENCODING, RESIZE_POSITION_TABLE)
+# the flat tables every consumer reads (grader/checks/__init__.py), derived from the records
+CONVENTIONS, CHECKS, HINTS, MISTAKES = declared(EXERCISES)

@@ -1,6 +1,7 @@
 """Chapter 3 checks: relative_positions, shaw_attention_direct, shaw_attention, RelativePositionBias,
 t5_bucket, alibi_slopes, alibi_bias."""
 
+from grader.exercise import Exercise, declared
 from grader.spec import SEED, Check, Mistake, draw_choice, draw_int, find, same, unseen_like
 
 # head counts for alibi_slopes' twins: powers of two (one sequence) and the others (two interleaved)
@@ -36,75 +37,66 @@ def shaw(batch, heads, q_len, k_len, head_dim, max_distance, causal=False, seed=
             "kwargs": {"causal": causal}}
 
 
-def bias_forward(num_heads, max_distance, q_len, k_len, **kw):
-    return {"ctor_args": [num_heads, max_distance], "ctor_kwargs": {}, "forward_args": [q_len, k_len], **kw}
-
-
-def seeded(*args, **kw):
-    """module_forward params with seeded (identical) parameter values for learner and reference."""
-    return {**bias_forward(*args, **kw), "seed_params": 0}
-
-
-def distances(start, end, shape=None):
-    spec = {"t": "arange", "start": start, "end": end}
-    return {**spec, "shape": shape} if shape else spec
-
-
-REL = "relative_positions"
-DIRECT = "shaw_attention_direct"
-SHAW = "shaw_attention"
-BIAS = "RelativePositionBias"
-T5 = "t5_bucket"
-SLOPES = "alibi_slopes"
-ALIBI = "alibi_bias"
-
-REL_MISTAKES = ("rel_sign_flipped", "rel_start_aligned")
 SHAW_KINDS = ("sign_flipped", "clip_off_by_one", "unscaled", "value_ignored", "causal_flipped")
-SHAW_MISTAKES = tuple(f"shaw_{k}" for k in SHAW_KINDS)
-DIRECT_MISTAKES = tuple(f"shaw_direct_{k}" for k in SHAW_KINDS)
-BIAS_MISTAKES = ("bias_sign_flipped", "bias_clip_off_by_one")
-T5_MISTAKES = ("t5_causal_as_bidirectional", "t5_sign_flipped")
-ALIBI_MISTAKES = ("alibi_bias_power_of_two_formula", "alibi_bias_key_position", "alibi_bias_positive")
+
 ALIGN_HINT = ("with fewer queries than keys, query i sits at position k_len − q_len + i (after the cached keys); "
               "relative_positions(q_len, k_len) already gives j − i for that alignment")
 DEVICE_HINT = ("the bias was built on another device than {where}: create the positions with device={device} "
                "(a hard-coded 'cuda' if torch.cuda.is_available() else 'cpu' breaks a CPU model on a GPU machine)")
 
-# The scale check: B=1, H=8, L=2048, d=64, under a 3 GiB allowance. The efficient form needs about 0.5 GB beyond
-# its inputs; gathering the (Lq, Lk, d) tables (1.1 GB each, allowed by the contract) needs about 2.2 GB; one
-# (1, 8, 2048, 2048, 64) float32 intermediate needs 8.6 GB. Sizes the learner is told about when they fail:
-L_BIG = 2048
-KNOWN_SIZES = [
-    [[1, 8, L_BIG, L_BIG, 64], 4, "one float32 d-vector for every (batch, head, query, key): the broadcast product "
-                                  "q[..., None, :] * a_K, or the (Lq, Lk, d) table repeated over batch and heads"],
-    [[8, L_BIG, L_BIG, 64], 4, "one float32 d-vector for every (head, query, key): the table repeated over heads"],
-    [[L_BIG, L_BIG, 64], 4, "a gathered (Lq, Lk, d) float32 table: allowed, but not several at once beside the "
-                            "(B, H, Lq, Lk) logits"],
-]
-SCALE_HINT = ("never build a (B, H, Lq, Lk, d) tensor and never repeat the table over batch or heads: gather "
-              "q·rel_k from (q @ rel_k.T), shape (B, H, Lq, 2K+1), and scatter-add the attention weights into "
-              "2K+1 slots before multiplying by rel_v (section 3.3)")
 
-# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
-# table: this description beside the reference's signature)
-CONVENTIONS = {
-    "relative_positions": "`(q_len, k_len)` integer matrix of j − i, queries aligned to the end",
-    "shaw_attention_direct": ("Shaw et al. (2018) written as the paper does, with a `(B, H, Lq, Lk, d)` tensor of "
-                              "relative embeddings: the baseline"),
-    "shaw_attention": ("the same result without that tensor: tables `(2K+1, head_dim)` shared by the heads, row "
-                       "clip(j − i, −K, K) + K, both logit terms divided by √d, values plus the a^V term"),
-    "RelativePositionBias": ("`(1, H, q_len, k_len)`: a learned bias per head and clipped distance (attribute "
-                             "`bias: nn.Embedding(2K+1, num_heads)`), on the module's device, for SDPA's float "
-                             "`attn_mask`"),
-    "t5_bucket": ("T5's logarithmic buckets (Raffel et al., 2020), equal to transformers' "
-                  "`_relative_position_bucket`"),
-    "alibi_slopes": ("`(num_heads,)`: the geometric slopes of Press et al. (2022), including head counts that are "
-                     "not powers of two"),
-    "alibi_bias": "`(1, H, q_len, k_len)`: −slope_h · abs(j − i)",
-}
+def drawn(*shape, scale=1.0):
+    return {"t": "randn", "shape": list(shape), "seed": SEED, "scale": scale}
 
-CHECKS = [
-    # ---- relative_positions -----------------------------------------------------------------------
+
+def shaw_drawn(causal):
+    """shaw_attention's inputs with B=2 and H, L, d, K drawn: q, k, v (2, H, L, d), tables (2K + 1, d), K."""
+    q = drawn(2, draw_int(1, 4, name="h"), draw_int(2, 9, name="l"), draw_choice(4, 8, name="d"))
+    k, v = drawn(2, same("h"), same("l"), same("d")), drawn(2, same("h"), same("l"), same("d"))
+    rel_k, rel_v = (drawn(same("max_distance", times=2, plus=1), same("d"), scale=0.5) for _ in range(2))
+    return {"args": [q, k, v, rel_k, rel_v, draw_int(1, 4, name="max_distance")], "kwargs": {"causal": causal}}
+
+
+# Shaw attention's two forms mask the same way, in the same statement: one ladder for both
+SHAW_CAUSAL_FLIPPED = dict(
+    hints=(
+        "causal means a query sees its own key and the keys before it: the keys to hide are those after the "
+        "query, where the key's position minus the query's is positive.",
+        "the mask on the logits `scores` when `causal`: -inf where the distances `rel` (key minus query) are "
+        "greater than 0.",
+        "key line: `scores = scores.masked_fill(rel > 0, float(\"-inf\"))`",
+    ),
+    wrong="scores = scores.masked_fill(rel < 0, float(\"-inf\"))",
+)
+
+# messages that more than one mistake shows (the same slip in two exercises)
+_SHAW_SIGN_FLIPPED_MESSAGE = (
+    "the relative distance has the wrong sign: the tables are indexed with i − j. Shaw et al. use clip(j − i, "
+    "−K, K) + K (key position minus query position), so a key one step before the query reads row K − 1"
+)
+_SHAW_CLIP_OFF_BY_ONE_MESSAGE = (
+    "distances are clipped at ±(K − 1), so rows 0 and 2K of the tables are never read: clip j − i to [−K, K] (2K "
+    "+ 1 rows), then add K"
+)
+_SHAW_UNSCALED_MESSAGE = (
+    "the relative logit q·a^K is not divided by sqrt(d): in e_ij = q_i·(k_j + a^K_ij) / sqrt(d) both terms are "
+    "scaled"
+)
+_SHAW_VALUE_IGNORED_MESSAGE = (
+    "the value table is ignored: the output is sum_j alpha_ij (v_j + a^V_ij), not just attn @ v"
+)
+_SHAW_CAUSAL_FLIPPED_MESSAGE = (
+    "the causal mask points the wrong way: it hides the keys before the query and keeps those after it. Mask the "
+    "keys with j − i > 0 (relative_positions > 0)"
+)
+
+
+# ---- relative_positions --------------------------------------------------------------------------
+REL = "relative_positions"
+
+REL_MISTAKES = ("rel_sign_flipped", "rel_start_aligned")
+
+RELATIVE_POSITIONS_CHECKS = [
     Check(REL, "j − i for q_len = k_len = 5", "call", {"args": [5, 5]}, public=True, mistakes=REL_MISTAKES,
           id="j_i_q_len_k_len_5", twin={"args": square(2, 1101)}),
     Check(REL, "decoding: 3 queries aligned to the end of 8 keys", "call", {"args": [3, 8]}, public=True,
@@ -125,7 +117,63 @@ CHECKS = [
           {"args": [3, 5], "kwargs": {"device": "meta"}}, expect="ok",
           hint="create both aranges with device=device", public=True, id="built_requested_device_checked_meta",
           twin={"args": [draw_int(1, 40), draw_int(40, 80)], "kwargs": {"device": "meta"}}),
-    # ---- shaw_attention_direct --------------------------------------------------------------------
+]
+
+RELATIVE_POSITIONS = Exercise(
+    "relative_positions",
+    convention="`(q_len, k_len)` integer matrix of j − i, queries aligned to the end",
+    checks=RELATIVE_POSITIONS_CHECKS,
+    main=[
+        unseen_like(find(RELATIVE_POSITIONS_CHECKS, REL, "j_i_q_len_k_len_5"),
+                    {"args": [draw_int(1, 40), draw_int(40, 80)]},
+                    "j − i for q_len and k_len drawn for this submission", id="main_distances_v2"),
+    ],
+    hints=(
+        "the matrix holds, for each query row and key column, how far the key is from the query: key position minus "
+        "query position.",
+        "query i sits at position k_len - q_len + i, so the query positions are "
+        "`torch.arange(k_len - q_len, k_len)`; the key positions are 0 .. k_len - 1.",
+        "broadcasting builds the matrix: a row vector minus a column vector, indexed `[None, :]` and `[:, None]`. "
+        "Rows are queries and columns keys: R[i, j] = (position of key j) - (position of query i).",
+        "build both aranges with device=device, and check q_len and k_len first."
+        " Call them `query_pos` and `key_pos`.",
+        "key line: `return key_pos[None, :] - query_pos[:, None]`",
+    ),
+    mistakes={
+        "rel_sign_flipped": Mistake(
+            "relative_positions",
+            "the sign is flipped: you compute i − j; the convention (Shaw et al., T5) is j − i, key position minus "
+            "query position",
+            hints=(
+                "the relative position is the key's position minus the query's: positive for keys after the query.",
+                "the subtraction at the end: the key positions, `key_pos`, as a row vector, minus the query "
+                "positions, `query_pos`, as a column vector.",
+                "key line: `return key_pos[None, :] - query_pos[:, None]`",
+            ),
+            wrong="return query_pos[:, None] - key_pos[None, :]",
+        ),
+        "rel_start_aligned": Mistake(
+            "relative_positions",
+            "the queries are aligned to the start: with fewer queries than keys, query i sits at position k_len − "
+            "q_len + i (after the cached keys), not at i",
+            hints=(
+                "with fewer queries than keys the queries are the newest tokens: they sit at the end of the keys, not "
+                "at their start.",
+                "the query positions, `query_pos`: the last q_len of the k_len positions.",
+                "key line: `query_pos = torch.arange(k_len - q_len, k_len, device=device)`",
+            ),
+            wrong="query_pos = torch.arange(q_len, device=device)",
+        ),
+    },
+)
+
+
+# ---- shaw_attention_direct -----------------------------------------------------------------------
+DIRECT = "shaw_attention_direct"
+
+DIRECT_MISTAKES = tuple(f"shaw_direct_{k}" for k in SHAW_KINDS)
+
+SHAW_ATTENTION_DIRECT_CHECKS = [
     Check(DIRECT, "matches the reference: B=2, H=3, L=7, d=8, K=2", "call", shaw(2, 3, 7, 7, 8, 2), public=True,
           mistakes=DIRECT_MISTAKES, id="matches_reference_b_2_h_3_l_7_d_8_k_2"),
     Check(DIRECT, "causal, decoding: 3 queries against 9 keys", "call", shaw(2, 2, 3, 9, 8, 2, causal=True, seed=5),
@@ -135,7 +183,113 @@ CHECKS = [
     Check(DIRECT, "float64 in, float64 out", "call", {**shaw(1, 2, 5, 5, 4, 1, seed=3), "dtype": "float64"},
           mistakes=DIRECT_MISTAKES, hint="keep the input's dtype: build nothing in float32 explicitly",
           public=True, id="float64_float64_out"),
-    # ---- shaw_attention ---------------------------------------------------------------------------
+]
+
+SHAW_ATTENTION_DIRECT = Exercise(
+    "shaw_attention_direct",
+    convention="Shaw et al. (2018) written as the paper does, with a `(B, H, Lq, Lk, d)` tensor of "
+               "relative embeddings: the baseline",
+    checks=SHAW_ATTENTION_DIRECT_CHECKS,
+    main=[
+        unseen_like(find(SHAW_ATTENTION_DIRECT_CHECKS, DIRECT, "matches_reference_b_2_h_3_l_7_d_8_k_2"),
+                    shaw_drawn(False),
+                    "matches the reference on inputs drawn for this submission", id="main_bidirectional"),
+        unseen_like(find(SHAW_ATTENTION_DIRECT_CHECKS, DIRECT, "causal_decoding_3_queries_against_9_keys"),
+                    shaw_drawn(True),
+                    "causal, on inputs drawn for this submission", id="main_causal"),
+    ],
+    hints=(
+        "each pair (i, j) reads one row of each table, the row of its clipped distance; the key table adds to the "
+        "logit, the value table to the output.",
+        "the row of pair (i, j) is c = clip(j - i, -K, K) + K: `relative_positions(Lq, Lk, device=q.device)`, "
+        "`.clamp(-K, K)`, plus K. Indexing the table with it, `rel_k[idx]`, gives (Lq, Lk, d).",
+        "relative logits by broadcasting: q (B, H, Lq, d) with a new axis before d, times a^K (Lq, Lk, d), summed "
+        "over d, is (B, H, Lq, Lk). Both logit terms are divided by sqrt(d).",
+        "causal: before the softmax, give -inf to the keys after the query, where relative_positions > 0. The value "
+        "term: attn (B, H, Lq, Lk) with a new last axis, times a^V, summed over the keys."
+        " The value vectors of the pairs are `a_v = rel_v[c]` (Lq, Lk, d), and `attn` the softmax weights.",
+        "key line: `return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)`",
+    ),
+    mistakes={
+        "shaw_direct_sign_flipped": Mistake(
+            "shaw_attention_direct",
+            _SHAW_SIGN_FLIPPED_MESSAGE,
+            hints=(
+                "the tables are indexed by the key's position minus the query's, j - i: a key one step before the "
+                "query reads row K - 1, one step after it row K + 1.",
+                "the index of the table rows: the distances `rel`, relative_positions(Lq, Lk) (key minus query), "
+                "clipped to [-K, K] with K = max_distance, plus K; do not negate them.",
+                "key line: `idx = rel.clamp(-max_distance, max_distance) + max_distance`",
+            ),
+            wrong="idx = (-rel).clamp(-max_distance, max_distance) + max_distance",
+        ),
+        "shaw_direct_clip_off_by_one": Mistake(
+            "shaw_attention_direct",
+            _SHAW_CLIP_OFF_BY_ONE_MESSAGE,
+            hints=(
+                "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 "
+                "and 2K serve every key K or more steps away.",
+                "the clip of the distances `rel` before indexing: the bounds are -K and K (K = max_distance), then add "
+                "K.",
+                "key line: `idx = rel.clamp(-max_distance, max_distance) + max_distance`",
+            ),
+            wrong="idx = rel.clamp(-(max_distance - 1), max_distance - 1) + max_distance",
+        ),
+        "shaw_direct_unscaled": Mistake(
+            "shaw_attention_direct",
+            _SHAW_UNSCALED_MESSAGE,
+            hints=(
+                "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
+                "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
+                "the logits: add q·a^K (q against the key rows of the pairs, `a_k`) to q·k first, then divide the sum "
+                "by the square root of q's last dimension.",
+                "key line: `scores = q @ k.transpose(-2, -1) + (q.unsqueeze(-2) * a_k).sum(-1)`",
+            ),
+            wrong="scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + (q.unsqueeze(-2) * a_k).sum(-1)",
+            also={"scores = scores / math.sqrt(q.shape[-1])": "pass"},
+        ),
+        "shaw_direct_value_ignored": Mistake(
+            "shaw_attention_direct",
+            _SHAW_VALUE_IGNORED_MESSAGE,
+            hints=(
+                "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
+                "key's weight also takes the value row of its distance.",
+                "what you return: besides `attn @ v`, the weights `attn` times the value rows of the pairs, `a_v = "
+                "rel_v[idx]` (Lq, Lk, d), summed over the keys.",
+                "key line: `return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)`",
+            ),
+            wrong="return attn @ v",
+        ),
+        "shaw_direct_causal_flipped": Mistake(
+            "shaw_attention_direct",
+            _SHAW_CAUSAL_FLIPPED_MESSAGE,
+            **SHAW_CAUSAL_FLIPPED,
+        ),
+    },
+)
+
+
+# ---- shaw_attention ------------------------------------------------------------------------------
+SHAW = "shaw_attention"
+
+SHAW_MISTAKES = tuple(f"shaw_{k}" for k in SHAW_KINDS)
+
+# The scale check: B=1, H=8, L=2048, d=64, under a 3 GiB allowance. The efficient form needs about 0.5 GB beyond
+# its inputs; gathering the (Lq, Lk, d) tables (1.1 GB each, allowed by the contract) needs about 2.2 GB; one
+# (1, 8, 2048, 2048, 64) float32 intermediate needs 8.6 GB. Sizes the learner is told about when they fail:
+L_BIG = 2048
+KNOWN_SIZES = [
+    [[1, 8, L_BIG, L_BIG, 64], 4, "one float32 d-vector for every (batch, head, query, key): the broadcast product "
+                                  "q[..., None, :] * a_K, or the (Lq, Lk, d) table repeated over batch and heads"],
+    [[8, L_BIG, L_BIG, 64], 4, "one float32 d-vector for every (head, query, key): the table repeated over heads"],
+    [[L_BIG, L_BIG, 64], 4, "a gathered (Lq, Lk, d) float32 table: allowed, but not several at once beside the "
+                            "(B, H, Lq, Lk) logits"],
+]
+SCALE_HINT = ("never build a (B, H, Lq, Lk, d) tensor and never repeat the table over batch or heads: gather "
+              "q·rel_k from (q @ rel_k.T), shape (B, H, Lq, 2K+1), and scatter-add the attention weights into "
+              "2K+1 slots before multiplying by rel_v (section 3.3)")
+
+SHAW_ATTENTION_CHECKS = [
     Check(SHAW, "matches the reference: B=2, H=3, L=7, d=8, K=2", "call", shaw(2, 3, 7, 7, 8, 2), public=True,
           mistakes=SHAW_MISTAKES, id="matches_reference_b_2_h_3_l_7_d_8_k_2"),
     Check(SHAW, "causal, B=2, H=3, L=7, d=8, K=2", "call", shaw(2, 3, 7, 7, 8, 2, causal=True, seed=20),
@@ -190,13 +344,119 @@ CHECKS = [
            "sample_step": 64, "known_sizes": KNOWN_SIZES, "where": f"at B=1, H=8, L={L_BIG}, d=64, K=16",
            "reference_note": "The efficient form needs about 0.5 GB and one second here"},
           points=3, hint=SCALE_HINT, id="runs_at_scale_within_3_gib"),
-] + [
-    Check(SHAW, f"on CUDA in {dtype}", "call", {**shaw(2, 4, 64, 64, 32, 8, causal=True, seed=17), "device": "cuda",
-                                                 "dtype": dtype},
-          cuda=True, hint="build the relative positions with device=q.device", id=f"cuda_{dtype}")
-    for dtype in ("float32", "bfloat16")
-] + [
-    # ---- RelativePositionBias ---------------------------------------------------------------------
+    *[
+        Check(SHAW, f"on CUDA in {dtype}", "call", {**shaw(2, 4, 64, 64, 32, 8, causal=True, seed=17), "device": "cuda",
+                                                     "dtype": dtype},
+              cuda=True, hint="build the relative positions with device=q.device", id=f"cuda_{dtype}")
+        for dtype in ("float32", "bfloat16")
+    ],
+]
+
+SHAW_ATTENTION = Exercise(
+    "shaw_attention",
+    convention="the same result without that tensor: tables `(2K+1, head_dim)` shared by the heads, row "
+               "clip(j − i, −K, K) + K, both logit terms divided by √d, values plus the a^V term",
+    checks=SHAW_ATTENTION_CHECKS,
+    hidden=("memory_capped_call",),  # hidden_probes.py: the run at scale under a memory cap
+    main=[
+        unseen_like(find(SHAW_ATTENTION_CHECKS, SHAW, "matches_reference_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(False),
+                    "matches the reference on inputs drawn for this submission", id="main_bidirectional"),
+        unseen_like(find(SHAW_ATTENTION_CHECKS, SHAW, "causal_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(True),
+                    "causal, on inputs drawn for this submission", id="main_causal"),
+    ],
+    hints=(
+        "never build the (Lq, Lk, d) table: compute the product of each query with the 2K + 1 table rows once, then "
+        "pick (for the keys) or pool (for the values) by distance.",
+        "keys: P = q @ rel_k.T holds q_i·w^K_r for every row r. The relative logit of pair (i, j) is P[..., i, c_ij]: "
+        "`torch.gather` along the last axis, with the (Lq, Lk) index expanded (a view, no copy) to "
+        "(B, H, Lq, Lk).",
+        "values: S[..., i, r] = the sum of attn[..., i, j] over the keys j with c_ij = r. `scatter_add_` computes it "
+        "into a zeros tensor of shape (B, H, Lq, 2K + 1); then S @ rel_v.",
+        "no `repeat`, no broadcast product with a (Lq, Lk, d) table, no `.contiguous()` of an expanded table: each "
+        "builds a (B, H, Lq, Lk, d)-sized tensor, 8.6 GB at L = 2048."
+        " The sizes are `batch, heads, q_len, head_dim = q.shape`; `idx` is the expanded index of the clipped "
+        "distances, and `attn` the softmax weights.",
+        "key line: `per_row = attn.new_zeros(batch, heads, q_len, 2 * max_distance + 1).scatter_add_(-1, idx, "
+        "attn)`",
+    ),
+    mistakes={
+        "shaw_sign_flipped": Mistake(
+            "shaw_attention",
+            _SHAW_SIGN_FLIPPED_MESSAGE,
+            hints=(
+                "the tables are indexed by the key's position minus the query's, j - i: a key one step before the "
+                "query reads row K - 1, one step after it row K + 1.",
+                "the index of the table rows: the distances `rel`, relative_positions(Lq, Lk) (key minus query), "
+                "clipped to [-K, K] with K = max_distance, plus K, the whole expanded (a view) to (batch, heads, "
+                "q_len, k_len); do not negate them.",
+                "key line: `idx = (rel.clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
+                "k_len)`",
+            ),
+            wrong="idx = ((-rel).clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
+                  "k_len)",
+        ),
+        "shaw_clip_off_by_one": Mistake(
+            "shaw_attention",
+            _SHAW_CLIP_OFF_BY_ONE_MESSAGE,
+            hints=(
+                "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 "
+                "and 2K serve every key K or more steps away.",
+                "the clip of the distances `rel` before indexing: the bounds are -K and K (K = max_distance), then add "
+                "K, the whole expanded (a view) to (batch, heads, q_len, k_len).",
+                "key line: `idx = (rel.clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
+                "k_len)`",
+            ),
+            wrong="idx = (rel.clamp(-(max_distance - 1), max_distance - 1) + max_distance).expand(batch, heads, "
+                  "q_len, k_len)",
+        ),
+        "shaw_unscaled": Mistake(
+            "shaw_attention",
+            _SHAW_UNSCALED_MESSAGE,
+            hints=(
+                "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
+                "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
+                "the logits: the relative logits `rel_logits` (q against the key table, gathered by distance) join q·k "
+                "first, and the sum is divided by sqrt(head_dim), with `head_dim = q.shape[-1]`.",
+                "key line: `scores = (q @ k.transpose(-2, -1) + rel_logits) / math.sqrt(head_dim)`",
+            ),
+            wrong="scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim) + rel_logits",
+        ),
+        "shaw_value_ignored": Mistake(
+            "shaw_attention",
+            _SHAW_VALUE_IGNORED_MESSAGE,
+            hints=(
+                "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
+                "key's weight also takes the value row of its distance.",
+                "what you return: besides `attn @ v`, the weights `attn` summed per table row with `scatter_add_` into "
+                "`per_row` (B, H, Lq, 2K + 1), times the value table rel_v.",
+                "key line: `return attn @ v + per_row @ rel_v`",
+            ),
+            wrong="return attn @ v",
+        ),
+        "shaw_causal_flipped": Mistake(
+            "shaw_attention",
+            _SHAW_CAUSAL_FLIPPED_MESSAGE,
+            **SHAW_CAUSAL_FLIPPED,
+        ),
+    },
+)
+
+
+# ---- RelativePositionBias ------------------------------------------------------------------------
+def bias_forward(num_heads, max_distance, q_len, k_len, **kw):
+    return {"ctor_args": [num_heads, max_distance], "ctor_kwargs": {}, "forward_args": [q_len, k_len], **kw}
+
+
+def seeded(*args, **kw):
+    """module_forward params with seeded (identical) parameter values for learner and reference."""
+    return {**bias_forward(*args, **kw), "seed_params": 0}
+
+
+BIAS = "RelativePositionBias"
+
+BIAS_MISTAKES = ("bias_sign_flipped", "bias_clip_off_by_one")
+
+RELATIVE_POSITION_BIAS_CHECKS = [
     Check(BIAS, "bias for H=4, K=3, q_len = k_len = 6", "module_forward", seeded(4, 3, 6, 6), public=True,
           mistakes=BIAS_MISTAKES, id="bias_h_4_k_3_q_len_k_len_6"),
     Check(BIAS, "depends only on j − i and is constant beyond ±K", "module_forward", seeded(3, 2, 7, 7),
@@ -233,7 +493,74 @@ CHECKS = [
           twin={"ctor_args": [draw_int(1, 64), draw_int(-1000, -1)], "ctor_kwargs": {}}),
     Check(BIAS, "on CUDA", "module_forward", seeded(8, 16, 40, 64, device="cuda"), cuda=True,
           hint=DEVICE_HINT.format(where="the module's table", device="self.bias.weight.device"), id="cuda"),
-    # ---- t5_bucket --------------------------------------------------------------------------------
+]
+
+RELATIVE_POSITION_BIAS = Exercise(
+    "RelativePositionBias",
+    convention="`(1, H, q_len, k_len)`: a learned bias per head and clipped distance (attribute "
+               "`bias: nn.Embedding(2K+1, num_heads)`), on the module's device, for SDPA's float "
+               "`attn_mask`",
+    checks=RELATIVE_POSITION_BIAS_CHECKS,
+    main=[
+        unseen_like(find(RELATIVE_POSITION_BIAS_CHECKS, BIAS, "bias_h_4_k_3_q_len_k_len_6"),
+                    {"ctor_args": [draw_int(1, 8), draw_int(1, 6)], "ctor_kwargs": {},
+                     "forward_args": [draw_int(1, 6, name="q"), draw_int(6, 12)], "seed_params": SEED},
+                    "bias for H, K, q_len and k_len drawn for this submission", id="main_bias"),
+    ],
+    hints=(
+        "a small learned table holds one number per head and clipped distance; the bias of pair (i, j) is the row of "
+        "its distance.",
+        "the table is `nn.Embedding(2 * max_distance + 1, num_heads)` named self.bias, initialised with "
+        "`nn.init.trunc_normal_(self.bias.weight, std=0.02)`.",
+        "the index is relative_positions(q_len, k_len) clipped to [-K, K], plus K, built on the table's device: "
+        "`device=self.bias.weight.device`.",
+        "nn.Embedding returns (Lq, Lk, H): `permute(2, 0, 1)` puts the heads first and `unsqueeze(0)` adds the "
+        "batch axis."
+        " Call the distances `rel` (relative_positions on the table's device) and the max_distance K.",
+        "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
+    ),
+    mistakes={
+        "bias_sign_flipped": Mistake(
+            "RelativePositionBias",
+            "the bias is indexed with i − j (Swin's query − key convention); here row clip(j − i, −K, K) + K holds "
+            "distance j − i",
+            hints=(
+                "the table's rows are ordered by the key's position minus the query's, j - i: row K + 1 is the key one "
+                "step after the query. Indexing with i - j reads every row's mirror image.",
+                "the index of the lookup: the distances `rel`, relative_positions(q_len, k_len) (key minus query), "
+                "clipped to [-K, K] with K = self.max_distance, plus K; do not negate them.",
+                "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
+            ),
+            wrong="values = self.bias((-rel).clamp(-K, K) + K)",
+        ),
+        "bias_clip_off_by_one": Mistake(
+            "RelativePositionBias",
+            "distances are clipped at ±(K − 1), so the first and last rows of the table are never used: clip j − i to "
+            "[−K, K], then add K",
+            hints=(
+                "the table has 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so the first "
+                "and last rows serve every key K or more steps away.",
+                "the clip of the distances `rel` before the lookup: the bounds are -K and K (K = self.max_distance), "
+                "then add K.",
+                "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
+            ),
+            wrong="values = self.bias(rel.clamp(-(K - 1), K - 1) + K)",
+        ),
+    },
+)
+
+
+# ---- t5_bucket -----------------------------------------------------------------------------------
+def distances(start, end, shape=None):
+    spec = {"t": "arange", "start": start, "end": end}
+    return {**spec, "shape": shape} if shape else spec
+
+
+T5 = "t5_bucket"
+
+T5_MISTAKES = ("t5_causal_as_bidirectional", "t5_sign_flipped")
+
+T5_BUCKET_CHECKS = [
     Check(T5, "bidirectional buckets for j − i in [−200, 200] (32 buckets, max_distance 128)", "call",
           {"args": [distances(-200, 201)]}, public=True, mistakes=T5_MISTAKES,
           id="bidirectional_buckets_j_i_200_200_32",
@@ -270,7 +597,70 @@ CHECKS = [
     Check(T5, "on CUDA", "call", {"args": [distances(-300, 300)], "kwargs": {"bidirectional": False}, "device": "cuda"},
           cuda=True, id="cuda", twin={"args": [distances(draw_int(-600, -100), draw_int(100, 600))],
                                       "kwargs": {"bidirectional": False}, "device": "cuda"}),
-    # ---- alibi_slopes -----------------------------------------------------------------------------
+]
+
+T5_BUCKET = Exercise(
+    "t5_bucket",
+    convention="T5's logarithmic buckets (Raffel et al., 2020), equal to transformers' "
+               "`_relative_position_bucket`",
+    checks=T5_BUCKET_CHECKS,
+    main=[
+        unseen_like(find(T5_BUCKET_CHECKS, T5, "bidirectional_buckets_j_i_200_200_32"),
+                    {"args": [{"t": "arange", "start": draw_int(-300, -20), "end": draw_int(20, 300)}]},
+                    "bidirectional buckets for distances drawn for this submission", id="main_bidirectional"),
+        unseen_like(find(T5_BUCKET_CHECKS, T5, "causal_buckets_j_i_200_200"),
+                    {"args": [{"t": "arange", "start": draw_int(-300, -20), "end": draw_int(20, 300)}],
+                     "kwargs": {"bidirectional": False}},
+                    "causal buckets for distances drawn for this submission", id="main_causal"),
+    ],
+    hints=(
+        "the direction first. Bidirectional: halve num_buckets, add the halved count where r > 0, and use n = |r|. "
+        "Causal: n = max(-r, 0) and no offset.",
+        "max_exact = num_buckets // 2, after any halving. Below max_exact the bucket is n itself.",
+        "from max_exact on: max_exact + log(n / max_exact) / log(max_distance / max_exact) · (num_buckets - "
+        "max_exact), computed in float32, truncated with `.long()`, capped at num_buckets - 1. Clamp n to at "
+        "least max_exact before the log, to keep log(0) out."
+        " Call the bucket of a large distance `large`, the direction's offset `offset`, and the distance `n`.",
+        "key line: `return offset + torch.where(n < max_exact, n, large)`",
+    ),
+    mistakes={
+        "t5_causal_as_bidirectional": Mistake(
+            "t5_bucket",
+            "the causal buckets are computed with the bidirectional rule: with bidirectional=False use all num_buckets "
+            "for n = max(i − j, 0) = max(−r, 0), with no offset for r > 0",
+            hints=(
+                "a causal model only looks back: with bidirectional=False all num_buckets serve the keys before the "
+                "query, by their distance i - j, and every key after it falls into bucket 0. No upper half, no "
+                "halving.",
+                "the branch where `bidirectional` is false: no offset (zeros), the full num_buckets, and the distance "
+                "n = max(-r, 0), which is 0 for every key after the query.",
+                "key line: `n = (-r).clamp(min=0)`",
+            ),
+            wrong="n = r.abs()",
+            also={"offset = torch.zeros_like(r, dtype=torch.long)": "num_buckets //= 2\n"
+                                                                       "offset = (r > 0).long() * num_buckets"},
+        ),
+        "t5_sign_flipped": Mistake(
+            "t5_bucket",
+            "the direction is flipped: the input is r = j − i, so keys after the query have r > 0 (bidirectional: "
+            "upper half of the buckets) and the causal distance is max(−r, 0)",
+            hints=(
+                "the input is r = j - i, key minus query: a key after the query has r > 0. Bidirectional, those keys "
+                "take the upper half of the buckets; causal, the keys before the query have r < 0 and the distance -r.",
+                "every place where the sign of r enters: the offset when `bidirectional`, for the keys with r > 0, and "
+                "the causal distance max(-r, 0).",
+                "key line: `offset = (r > 0).long() * num_buckets`",
+            ),
+            wrong="offset = (r < 0).long() * num_buckets",
+        ),
+    },
+)
+
+
+# ---- alibi_slopes --------------------------------------------------------------------------------
+SLOPES = "alibi_slopes"
+
+ALIBI_SLOPES_CHECKS = [
     Check(SLOPES, "8 heads: 1/2, 1/4, ..., 1/256", "call", {"args": [8]}, public=True, id="8_heads_1_2_1_4_1_256",
           twin=({"args": [heads(*POWERS_OF_TWO)]},) * 3),
     Check(SLOPES, "12 heads (not a power of two)", "call", {"args": [12]}, public=True,
@@ -290,7 +680,52 @@ CHECKS = [
           public=True, id="6_heads", twin={"args": [heads(*NOT_POWERS)]}),
     Check(SLOPES, "64 heads", "call", {"args": [64]}, public=True, id="64_heads",
           twin=({"args": [heads(*POWERS_OF_TWO, lo=16)]},) * 4),
-    # ---- alibi_bias -------------------------------------------------------------------------------
+]
+
+ALIBI_SLOPES = Exercise(
+    "alibi_slopes",
+    convention="`(num_heads,)`: the geometric slopes of Press et al. (2022), including head counts that are "
+               "not powers of two",
+    checks=ALIBI_SLOPES_CHECKS,
+    main=[
+        # no power-of-two main: one call of alibi_slopes(n) has only 14 powers of two up to 8192 to draw from, fewer
+        # than Settings' twins.min_space; that case rests on the several-draw twins of the 8, 1 and 64 heads checks
+        unseen_like(find(ALIBI_SLOPES_CHECKS, SLOPES, "12_heads_not_power_two"), {"args": [heads(*NOT_POWERS)]},
+                    "a number of heads (not a power of two) drawn for this submission", id="main_other_v2"),
+    ],
+    hints=(
+        "for n a power of two: start = 2^(-8/n) and the slopes start^1, start^2, ..., start^n.",
+        "otherwise c = 2^floor(log2 n), the largest power of two not above n (an int's `bit_length()` gives its "
+        "exponent): the c slopes of c heads, then the n - c odd powers start'^1, start'^3, ... of "
+        "start' = 2^(-8/(2c)).",
+        "compute in float32, as BLOOM does, on `device`.",
+        "key line: `c = 1 << (num_heads.bit_length() - 1)`",
+    ),
+    mistakes={
+        "alibi_slopes_power_of_two_formula": Mistake(
+            "alibi_slopes",
+            "the power-of-two formula 2^(-8h/n) is used for a head count that is not a power of two. Take c = "
+            "2^floor(log2 n): the c slopes 2^(-8h/c), then every other slope of the 2c-head sequence for the remaining "
+            "n − c heads (slopes(2c)[0::2][:n − c])",
+            hints=(
+                "the geometric formula holds for a power-of-two head count only; other counts take the slopes of the "
+                "largest power of two below them, then every other slope of the next power of two.",
+                "where you choose the head count the formula is applied to: c is the largest power of two not above "
+                "num_heads (an int's `bit_length()` gives its exponent), and the n - c extra heads come after.",
+                "key line: `c = 1 << (num_heads.bit_length() - 1)`",
+            ),
+            wrong="c = num_heads",
+        ),
+    },
+)
+
+
+# ---- alibi_bias ----------------------------------------------------------------------------------
+ALIBI = "alibi_bias"
+
+ALIBI_MISTAKES = ("alibi_bias_power_of_two_formula", "alibi_bias_key_position", "alibi_bias_positive")
+
+ALIBI_BIAS_CHECKS = [
     Check(ALIBI, "8 heads, q_len = k_len = 5", "call", {"args": [8, 5, 5]}, public=True, mistakes=ALIBI_MISTAKES,
           id="8_heads_q_len_k_len_5", twin={"args": [heads(*POWERS_OF_TWO, hi=64), *square(2, 200)]}),
     Check(ALIBI, "decoding: 3 queries against 7 keys", "call", {"args": [4, 3, 7]}, public=True,
@@ -321,123 +756,16 @@ CHECKS = [
                            "device": "cuda"}),
 ]
 
-# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
-def drawn(*shape, scale=1.0):
-    return {"t": "randn", "shape": list(shape), "seed": SEED, "scale": scale}
-
-
-def shaw_drawn(causal):
-    """shaw_attention's inputs with B=2 and H, L, d, K drawn: q, k, v (2, H, L, d), tables (2K + 1, d), K."""
-    q = drawn(2, draw_int(1, 4, name="h"), draw_int(2, 9, name="l"), draw_choice(4, 8, name="d"))
-    k, v = drawn(2, same("h"), same("l"), same("d")), drawn(2, same("h"), same("l"), same("d"))
-    rel_k, rel_v = (drawn(same("max_distance", times=2, plus=1), same("d"), scale=0.5) for _ in range(2))
-    return {"args": [q, k, v, rel_k, rel_v, draw_int(1, 4, name="max_distance")], "kwargs": {"causal": causal}}
-
-
-CHECKS += [
-    unseen_like(find(CHECKS, REL, "j_i_q_len_k_len_5"), {"args": [draw_int(1, 40), draw_int(40, 80)]},
-                "j − i for q_len and k_len drawn for this submission", id="main_distances_v2"),
-    unseen_like(find(CHECKS, DIRECT, "matches_reference_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(False),
-                "matches the reference on inputs drawn for this submission", id="main_bidirectional"),
-    unseen_like(find(CHECKS, DIRECT, "causal_decoding_3_queries_against_9_keys"), shaw_drawn(True),
-                "causal, on inputs drawn for this submission", id="main_causal"),
-    unseen_like(find(CHECKS, SHAW, "matches_reference_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(False),
-                "matches the reference on inputs drawn for this submission", id="main_bidirectional"),
-    unseen_like(find(CHECKS, SHAW, "causal_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(True),
-                "causal, on inputs drawn for this submission", id="main_causal"),
-    unseen_like(find(CHECKS, BIAS, "bias_h_4_k_3_q_len_k_len_6"),
-                {"ctor_args": [draw_int(1, 8), draw_int(1, 6)], "ctor_kwargs": {},
-                 "forward_args": [draw_int(1, 6, name="q"), draw_int(6, 12)], "seed_params": SEED},
-                "bias for H, K, q_len and k_len drawn for this submission", id="main_bias"),
-    unseen_like(find(CHECKS, T5, "bidirectional_buckets_j_i_200_200_32"),
-                {"args": [{"t": "arange", "start": draw_int(-300, -20), "end": draw_int(20, 300)}]},
-                "bidirectional buckets for distances drawn for this submission", id="main_bidirectional"),
-    unseen_like(find(CHECKS, T5, "causal_buckets_j_i_200_200"),
-                {"args": [{"t": "arange", "start": draw_int(-300, -20), "end": draw_int(20, 300)}],
-                 "kwargs": {"bidirectional": False}},
-                "causal buckets for distances drawn for this submission", id="main_causal"),
-    # no power-of-two main: one call of alibi_slopes(n) has only 14 powers of two up to 8192 to draw from, fewer
-    # than Settings' twins.min_space; that case rests on the several-draw twins of the 8, 1 and 64 heads checks
-    unseen_like(find(CHECKS, SLOPES, "12_heads_not_power_two"), {"args": [heads(*NOT_POWERS)]},
-                "a number of heads (not a power of two) drawn for this submission", id="main_other_v2"),
-    unseen_like(find(CHECKS, ALIBI, "8_heads_q_len_k_len_5"),
-                {"args": [draw_int(1, 32), draw_int(1, 12), draw_int(12, 30)]},
-                "heads, q_len and k_len drawn for this submission", id="main_bias_v2"),
-]
-
-
-# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
-# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
-HINTS = {
-    "relative_positions": (
-        "the matrix holds, for each query row and key column, how far the key is from the query: key position minus "
-        "query position.",
-        "query i sits at position k_len - q_len + i, so the query positions are "
-        "`torch.arange(k_len - q_len, k_len)`; the key positions are 0 .. k_len - 1.",
-        "broadcasting builds the matrix: a row vector minus a column vector, indexed `[None, :]` and `[:, None]`. "
-        "Rows are queries and columns keys: R[i, j] = (position of key j) - (position of query i).",
-        "build both aranges with device=device, and check q_len and k_len first."
-        " Call them `query_pos` and `key_pos`.",
-        "key line: `return key_pos[None, :] - query_pos[:, None]`",
-    ),
-    "shaw_attention_direct": (
-        "each pair (i, j) reads one row of each table, the row of its clipped distance; the key table adds to the "
-        "logit, the value table to the output.",
-        "the row of pair (i, j) is c = clip(j - i, -K, K) + K: `relative_positions(Lq, Lk, device=q.device)`, "
-        "`.clamp(-K, K)`, plus K. Indexing the table with it, `rel_k[idx]`, gives (Lq, Lk, d).",
-        "relative logits by broadcasting: q (B, H, Lq, d) with a new axis before d, times a^K (Lq, Lk, d), summed "
-        "over d, is (B, H, Lq, Lk). Both logit terms are divided by sqrt(d).",
-        "causal: before the softmax, give -inf to the keys after the query, where relative_positions > 0. The value "
-        "term: attn (B, H, Lq, Lk) with a new last axis, times a^V, summed over the keys."
-        " The value vectors of the pairs are `a_v = rel_v[c]` (Lq, Lk, d), and `attn` the softmax weights.",
-        "key line: `return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)`",
-    ),
-    "shaw_attention": (
-        "never build the (Lq, Lk, d) table: compute the product of each query with the 2K + 1 table rows once, then "
-        "pick (for the keys) or pool (for the values) by distance.",
-        "keys: P = q @ rel_k.T holds q_i·w^K_r for every row r. The relative logit of pair (i, j) is P[..., i, c_ij]: "
-        "`torch.gather` along the last axis, with the (Lq, Lk) index expanded (a view, no copy) to "
-        "(B, H, Lq, Lk).",
-        "values: S[..., i, r] = the sum of attn[..., i, j] over the keys j with c_ij = r. `scatter_add_` computes it "
-        "into a zeros tensor of shape (B, H, Lq, 2K + 1); then S @ rel_v.",
-        "no `repeat`, no broadcast product with a (Lq, Lk, d) table, no `.contiguous()` of an expanded table: each "
-        "builds a (B, H, Lq, Lk, d)-sized tensor, 8.6 GB at L = 2048."
-        " The sizes are `batch, heads, q_len, head_dim = q.shape`; `idx` is the expanded index of the clipped "
-        "distances, and `attn` the softmax weights.",
-        "key line: `per_row = attn.new_zeros(batch, heads, q_len, 2 * max_distance + 1).scatter_add_(-1, idx, "
-        "attn)`",
-    ),
-    "RelativePositionBias": (
-        "a small learned table holds one number per head and clipped distance; the bias of pair (i, j) is the row of "
-        "its distance.",
-        "the table is `nn.Embedding(2 * max_distance + 1, num_heads)` named self.bias, initialised with "
-        "`nn.init.trunc_normal_(self.bias.weight, std=0.02)`.",
-        "the index is relative_positions(q_len, k_len) clipped to [-K, K], plus K, built on the table's device: "
-        "`device=self.bias.weight.device`.",
-        "nn.Embedding returns (Lq, Lk, H): `permute(2, 0, 1)` puts the heads first and `unsqueeze(0)` adds the "
-        "batch axis."
-        " Call the distances `rel` (relative_positions on the table's device) and the max_distance K.",
-        "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
-    ),
-    "t5_bucket": (
-        "the direction first. Bidirectional: halve num_buckets, add the halved count where r > 0, and use n = |r|. "
-        "Causal: n = max(-r, 0) and no offset.",
-        "max_exact = num_buckets // 2, after any halving. Below max_exact the bucket is n itself.",
-        "from max_exact on: max_exact + log(n / max_exact) / log(max_distance / max_exact) · (num_buckets - "
-        "max_exact), computed in float32, truncated with `.long()`, capped at num_buckets - 1. Clamp n to at "
-        "least max_exact before the log, to keep log(0) out."
-        " Call the bucket of a large distance `large`, the direction's offset `offset`, and the distance `n`.",
-        "key line: `return offset + torch.where(n < max_exact, n, large)`",
-    ),
-    "alibi_slopes": (
-        "for n a power of two: start = 2^(-8/n) and the slopes start^1, start^2, ..., start^n.",
-        "otherwise c = 2^floor(log2 n), the largest power of two not above n (an int's `bit_length()` gives its "
-        "exponent): the c slopes of c heads, then the n - c odd powers start'^1, start'^3, ... of "
-        "start' = 2^(-8/(2c)).",
-        "compute in float32, as BLOOM does, on `device`.",
-        "key line: `c = 1 << (num_heads.bit_length() - 1)`",
-    ),
-    "alibi_bias": (
+ALIBI_BIAS = Exercise(
+    "alibi_bias",
+    convention="`(1, H, q_len, k_len)`: −slope_h · abs(j − i)",
+    checks=ALIBI_BIAS_CHECKS,
+    main=[
+        unseen_like(find(ALIBI_BIAS_CHECKS, ALIBI, "8_heads_q_len_k_len_5"),
+                    {"args": [draw_int(1, 32), draw_int(1, 12), draw_int(12, 30)]},
+                    "heads, q_len and k_len drawn for this submission", id="main_bias_v2"),
+    ],
+    hints=(
         "ALiBi penalises every key in proportion to its distance from the query, with one slope per head: the bias "
         "is minus the slope times the distance.",
         "reuse your alibi_slopes and relative_positions (queries aligned to the end), both on `device`.",
@@ -445,295 +773,52 @@ HINTS = {
         "the sign: ALiBi subtracts m·|j - i|: zero on the query's own key, negative everywhere else.",
         "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
     ),
-}
-
-# Shaw attention's two forms mask the same way, in the same statement: one ladder for both
-SHAW_CAUSAL_FLIPPED = dict(
-    hints=(
-        "causal means a query sees its own key and the keys before it: the keys to hide are those after the "
-        "query, where the key's position minus the query's is positive.",
-        "the mask on the logits `scores` when `causal`: -inf where the distances `rel` (key minus query) are "
-        "greater than 0.",
-        "key line: `scores = scores.masked_fill(rel > 0, float(\"-inf\"))`",
-    ),
-    wrong="scores = scores.masked_fill(rel < 0, float(\"-inf\"))",
+    mistakes={
+        "alibi_bias_power_of_two_formula": Mistake(
+            "alibi_bias",
+            "the slopes: the power-of-two formula 2^(-8h/n) is used for a head count that is not a power of two. Take "
+            "c = 2^floor(log2 n): the c slopes 2^(-8h/c), then every other slope of the 2c-head sequence for the "
+            "remaining n − c heads (slopes(2c)[0::2][:n − c])",
+            hints=(
+                "the bias uses the slopes of alibi_slopes: the geometric formula holds for a power-of-two head count "
+                "only; other counts take the slopes of the largest power of two below them, then every other slope of "
+                "the next one.",
+                "where the bias gets its slopes: reuse your alibi_slopes, once it passes its own self-check, instead "
+                "of a formula written again here.",
+                "key line: `slopes = alibi_slopes(num_heads, device=device)`",
+            ),
+            wrong="slopes = 2.0 ** (-8.0 * torch.arange(1, num_heads + 1, dtype=torch.float32, device=device) "
+                  "/ num_heads)",
+        ),
+        "alibi_bias_key_position": Mistake(
+            "alibi_bias",
+            "this is m·j, BLOOM's shortcut: after a causal softmax it gives the same attention, but the bias asked for "
+            "is −m·|j − i| (zero at the query, equal for both directions)",
+            hints=(
+                "the bias depends on the distance between query and key, |j - i|, not on the key's position alone.",
+                "the distances: your relative_positions (queries aligned to the end), their absolute value, times "
+                "minus the slope.",
+                "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
+            ),
+            wrong="return (slopes[:, None, None] * torch.arange(k_len, device=device).expand(q_len, "
+            "k_len)).unsqueeze(0)",
+        ),
+        "alibi_bias_positive": Mistake(
+            "alibi_bias",
+            "the sign: ALiBi *subtracts* m·|j − i|, so distant keys get lower logits",
+            hints=(
+                "ALiBi lowers the logit of a key the further it is from the query: the bias is negative away from the "
+                "diagonal.",
+                "the sign of what you return: minus the slope times the distance.",
+                "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
+            ),
+            wrong="return (slopes[:, None, None] * distance).unsqueeze(0)",
+        ),
+    },
 )
 
-# messages that more than one mistake shows (the same slip in two exercises)
-_SHAW_SIGN_FLIPPED_MESSAGE = (
-    "the relative distance has the wrong sign: the tables are indexed with i − j. Shaw et al. use clip(j − i, "
-    "−K, K) + K (key position minus query position), so a key one step before the query reads row K − 1"
-)
-_SHAW_CLIP_OFF_BY_ONE_MESSAGE = (
-    "distances are clipped at ±(K − 1), so rows 0 and 2K of the tables are never read: clip j − i to [−K, K] (2K "
-    "+ 1 rows), then add K"
-)
-_SHAW_UNSCALED_MESSAGE = (
-    "the relative logit q·a^K is not divided by sqrt(d): in e_ij = q_i·(k_j + a^K_ij) / sqrt(d) both terms are "
-    "scaled"
-)
-_SHAW_VALUE_IGNORED_MESSAGE = (
-    "the value table is ignored: the output is sum_j alpha_ij (v_j + a^V_ij), not just attn @ v"
-)
-_SHAW_CAUSAL_FLIPPED_MESSAGE = (
-    "the causal mask points the wrong way: it hides the keys before the query and keeps those after it. Mask the "
-    "keys with j − i > 0 (relative_positions > 0)"
-)
 
-# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
-# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
-# `also`: the other statements it rewrites). Its implementation is the solution with those statements
-# rewritten, unless mistakes.py beside this file writes one by hand (grader/mistakes.py) ----
-MISTAKES = {
-    # relative_positions
-    "rel_sign_flipped": Mistake(
-        "relative_positions",
-        "the sign is flipped: you compute i − j; the convention (Shaw et al., T5) is j − i, key position minus query "
-        "position",
-        hints=(
-            "the relative position is the key's position minus the query's: positive for keys after the query.",
-            "the subtraction at the end: the key positions, `key_pos`, as a row vector, minus the query "
-            "positions, `query_pos`, as a column vector.",
-            "key line: `return key_pos[None, :] - query_pos[:, None]`",
-        ),
-        wrong="return query_pos[:, None] - key_pos[None, :]",
-    ),
-    "rel_start_aligned": Mistake(
-        "relative_positions",
-        "the queries are aligned to the start: with fewer queries than keys, query i sits at position k_len − q_len "
-        "+ i (after the cached keys), not at i",
-        hints=(
-            "with fewer queries than keys the queries are the newest tokens: they sit at the end of the keys, not at "
-            "their start.",
-            "the query positions, `query_pos`: the last q_len of the k_len positions.",
-            "key line: `query_pos = torch.arange(k_len - q_len, k_len, device=device)`",
-        ),
-        wrong="query_pos = torch.arange(q_len, device=device)",
-    ),
-    # shaw_attention_direct
-    "shaw_direct_sign_flipped": Mistake(
-        "shaw_attention_direct",
-        _SHAW_SIGN_FLIPPED_MESSAGE,
-        hints=(
-            "the tables are indexed by the key's position minus the query's, j - i: a key one step before the query "
-            "reads row K - 1, one step after it row K + 1.",
-            "the index of the table rows: the distances `rel`, relative_positions(Lq, Lk) (key minus query), clipped "
-            "to [-K, K] with K = max_distance, plus K; do not negate them.",
-            "key line: `idx = rel.clamp(-max_distance, max_distance) + max_distance`",
-        ),
-        wrong="idx = (-rel).clamp(-max_distance, max_distance) + max_distance",
-    ),
-    "shaw_direct_clip_off_by_one": Mistake(
-        "shaw_attention_direct",
-        _SHAW_CLIP_OFF_BY_ONE_MESSAGE,
-        hints=(
-            "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 and "
-            "2K serve every key K or more steps away.",
-            "the clip of the distances `rel` before indexing: the bounds are -K and K (K = max_distance), then add "
-            "K.",
-            "key line: `idx = rel.clamp(-max_distance, max_distance) + max_distance`",
-        ),
-        wrong="idx = rel.clamp(-(max_distance - 1), max_distance - 1) + max_distance",
-    ),
-    "shaw_direct_unscaled": Mistake(
-        "shaw_attention_direct",
-        _SHAW_UNSCALED_MESSAGE,
-        hints=(
-            "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
-            "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
-            "the logits: add q·a^K (q against the key rows of the pairs, `a_k`) to q·k first, then divide the sum by "
-            "the square root of q's last dimension.",
-            "key line: `scores = q @ k.transpose(-2, -1) + (q.unsqueeze(-2) * a_k).sum(-1)`",
-        ),
-        wrong="scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + (q.unsqueeze(-2) * a_k).sum(-1)",
-        also={"scores = scores / math.sqrt(q.shape[-1])": "pass"},
-    ),
-    "shaw_direct_value_ignored": Mistake(
-        "shaw_attention_direct",
-        _SHAW_VALUE_IGNORED_MESSAGE,
-        hints=(
-            "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
-            "key's weight also takes the value row of its distance.",
-            "what you return: besides `attn @ v`, the weights `attn` times the value rows of the pairs, `a_v = "
-            "rel_v[idx]` (Lq, Lk, d), summed over the keys.",
-            "key line: `return attn @ v + (attn.unsqueeze(-1) * a_v).sum(-2)`",
-        ),
-        wrong="return attn @ v",
-    ),
-    "shaw_direct_causal_flipped": Mistake(
-        "shaw_attention_direct",
-        _SHAW_CAUSAL_FLIPPED_MESSAGE,
-        **SHAW_CAUSAL_FLIPPED,
-    ),
-    # shaw_attention
-    "shaw_sign_flipped": Mistake(
-        "shaw_attention",
-        _SHAW_SIGN_FLIPPED_MESSAGE,
-        hints=(
-            "the tables are indexed by the key's position minus the query's, j - i: a key one step before the query "
-            "reads row K - 1, one step after it row K + 1.",
-            "the index of the table rows: the distances `rel`, relative_positions(Lq, Lk) (key minus query), clipped "
-            "to [-K, K] with K = max_distance, plus K, the whole expanded (a view) to (batch, heads, q_len, k_len); "
-            "do not negate them.",
-            "key line: `idx = (rel.clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
-            "k_len)`",
-        ),
-        wrong="idx = ((-rel).clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
-              "k_len)",
-    ),
-    "shaw_clip_off_by_one": Mistake(
-        "shaw_attention",
-        _SHAW_CLIP_OFF_BY_ONE_MESSAGE,
-        hints=(
-            "the tables have 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so rows 0 and "
-            "2K serve every key K or more steps away.",
-            "the clip of the distances `rel` before indexing: the bounds are -K and K (K = max_distance), then add "
-            "K, the whole expanded (a view) to (batch, heads, q_len, k_len).",
-            "key line: `idx = (rel.clamp(-max_distance, max_distance) + max_distance).expand(batch, heads, q_len, "
-            "k_len)`",
-        ),
-        wrong="idx = (rel.clamp(-(max_distance - 1), max_distance - 1) + max_distance).expand(batch, heads, "
-              "q_len, k_len)",
-    ),
-    "shaw_unscaled": Mistake(
-        "shaw_attention",
-        _SHAW_UNSCALED_MESSAGE,
-        hints=(
-            "Shaw et al. add the relative key to the key before the dot product, e_ij = q_i·(k_j + a^K_ij) / "
-            "sqrt(d): both logit terms are divided by sqrt(d), not q·k alone.",
-            "the logits: the relative logits `rel_logits` (q against the key table, gathered by distance) join q·k "
-            "first, and the sum is divided by sqrt(head_dim), with `head_dim = q.shape[-1]`.",
-            "key line: `scores = (q @ k.transpose(-2, -1) + rel_logits) / math.sqrt(head_dim)`",
-        ),
-        wrong="scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim) + rel_logits",
-    ),
-    "shaw_value_ignored": Mistake(
-        "shaw_attention",
-        _SHAW_VALUE_IGNORED_MESSAGE,
-        hints=(
-            "the value table carries position into the output too: z_i = sum_j alpha_ij (v_j + a^V_ij), so each "
-            "key's weight also takes the value row of its distance.",
-            "what you return: besides `attn @ v`, the weights `attn` summed per table row with `scatter_add_` into "
-            "`per_row` (B, H, Lq, 2K + 1), times the value table rel_v.",
-            "key line: `return attn @ v + per_row @ rel_v`",
-        ),
-        wrong="return attn @ v",
-    ),
-    "shaw_causal_flipped": Mistake(
-        "shaw_attention",
-        _SHAW_CAUSAL_FLIPPED_MESSAGE,
-        **SHAW_CAUSAL_FLIPPED,
-    ),
-    # RelativePositionBias
-    "bias_sign_flipped": Mistake(
-        "RelativePositionBias",
-        "the bias is indexed with i − j (Swin's query − key convention); here row clip(j − i, −K, K) + K holds "
-        "distance j − i",
-        hints=(
-            "the table's rows are ordered by the key's position minus the query's, j - i: row K + 1 is the key one "
-            "step after the query. Indexing with i - j reads every row's mirror image.",
-            "the index of the lookup: the distances `rel`, relative_positions(q_len, k_len) (key minus query), "
-            "clipped to [-K, K] with K = self.max_distance, plus K; do not negate them.",
-            "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
-        ),
-        wrong="values = self.bias((-rel).clamp(-K, K) + K)",
-    ),
-    "bias_clip_off_by_one": Mistake(
-        "RelativePositionBias",
-        "distances are clipped at ±(K − 1), so the first and last rows of the table are never used: clip j − i to "
-        "[−K, K], then add K",
-        hints=(
-            "the table has 2K + 1 rows, for the distances -K .. K: the clip keeps distance K itself, so the first "
-            "and last rows serve every key K or more steps away.",
-            "the clip of the distances `rel` before the lookup: the bounds are -K and K (K = self.max_distance), "
-            "then add K.",
-            "key line: `values = self.bias(rel.clamp(-K, K) + K)`",
-        ),
-        wrong="values = self.bias(rel.clamp(-(K - 1), K - 1) + K)",
-    ),
-    # t5_bucket
-    "t5_causal_as_bidirectional": Mistake(
-        "t5_bucket",
-        "the causal buckets are computed with the bidirectional rule: with bidirectional=False use all num_buckets "
-        "for n = max(i − j, 0) = max(−r, 0), with no offset for r > 0",
-        hints=(
-            "a causal model only looks back: with bidirectional=False all num_buckets serve the keys before the "
-            "query, by their distance i - j, and every key after it falls into bucket 0. No upper half, no halving.",
-            "the branch where `bidirectional` is false: no offset (zeros), the full num_buckets, and the distance "
-            "n = max(-r, 0), which is 0 for every key after the query.",
-            "key line: `n = (-r).clamp(min=0)`",
-        ),
-        wrong="n = r.abs()",
-        also={"offset = torch.zeros_like(r, dtype=torch.long)": "num_buckets //= 2\n"
-                                                                   "offset = (r > 0).long() * num_buckets"},
-    ),
-    "t5_sign_flipped": Mistake(
-        "t5_bucket",
-        "the direction is flipped: the input is r = j − i, so keys after the query have r > 0 (bidirectional: upper "
-        "half of the buckets) and the causal distance is max(−r, 0)",
-        hints=(
-            "the input is r = j - i, key minus query: a key after the query has r > 0. Bidirectional, those keys take "
-            "the upper half of the buckets; causal, the keys before the query have r < 0 and the distance -r.",
-            "every place where the sign of r enters: the offset when `bidirectional`, for the keys with r > 0, and "
-            "the causal distance max(-r, 0).",
-            "key line: `offset = (r > 0).long() * num_buckets`",
-        ),
-        wrong="offset = (r < 0).long() * num_buckets",
-    ),
-    # alibi_slopes
-    "alibi_slopes_power_of_two_formula": Mistake(
-        "alibi_slopes",
-        "the power-of-two formula 2^(-8h/n) is used for a head count that is not a power of two. Take c = "
-        "2^floor(log2 n): the c slopes 2^(-8h/c), then every other slope of the 2c-head sequence for the remaining n "
-        "− c heads (slopes(2c)[0::2][:n − c])",
-        hints=(
-            "the geometric formula holds for a power-of-two head count only; other counts take the slopes of the "
-            "largest power of two below them, then every other slope of the next power of two.",
-            "where you choose the head count the formula is applied to: c is the largest power of two not above "
-            "num_heads (an int's `bit_length()` gives its exponent), and the n - c extra heads come after.",
-            "key line: `c = 1 << (num_heads.bit_length() - 1)`",
-        ),
-        wrong="c = num_heads",
-    ),
-    # alibi_bias
-    "alibi_bias_power_of_two_formula": Mistake(
-        "alibi_bias",
-        "the slopes: the power-of-two formula 2^(-8h/n) is used for a head count that is not a power of two. Take c "
-        "= 2^floor(log2 n): the c slopes 2^(-8h/c), then every other slope of the 2c-head sequence for the remaining "
-        "n − c heads (slopes(2c)[0::2][:n − c])",
-        hints=(
-            "the bias uses the slopes of alibi_slopes: the geometric formula holds for a power-of-two head count "
-            "only; other counts take the slopes of the largest power of two below them, then every other slope of "
-            "the next one.",
-            "where the bias gets its slopes: reuse your alibi_slopes, once it passes its own self-check, instead of "
-            "a formula written again here.",
-            "key line: `slopes = alibi_slopes(num_heads, device=device)`",
-        ),
-        wrong="slopes = 2.0 ** (-8.0 * torch.arange(1, num_heads + 1, dtype=torch.float32, device=device) "
-              "/ num_heads)",
-    ),
-    "alibi_bias_key_position": Mistake(
-        "alibi_bias",
-        "this is m·j, BLOOM's shortcut: after a causal softmax it gives the same attention, but the bias asked for "
-        "is −m·|j − i| (zero at the query, equal for both directions)",
-        hints=(
-            "the bias depends on the distance between query and key, |j - i|, not on the key's position alone.",
-            "the distances: your relative_positions (queries aligned to the end), their absolute value, times "
-            "minus the slope.",
-            "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
-        ),
-        wrong="return (slopes[:, None, None] * torch.arange(k_len, device=device).expand(q_len, "
-        "k_len)).unsqueeze(0)",
-    ),
-    "alibi_bias_positive": Mistake(
-        "alibi_bias",
-        "the sign: ALiBi *subtracts* m·|j − i|, so distant keys get lower logits",
-        hints=(
-            "ALiBi lowers the logit of a key the further it is from the query: the bias is negative away from the "
-            "diagonal.",
-            "the sign of what you return: minus the slope times the distance.",
-            "key line: `return -(slopes[:, None, None] * distance).unsqueeze(0)`",
-        ),
-        wrong="return (slopes[:, None, None] * distance).unsqueeze(0)",
-    ),
-}
+EXERCISES = (RELATIVE_POSITIONS, SHAW_ATTENTION_DIRECT, SHAW_ATTENTION, RELATIVE_POSITION_BIAS, T5_BUCKET,
+             ALIBI_SLOPES, ALIBI_BIAS)
+# the flat tables every consumer reads (grader/checks/__init__.py), derived from the records
+CONVENTIONS, CHECKS, HINTS, MISTAKES = declared(EXERCISES)

@@ -1,7 +1,9 @@
 """Chapter 6 checks: RotaryCache."""
 
+from grader.exercise import Exercise, declared
 from grader.spec import Check, Mistake, draw_float, draw_int, find, same, unseen_like
 
+# ---- RotaryCache ---------------------------------------------------------------------------------
 EX = "RotaryCache"
 ALL = ("cache_interleaved", "cache_not_grown", "cache_low_precision_angles")
 # float32 angles p * theta lose about p * 6e-8 (course contract): the tolerance grows with the position
@@ -29,14 +31,7 @@ def drawn_base(lo=1000.0, hi=1000000.0):
     return draw_float(lo, hi, log=True)
 
 
-# docs/conventions.md's row of each exercise, in the order of the table (`python -m grader build` writes the
-# table: this description beside the reference's signature)
-CONVENTIONS = {
-    "RotaryCache": ("`(cos, sin)` rows looked up from float32 tables kept as buffers, grown when a position "
-                    "reaches `max_len`; rows cast to `dtype` (float32 by default)"),
-}
-
-CHECKS = [
+ROTARY_CACHE_CHECKS = [
     Check(EX, "position_ids (6,), head_dim=8: cos/sin (6, 8) equal rope_cos_sin", "module_forward",
           forward(8, arange(6), max_len=16), public=True, mistakes=ALL, tol={**POS_TOL, "max_position": 6},
           hint="tables in the half layout cat(freqs, freqs), float32 angles p * theta_i, indexed by position_ids",
@@ -114,23 +109,22 @@ CHECKS = [
                 "device": "cuda", "out_dtype": "float16"}),
 ]
 
-# ---- main checks: inputs drawn for each submission (grader/unseen.py) ---------------------------------
-CHECKS += [
-    unseen_like(find(CHECKS, EX, "position_ids_6_head_dim_8_cos_sin_6_8"),
-                forward(draw_int(2, 32, step=2), arange(draw_int(2, 16)), max_len=16, base=drawn_base()),
-                "tables for positions and a head_dim drawn for this submission", id="main_tables_v2",
-                tol={**POS_TOL, "max_position": 16}),
-    unseen_like(find(CHECKS, EX, "positions_past_max_len_grow_cache_max"),
-                forward(draw_int(2, 32, step=2), arange(draw_int(20, 60)), max_len=8, base=drawn_base()),
-                "positions past max_len, drawn for this submission", id="main_grow_v2",
-                tol={**POS_TOL, "max_position": 60}),
-]
-
-
-# ---- hint ladders: an exercise's own, for a failure that no known mistake explains (the self-check shows
-# one level more at each failing attempt whose answers changed; the last is a key line of the solution) ----
-HINTS = {
-    "RotaryCache": (
+ROTARY_CACHE = Exercise(
+    "RotaryCache",
+    convention="`(cos, sin)` rows looked up from float32 tables kept as buffers, grown when a position "
+               "reaches `max_len`; rows cast to `dtype` (float32 by default)",
+    checks=ROTARY_CACHE_CHECKS,
+    main=[
+        unseen_like(find(ROTARY_CACHE_CHECKS, EX, "position_ids_6_head_dim_8_cos_sin_6_8"),
+                    forward(draw_int(2, 32, step=2), arange(draw_int(2, 16)), max_len=16, base=drawn_base()),
+                    "tables for positions and a head_dim drawn for this submission", id="main_tables_v2",
+                    tol={**POS_TOL, "max_position": 16}),
+        unseen_like(find(ROTARY_CACHE_CHECKS, EX, "positions_past_max_len_grow_cache_max"),
+                    forward(draw_int(2, 32, step=2), arange(draw_int(20, 60)), max_len=8, base=drawn_base()),
+                    "positions past max_len, drawn for this submission", id="main_grow_v2",
+                    tol={**POS_TOL, "max_position": 60}),
+    ],
+    hints=(
         "the tables are computed once, kept as buffers, looked up by position, and grown (on their own device) when "
         "a position falls past their end.",
         "buffers: `self.register_buffer(name, table, persistent=False)` keeps the tables out of the state_dict "
@@ -145,56 +139,56 @@ HINTS = {
         "int(position_ids.max()) + 1`.",
         "key line: `self._build(max(needed, 2 * self.max_len), device=self.cos_cached.device)`",
     ),
-}
+    mistakes={
+        "cache_interleaved": Mistake(
+            "RotaryCache",
+            "the tables are interleaved (repeat_interleave: t0, t0, t1, t1, ...); RoPE's half layout repeats the "
+            "angles end to end: torch.cat((freqs, freqs), dim=-1)",
+            hints=(
+                "apply_rope pairs coordinate i with coordinate i + d/2, so both must carry the same angle: the tables "
+                "hold the d/2 angles once for each half, end to end, not each angle twice side by side.",
+                "in _build, where the angles `freqs` (length, d/2) become the (length, d) tables: join two copies of "
+                "`freqs` on the last axis; `repeat_interleave` builds the interleaved layout instead.",
+                "key line: `emb = torch.cat((freqs, freqs), dim=-1)`",
+            ),
+            wrong="emb = freqs.repeat_interleave(2, dim=-1)",
+        ),
+        "cache_not_grown": Mistake(
+            "RotaryCache",
+            "the cache is not grown: positions at or past max_len read the wrong rows; when max(position_ids) >= "
+            "max_len, recompute longer tables (on the buffers' device) before indexing",
+            hints=(
+                "a position past the table has no row: clamped to the last row, it gets that row's angles, wrong and "
+                "without an error. The table must grow to cover it first.",
+                "in forward, when `position_ids.numel() > 0` and the largest position needs `needed = "
+                "int(position_ids.max()) + 1` rows: if `needed > self.max_len`, rebuild with _build on the buffers' "
+                "device, at least doubling.",
+                "key line: `self._build(max(needed, 2 * self.max_len), device=self.cos_cached.device)`",
+            ),
+            wrong="position_ids = position_ids.clamp(max=self.max_len - 1)",
+        ),
+        "cache_low_precision_angles": Mistake(
+            "RotaryCache",
+            "the angles p * theta_i are computed in the requested low-precision dtype; compute them in float32 and "
+            "cast cos/sin (the rows) to the requested dtype",
+            hints=(
+                "angles p·theta need float32: bfloat16 cannot hold every position above 256, and by position 1000 its "
+                "angles are off by radians (float16's by tenths of a radian). Compute the angles in float32, cast only "
+                "the finished rows.",
+                "in forward, after any growth: look the rows up in the float32 tables `self.cos_cached` and "
+                "`self.sin_cached` by position, then cast them to `dtype` (float32 by default), instead of computing "
+                "angles in that dtype.",
+                "key line: `cos = self.cos_cached[position_ids].to(dtype); sin = "
+                "self.sin_cached[position_ids].to(dtype)`",
+            ),
+            wrong="freqs = position_ids[..., None].to(dtype) * (1.0 / (self.base ** (torch.arange(0, self.head_dim, 2, "
+                  "dtype=torch.float32, device=position_ids.device) / self.head_dim))).to(dtype)\n"
+                  "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
+        ),
+    },
+)
 
-# ---- known mistakes: what the learner reads when an answer is this mistake's, its ladder (the idea it
-# misses, where to look, the key line that fixes it) and the key line as the mistake writes it (`wrong`;
-# `also`: the other statements it rewrites). Its implementation is the solution with those statements
-# rewritten, unless mistakes.py beside this file writes one by hand (grader/mistakes.py) ----
-MISTAKES = {
-    # RotaryCache
-    "cache_interleaved": Mistake(
-        "RotaryCache",
-        "the tables are interleaved (repeat_interleave: t0, t0, t1, t1, ...); RoPE's half layout repeats the angles "
-        "end to end: torch.cat((freqs, freqs), dim=-1)",
-        hints=(
-            "apply_rope pairs coordinate i with coordinate i + d/2, so both must carry the same angle: the tables "
-            "hold the d/2 angles once for each half, end to end, not each angle twice side by side.",
-            "in _build, where the angles `freqs` (length, d/2) become the (length, d) tables: join two copies of "
-            "`freqs` on the last axis; `repeat_interleave` builds the interleaved layout instead.",
-            "key line: `emb = torch.cat((freqs, freqs), dim=-1)`",
-        ),
-        wrong="emb = freqs.repeat_interleave(2, dim=-1)",
-    ),
-    "cache_not_grown": Mistake(
-        "RotaryCache",
-        "the cache is not grown: positions at or past max_len read the wrong rows; when max(position_ids) >= "
-        "max_len, recompute longer tables (on the buffers' device) before indexing",
-        hints=(
-            "a position past the table has no row: clamped to the last row, it gets that row's angles, wrong and "
-            "without an error. The table must grow to cover it first.",
-            "in forward, when `position_ids.numel() > 0` and the largest position needs `needed = "
-            "int(position_ids.max()) + 1` rows: if `needed > self.max_len`, rebuild with _build on the buffers' "
-            "device, at least doubling.",
-            "key line: `self._build(max(needed, 2 * self.max_len), device=self.cos_cached.device)`",
-        ),
-        wrong="position_ids = position_ids.clamp(max=self.max_len - 1)",
-    ),
-    "cache_low_precision_angles": Mistake(
-        "RotaryCache",
-        "the angles p * theta_i are computed in the requested low-precision dtype; compute them in float32 and cast "
-        "cos/sin (the rows) to the requested dtype",
-        hints=(
-            "angles p·theta need float32: bfloat16 cannot hold every position above 256, and by position 1000 its "
-            "angles are off by radians (float16's by tenths of a radian). Compute the angles in float32, cast only "
-            "the finished rows.",
-            "in forward, after any growth: look the rows up in the float32 tables `self.cos_cached` and "
-            "`self.sin_cached` by position, then cast them to `dtype` (float32 by default), instead of computing "
-            "angles in that dtype.",
-            "key line: `cos = self.cos_cached[position_ids].to(dtype); sin = self.sin_cached[position_ids].to(dtype)`",
-        ),
-        wrong="freqs = position_ids[..., None].to(dtype) * (1.0 / (self.base ** (torch.arange(0, self.head_dim, 2, "
-              "dtype=torch.float32, device=position_ids.device) / self.head_dim))).to(dtype)\n"
-              "cos, sin = torch.cat((freqs, freqs), dim=-1).cos(), torch.cat((freqs, freqs), dim=-1).sin()",
-    ),
-}
+
+EXERCISES = (ROTARY_CACHE,)
+# the flat tables every consumer reads (grader/checks/__init__.py), derived from the records
+CONVENTIONS, CHECKS, HINTS, MISTAKES = declared(EXERCISES)

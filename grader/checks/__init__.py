@@ -1,6 +1,7 @@
-"""Every chapter's exercises, declared as data in its course/NN_name/exercises.py: the exercises' checks
-(`CHECKS`), their conventions rows (`CONVENTIONS`), their hint ladders (`HINTS`) and their known mistakes
-(`MISTAKES`: message, ladder, and the statements the mistake writes wrong). Nothing here imports torch or the reference.
+"""Every chapter's exercises, declared as data in its course/NN_name/exercises.py, one record each
+(grader/exercise.py), and read here as the tables derived from them: the exercises' checks (`CHECKS`), their
+conventions rows (`CONVENTIONS`), their hint ladders (`HINTS`) and their known mistakes (`MISTAKES`: message, ladder,
+and the statements the mistake writes wrong). Nothing here imports torch or the reference.
 
 A chapter's declarations count once its folder is in course/ (grader/course.py lists them).
 Every check carries an `id` written in its exercises.py (readable, unique within its exercise);
