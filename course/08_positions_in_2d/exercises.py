@@ -269,7 +269,7 @@ RESIZE_POSITION_TABLE_2D = Exercise(
 
 # ---- sincos_2d_table -----------------------------------------------------------------------------
 SINCOS_MISTAKES = ("sincos2d_columns_first", "sincos2d_interleaved", "sincos2d_column_major",
-                   "sincos2d_sin_cos_swapped",
+                   "sincos2d_sin_cos_swapped", "sincos2d_sines_first", "sincos2d_height_for_width",
                    "sincos2d_flattened_1d", "sincos2d_ladder_over_half", "sincos2d_row_for_both_halves")
 
 SINCOS_2D_TABLE_CHECKS = [
@@ -277,12 +277,15 @@ SINCOS_2D_TABLE_CHECKS = [
           mistakes=SINCOS_MISTAKES, id="grid_4x6_d_16",
           twin={"args": [draw_int(2, 12), draw_int(2, 12), draw_int(8, 64, step=4)], "kwargs": {"base": drawn_base()}}),
     Check(SINCOS, "a 14x14 grid, d_model=64 (MAE's grid)", "call", {"args": [14, 14, 64]}, public=True,
-          id="grid_14x14_d_64",  # a square grid: the patches column by column are the halves swapped
-          mistakes=but(SINCOS_MISTAKES, "sincos2d_columns_first", "sincos2d_column_major"),
+          # a square grid: the patches column by column are the halves swapped, and H for W is right
+          id="grid_14x14_d_64",
+          mistakes=but(SINCOS_MISTAKES, "sincos2d_columns_first", "sincos2d_column_major", "sincos2d_height_for_width"),
           twin={"args": [draw_int(10, 20, name="n"), same("n"), draw_int(32, 128, step=4)],
                 "kwargs": {"base": drawn_base()}}),
     Check(SINCOS, "a single row (1x7), d_model=8", "call", {"args": [1, 7, 8]}, public=True,
-          mistakes=but(SINCOS_MISTAKES, "sincos2d_column_major"),
+          # one row: column by column is right, and dividing by H puts the columns in the row blocks, which is the
+          # answer of the column blocks first
+          mistakes=but(SINCOS_MISTAKES, "sincos2d_column_major", "sincos2d_height_for_width", "sincos2d_columns_first"),
           hint="with one row, every row angle is 0: the row blocks hold sin 0 = 0 and cos 0 = 1",
           id="single_row_1x7_d_8",
           twin={"args": [1, draw_int(2, 30), draw_int(4, 64, step=4)], "kwargs": {"base": drawn_base()}}),
@@ -395,6 +398,33 @@ SINCOS_2D_TABLE = Exercise(
                 "col_angles.cos()], dim=-1)`",
             ),
             wrong="table = torch.cat([row_angles.cos(), row_angles.sin(), col_angles.cos(), col_angles.sin()], dim=-1)",
+        ),
+        "sincos2d_sines_first": Mistake(
+            "sincos_2d_table",
+            "the blocks are sin(rω), sin(cω), cos(rω), cos(cω): each axis keeps its sine and its cosine side by side, "
+            "[sin(rω) | cos(rω) | sin(cω) | cos(cω)], the row's half first",
+            hints=(
+                "the vector has two halves, one per axis: the first half is the row's, its sines then its cosines; "
+                "the second half is the column's, the same way.",
+                "where the four blocks are concatenated: both blocks of `row_angles` (sine, cosine) before both blocks "
+                "of `col_angles`.",
+                "key line: `table = torch.cat([row_angles.sin(), row_angles.cos(), col_angles.sin(), "
+                "col_angles.cos()], dim=-1)`",
+            ),
+            wrong="table = torch.cat([row_angles.sin(), col_angles.sin(), row_angles.cos(), col_angles.cos()], dim=-1)",
+        ),
+        "sincos2d_height_for_width": Mistake(
+            "sincos_2d_table",
+            "the patch number is divided by the grid's height: in a row-major grid a row holds W patches, so patch k "
+            "is at row k // W and column k % W (the two agree only on a square grid)",
+            hints=(
+                "the patches are numbered along a row first: a row holds grid_w patches, one per column, so the row "
+                "number grows every grid_w patches.",
+                "the row and column of each patch number, `patch`: the quotient and the remainder by grid_w, the "
+                "row's length, not by grid_h.",
+                "key line: `rows, cols = (patch // grid_w).double(), (patch % grid_w).double()`",
+            ),
+            wrong="rows, cols = (patch // grid_h).double(), (patch % grid_h).double()",
         ),
         "sincos2d_flattened_1d": Mistake(
             "sincos_2d_table",
