@@ -11,10 +11,10 @@ declaration, course/NN_name/exercises.py, holds:
   statements it rewrites (`also`), and the mistaken forms parse (tests/test_hints.py proves that the solution
   with them rewritten is diagnosed as that very mistake).
 
-Beside it: a self-check cell in its chapter source (`check("<name>", ...)` in a cell tagged selfcheck); an
-independent implementation in examples/complete/ (which the tests grade to full marks), and a practitioner-style
-one (as libraries write it), in tests/submissions/practitioner/ or, where the example is itself written so, the
-example marked `# practitioner-style:` on the line above its definition (both graded to full marks).
+Beside it: a self-check cell in its chapter source (`check("<name>", ...)` in a cell tagged selfcheck). Nothing
+else: the chapter, its declaration and its catalog are the three files an exercise needs. An independent
+implementation in examples/complete/ and a practitioner-style one in tests/submissions/practitioner/ are welcome
+(the tests grade each one there to full marks), never required.
 
 And nothing is declared for an exercise no chapter teaches: no checks, no conventions line, no hint ladder, no
 mistake. All of it is read from the files, without running the reference or torch, so
@@ -33,9 +33,7 @@ from . import course
 from .settings import AUTHORING
 from .statements import KEY, statement
 
-ROOT = Path(__file__).resolve().parent.parent
 SELFCHECK = re.compile(r"""^check\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""", re.M)
-PRACTITIONER = "# practitioner-style:"  # the comment that marks an example written as libraries write it
 # a mask made of ones, triangular: it must say dtype=torch.bool, or SDPA adds it to the scores (masks nothing)
 FLOAT_MASK = re.compile(r"ones(_like)?\((?:(?!dtype=torch\.bool)[^()]|\([^()]*\))*\)\s*\.\s*(tril|triu)")
 # "−" (U+2212) reads well in a formula and is a syntax error in a method call someone copies
@@ -66,21 +64,6 @@ def _selfchecks(path):
     cells = jupytext.read(path).cells
     return {name for c in cells if c.cell_type == "code" and "selfcheck" in c.metadata.get("tags", [])
             for name in SELFCHECK.findall(c.source)}
-
-
-def _defined(folder, marked=None):
-    """Names defined at the top of the files of `folder` (with `marked`: only those whose definition has a
-    comment line starting with it right above)."""
-    names = set()
-    for path in sorted(Path(folder).glob("*.py")):
-        text = path.read_text()
-        lines = text.splitlines()
-        for node in ast.parse(text).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                if marked is None or (first > 1 and lines[first - 2].strip().startswith(marked)):
-                    names.add(node.name)
-    return names
 
 
 def _one_run(tree, code):
@@ -226,9 +209,6 @@ def problems(chapters=None):
     from .leaks import chapter_sources
 
     out = []
-    example = _defined(ROOT / "examples" / "complete")
-    practitioner = (_defined(ROOT / "tests" / "submissions" / "practitioner")
-                    | _defined(ROOT / "examples" / "complete", marked=PRACTITIONER))
     sources = chapters or chapter_sources()
     defined = {source: definitions(source) for source in sources}  # each chapter read and parsed once
     taught = {name for source in sources for name in chapter_exercises(source, defined[source])}
@@ -262,11 +242,6 @@ def problems(chapters=None):
             out += [(exercise, what) for what in twin_problems(mine)]
             if exercise not in selfchecks:
                 out.append((exercise, f"no self-check cell in {course.of_file(source).relative('source')}"))
-            if exercise not in example:
-                out.append((exercise, "no implementation in examples/complete/"))
-            if exercise not in practitioner:
-                out.append((exercise, "no practitioner-style implementation in tests/submissions/practitioner/ "
-                                      "(written as popular libraries write it; the tests grade it to full marks)"))
             if exercise not in conventions:
                 out.append((exercise, f"no conventions line: CONVENTIONS[{exercise!r}] in {declaration} "
                                       "(what it computes, shapes: docs/conventions.md's table is generated from it)"))

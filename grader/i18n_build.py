@@ -23,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import course, i18n_code
+from . import course, i18n_code, i18n_grader, i18n_runtime
 from .files import cells_fingerprint
 from .settings import BOUNDS
 
@@ -99,6 +99,7 @@ def messages(notebook):
                       else i18n_code.messages(cell.source, _is_demo(cell)) if cell.cell_type == "code" else [])]
 
 
+# the code's words; a chapter's declaration's are in the chapter's catalog (homed_words)
 RUNTIME_STEM = "runtime"  # what the self-check prints (grader/i18n_runtime.py)
 GRADER_STEM = "grader"  # the grader's report and feedback, beyond the self-check's words (grader/i18n_grader.py)
 PAGES = ROOT / "book" / "pages"
@@ -153,16 +154,38 @@ def _where(stem, cell_id):
 
 def runtime_messages():
     """[((context, msgid), where)] of the self-check's words: its code's messages and the public declarations'."""
-    from . import i18n_runtime
-
     return i18n_runtime.messages()
 
 
 def grader_messages():
     """[((context, msgid), where)] of the grader's own words: its code's messages, every other check's data."""
-    from . import i18n_grader
-
     return i18n_grader.messages()
+
+
+def homed_words():
+    """{catalog stem: [((context, msgid), where)]} of the self-check's and the grader's words, each in its home: the
+    chapter whose declaration says it (course/NN_name/zh_CN.po), else runtime.po or grader.po (the code's)."""
+    out = {}
+    for shared, entries in ((RUNTIME_STEM, runtime_messages()), (GRADER_STEM, grader_messages())):
+        for entry, where in entries:
+            out.setdefault(i18n_runtime.home(where) or shared, []).append((entry, where))
+    return out
+
+
+def words(shared):
+    """The self-check's (RUNTIME_STEM) or the grader's (GRADER_STEM) words as one catalog, in memory, which the build
+    compiles: the shared catalog, and each declared entry as its chapter's catalog translates it."""
+    entries = runtime_messages() if shared == RUNTIME_STEM else grader_messages()
+    union, chapters = read_catalog(catalog_path(shared)), {}
+    for (context, msgid), where in entries:
+        stem = i18n_runtime.home(where)
+        if stem is None:
+            continue
+        catalog = chapters.get(stem) or chapters.setdefault(stem, read_catalog(catalog_path(stem)))
+        message = catalog.get(msgid, context=context or None)
+        if message is not None:
+            union[message.id] = message
+    return union
 
 
 def _template(stem, notebook):
@@ -172,12 +195,15 @@ def _template(stem, notebook):
 
     fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)  # no churn in the headers
     if stem == RUNTIME_STEM:
-        header, pairs = "# Source: what posenc_selfcheck shows (grader/i18n_runtime.py)", runtime_messages()
+        header = "# Source: what posenc_selfcheck shows (grader/i18n_runtime.py), beyond the chapters' declarations"
     elif stem == GRADER_STEM:
-        header, pairs = "# Source: the grader's report and feedback (grader/i18n_grader.py)", grader_messages()
-    else:
+        header = "# Source: the grader's report and feedback (grader/i18n_grader.py), beyond the chapters' declarations"
+    elif stem == PAGES_STEM:
         header = f"# Source: {_source(stem)}"
-        pairs = [(("", m), (_where(stem, c), None)) for m, c in messages(notebook)]
+    else:
+        header = f"# Source: {_source(stem)} and the words of its declaration, course/{stem}/exercises.py"
+    pairs = [(("", m), (_where(stem, c), None)) for m, c in messages(notebook)] if notebook is not None else []
+    pairs += homed_words().get(stem, [])
     template = Catalog(project="posenc-course", version="1", creation_date=fixed, revision_date=fixed,
                        fuzzy=False, header_comment=header, locale=LANGUAGE)
     for (context, msgid), where in pairs:
@@ -231,8 +257,8 @@ def problems(chapter_notebooks, runtime=False):
     out = []
     todo = {stem: [("", m) for m, _ in messages(nb)] for stem, nb in chapter_notebooks.items()}
     if runtime:
-        todo[RUNTIME_STEM] = [entry for entry, _ in runtime_messages()]
-        todo[GRADER_STEM] = [entry for entry, _ in grader_messages()]
+        for stem, entries in {RUNTIME_STEM: [], GRADER_STEM: [], **homed_words()}.items():
+            todo.setdefault(stem, []).extend(entry for entry, _ in entries)
     for stem, entries in todo.items():
         path = catalog_path(stem)
         if not path.exists():
@@ -314,14 +340,12 @@ def planned_files(files):
                  for p, msgid, what in bad[:BOUNDS.listed_problems]]
         raise SystemExit(f"{len(bad)} messages of the Chinese edition are not ready (docs/authoring.md):\n  "
                          + "\n  ".join(shown) + ("\n  …" if len(bad) > BOUNDS.listed_problems else ""))
-    from . import i18n_grader, i18n_runtime
-
     catalogs = {stem: read_catalog(catalog_path(stem)) for stem in solutions}
+    # the self-check's table holds the self-check's words alone; the grader's (hidden checks' names among them,
+    # from the chapters' catalogs) only grader/, which never reaches a learner
     out = {ROOT / "posenc_selfcheck" / "data" / f"i18n_{LANGUAGE}.json":
-           i18n_runtime.compile_catalog(read_catalog(catalog_path(RUNTIME_STEM))),
-           # the grader's alone (hidden checks' names among them): grader/ never reaches a learner
-           ROOT / "grader" / "data" / f"i18n_{LANGUAGE}.json":
-           i18n_grader.compile_catalog(read_catalog(catalog_path(GRADER_STEM)))}
+           i18n_runtime.compile_catalog(words(RUNTIME_STEM)),
+           ROOT / "grader" / "data" / f"i18n_{LANGUAGE}.json": i18n_grader.compile_catalog(words(GRADER_STEM))}
     for path, text in english.items():
         translated = translate(nbformat.reads(text, as_version=4), catalogs[_stem(path)])
         out[path.parent / FOLDER / path.name] = nbformat.writes(translated) + "\n"

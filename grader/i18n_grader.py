@@ -8,9 +8,11 @@ grader/i18n_runtime.py collects the self-check's (nothing parsed back from Engli
   titles; context: "chapter name").
 Whatever runtime.po already holds (the self-check's words) is not repeated here.
 
-grader.po lives beside runtime.po (locale/<language>/LC_MESSAGES/); `python -m grader i18n --update`
-extracts it with the rest, and `python -m grader build` compiles it into grader/data/i18n_<language>.json,
-which only the grader reads (the release leaves grader/ out: hidden checks' names never reach a learner).
+grader.po lives beside runtime.po (locale/<language>/LC_MESSAGES/) and holds the code's words; a declaration's
+(hidden checks' names among them) are in its chapter's catalog, course/NN_name/zh_CN.po (i18n_runtime.home).
+`python -m grader i18n --update` extracts them with the rest, and `python -m grader build` compiles them together
+into grader/data/i18n_<language>.json, which only the grader reads (the release leaves grader/ and course/ out:
+hidden checks' names never reach a learner).
 """
 
 from __future__ import annotations
@@ -37,5 +39,6 @@ def messages():
 
 
 def compile_catalog(catalog):
-    """grader/data/i18n_<language>.json from grader.po (grader/language.py merges it with the self-check's)."""
+    """grader/data/i18n_<language>.json from the grader's words (i18n_build.words: grader.po and the chapters'
+    catalogs); grader/language.py merges it with the self-check's."""
     return compiled(catalog, [entry for entry, _ in messages()])

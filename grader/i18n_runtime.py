@@ -11,14 +11,17 @@ Two sources, one catalog entry per (context, id):
   (`known_sizes`), and every ladder of hints (context: the exercise or the
   mistake whose ladder it is).
 
-The catalog is locale/zh_CN/LC_MESSAGES/runtime.po (grader/i18n_build.py); the build compiles it to
-posenc_selfcheck/data/i18n_zh_CN.json, which the learner's kernel reads (no gettext or Babel needed there).
+The code's entries live in locale/zh_CN/LC_MESSAGES/runtime.po, a declaration's in its chapter's catalog,
+course/NN_name/zh_CN.po (`home`), so adding an exercise touches no shared catalog; the build compiles them together
+(grader/i18n_build.py) to posenc_selfcheck/data/i18n_zh_CN.json, which the learner's kernel reads (no gettext or
+Babel needed there).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +74,16 @@ def _declared(exercise):
     from .checks import chapter_of
 
     return f"{course.chapter(chapter_of()[exercise]).relative('exercises')}#{exercise}"
+
+
+DECLARED = re.compile(r"course/(\d\d_[^/]+)/exercises\.py#")  # a reference `_declared` writes
+
+
+def home(where):
+    """The chapter whose catalog holds an entry (its stem, '05_long_context'): the chapter that declares it, by its
+    reference (course/NN_name/exercises.py#exercise); None for the code's words, which the shared catalogs hold."""
+    declared = DECLARED.match(where)
+    return declared.group(1) if declared else None
 
 
 def check_messages(checks):
@@ -134,5 +147,6 @@ def compiled(catalog, entries):
 
 
 def compile_catalog(catalog):
-    """posenc_selfcheck/data/i18n_<language>.json from runtime.po."""
+    """posenc_selfcheck/data/i18n_<language>.json from the self-check's words (i18n_build.words: runtime.po and the
+    chapters' catalogs)."""
     return compiled(catalog, [entry for entry, _ in messages()])

@@ -9,13 +9,13 @@ receives a `Say`:
     say("Total: {score} / {top}", score="11", top="34")   # a line of the grader's own: a message, rendered
     say.render(verdict.feedback)                            # a message composed elsewhere: a verdict's feedback
 
-Every word is a message (posenc_selfcheck/messages.py): an id, its English template, with named parameters,
-looked up in the gettext catalogs' compiled tables: the self-check's (runtime.po, compiled into
-posenc_selfcheck/data/i18n_<language>.json) and the grader's own (grader.po: its templates and the names, hints
-and mistakes of checks that are not public, compiled into grader/data/i18n_<language>.json, which never ships to
-learners). Nothing is parsed back from English: what a submission produced (an exception's message, a value it
-returned) is a verbatim parameter, inserted as it is. Check ids, numbers and code spans are the same in every
-language.
+Every word is a message (posenc_selfcheck/messages.py): an id, its English template, with named parameters, looked
+up in the gettext catalogs' compiled tables: the self-check's (runtime.po and the public declarations' words in the
+chapters' zh_CN.po, compiled into posenc_selfcheck/data/i18n_<language>.json) and the grader's own (grader.po: its
+templates; the chapters' catalogs: the names, hints and mistakes of checks that are not public; compiled into
+grader/data/i18n_<language>.json, which never ships to learners). Nothing is parsed back from English: what a
+submission produced (an exception's message, a value it returned) is a verbatim parameter, inserted as it is. Check
+ids, numbers and code spans are the same in every language.
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ an identifier, a shape: the same in every language), another message (rendered i
 `Joined` run of them, or `verbatim` text, which is inserted as it is. `context` is gettext's msgctxt: the same
 English declared in two places (two checks' names) is two entries, translated apart if need be.
 
-`render(message, lang)` looks the id up in the compiled catalog data/i18n_<lang>.json (written by
-`python -m grader build` from locale/<lang>/LC_MESSAGES/runtime.po) and fills it; an id without a translation
-renders its English template. Standard library only: it ships to learners, and the grader reads it too.
+`render(message, lang)` looks the id up in the compiled catalog data/i18n_<lang>.json (written by `python -m grader
+build` from locale/<lang>/LC_MESSAGES/runtime.po and the chapters' catalogs) and fills it; an id without a
+translation renders its English template. Standard library only: it ships to learners, and the grader reads it too.
 """
 
 from __future__ import annotations

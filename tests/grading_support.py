@@ -5,6 +5,27 @@ from __future__ import annotations
 import os
 import time
 
+PRACTITIONER = "# practitioner-style:"  # the comment that marks an example written as libraries write it
+
+
+def defined(folder, marked=None):
+    """Names defined at the top of the files of `folder` (a submission's exercises; with `marked`: only those whose
+    definition has a comment line starting with it right above). An example or a practitioner-style submission
+    may lack an exercise (docs/authoring.md: three files make an exercise): the tests grade what it defines."""
+    import ast
+    from pathlib import Path
+
+    names = set()
+    for path in sorted(Path(folder).glob("*.py")):
+        text = path.read_text()
+        lines = text.splitlines()
+        for node in ast.parse(text).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                if marked is None or (first > 1 and lines[first - 2].strip().startswith(marked)):
+                    names.add(node.name)
+    return names
+
 
 def drawn(check, student="tests"):
     """A main check or twin with its inputs drawn (grader/unseen.py) from the tests' secret for `student`; any

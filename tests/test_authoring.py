@@ -1,7 +1,6 @@
 """`python -m grader build --check` reports each piece an exercise lacks (grader/authoring.py): the rules the
-other tests enforce (hints: tests/test_hints.py; the conventions table: tests/test_conventions.py; the
-practitioner-style submission: tests/test_practitioner_variants.py) are proven by the build too, so an author
-hears of a missing piece before the suite runs."""
+other tests enforce (hints: tests/test_hints.py; the conventions table: tests/test_conventions.py) are proven by
+the build too, so an author hears of a missing piece before the suite runs."""
 
 import copy
 
@@ -11,6 +10,7 @@ import grader.checks
 import grader.spec
 from grader import authoring
 from tests.conftest import ROOT
+from tests.grading_support import PRACTITIONER, defined
 
 CHAPTER1 = ROOT / "course" / "01_sinusoidal" / "chapter.py"
 
@@ -124,19 +124,16 @@ def test_declarations_for_an_exercise_no_chapter_teaches_are_reported(declared):
                              "is taught in no chapter source") in found
 
 
-def test_a_missing_practitioner_implementation_is_reported(tmp_path, monkeypatch):
+def test_an_exercise_needs_no_example_and_no_practitioner_file(tmp_path):
+    """Three files make an exercise (the chapter, its declaration, its catalog): an independent example and a
+    practitioner-style implementation are welcome, never required (tests/test_practitioner_variants.py grades them
+    where they are)."""
     chapter = tmp_path / "01_new" / "chapter.py"
     chapter.parent.mkdir()
     chapter.write_text("# %%\ndef brand_new_exercise(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n")
-    assert any(w.startswith("no practitioner-style implementation in tests/submissions/practitioner/")
-               for e, w in reported([chapter]) if e == "brand_new_exercise")
-    practitioner = tmp_path / "practitioner"
-    practitioner.mkdir()
-    (practitioner / "ch01.py").write_text("def brand_new_exercise(x):\n    return x\n")
-    real = authoring._defined
-    monkeypatch.setattr(authoring, "_defined", lambda folder, marked=None: real(
-        practitioner if folder.name == "practitioner" else folder, marked))
-    assert not any(w.startswith("no practitioner-style") for e, w in reported([chapter]) if e == "brand_new_exercise")
+    found = [w for e, w in reported([chapter]) if e == "brand_new_exercise"]
+    assert any(w.startswith("no checks in") for w in found)  # the declaration is read
+    assert not [w for w in found if "example" in w or "practitioner" in w], found
 
 
 def test_an_example_marked_practitioner_style_is_the_practitioner_implementation(tmp_path):
@@ -146,5 +143,5 @@ def test_an_example_marked_practitioner_style_is_the_practitioner_implementation
     (folder / "ch01.py").write_text("import torch\n\n\n# practitioner-style: as transformers writes it\n"
                                     "def marked(x):\n    return x\n\n\n# a learner's\ndef plain(x):\n"
                                     "    return x\n")
-    assert authoring._defined(folder) == {"marked", "plain"}
-    assert authoring._defined(folder, marked=authoring.PRACTITIONER) == {"marked"}
+    assert defined(folder) == {"marked", "plain"}
+    assert defined(folder, marked=PRACTITIONER) == {"marked"}

@@ -125,12 +125,12 @@ def _add_check(repo):
         "\n\nimport dataclasses  # noqa: E402\n"
         "CHECKS.append(dataclasses.replace(find(CHECKS, 'sinusoidal_table', 'matches_reference_seq_len_16_d_model_8'),"
         " id='added_by_the_build_test', params=table(12, 6)))\n"))
-    catalog = repo / "locale" / "zh_CN" / "LC_MESSAGES" / "runtime.po"
+    catalog = repo / "course" / "01_sinusoidal" / "zh_CN.po"  # a declaration's words: its chapter's catalog
     with catalog.open("rb") as f:
         known = read_po(f)
     old, new = "sinusoidal_table.matches_reference_seq_len_16_d_model_8", "sinusoidal_table.added_by_the_build_test"
     entries = [m for m in known if m.context == old]
-    assert entries, "the reused check's words are not in runtime.po"
+    assert entries, "the reused check's words are not in chapter 1's catalog"
     with catalog.open("a", encoding="utf-8") as f:
         for m in entries:
             f.write(f"\nmsgctxt {json.dumps(new, ensure_ascii=False)}\nmsgid {json.dumps(m.id, ensure_ascii=False)}\n"

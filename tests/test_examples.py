@@ -2,14 +2,18 @@
 
 from grader.report import text_report
 from tests.conftest import ROOT, grade
+from tests.grading_support import defined
 
 
 def test_the_complete_example_written_independently_scores_full_marks_on_every_chapter():
+    """Full marks on every exercise it defines: chapters 0-8's all; an exercise added later may lack its example
+    (docs/authoring.md: three files make an exercise)."""
     result = grade(ROOT / "examples" / "complete")
     results, notes = result.verdicts, [str(n) for n in result.notes]
-    chapters = {r.check.exercise for r in results}
-    assert len(chapters) >= 20  # every exercise of every chapter is defined
-    wrong = [(r.check.key, str(r.feedback)) for r in results if r.status not in ("passed", "skipped")]
+    written = defined(ROOT / "examples" / "complete")
+    assert len({r.check.exercise for r in results} & written) >= 33  # chapters 0-8's every exercise
+    wrong = [(r.check.key, str(r.feedback)) for r in results
+             if r.status not in ("passed", "skipped") and r.check.exercise in written]
     assert wrong == []
     assert notes == []
 

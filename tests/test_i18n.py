@@ -27,6 +27,20 @@ def _catalog(stem):
     return i18n_build.read_catalog(i18n_build.catalog_path(stem))
 
 
+CHAPTER_1 = "01_sinusoidal"
+
+
+def _translations():
+    """{(context, id): translation} read from every catalog file (a declared word in its chapter's, the code's in the
+    shared ones); no (context, id) is translated two ways."""
+    out = {}
+    for path in i18n_build.catalog_paths().values():
+        for m in i18n_build.read_catalog(path):
+            if m.id:
+                assert out.setdefault((m.context or "", m.id), m.string) == m.string, (path, m.id)
+    return out
+
+
 def test_every_chapter_and_the_book_pages_have_a_catalog():
     chapters = sorted(p.name for p in (ROOT / "course").glob("[0-9][0-9]_*") if (p / "chapter.py").is_file())
     assert sorted(SOURCES) == sorted(chapters + [i18n_build.PAGES_STEM])
@@ -271,12 +285,13 @@ def _report(monkeypatch, lang):
 def test_the_self_check_answers_in_chinese_with_posenc_lang(monkeypatch):
     english, chinese = _report(monkeypatch, "en"), _report(monkeypatch, "zh_CN")
     assert english.startswith("sinusoidal_table: 6 of 8 checks failed") and "sin and cos are swapped" in english
-    catalog = _catalog(i18n_build.RUNTIME_STEM)
     swapped = "sin and cos are swapped: even columns 2i take sin(p·w_i), odd columns 2i+1 take cos(p·w_i)"
-    assert catalog.get(swapped, context="table_swapped").string in chinese  # the diagnosis, translated whole
+    # the diagnosis, translated whole, as chapter 1's catalog says it (declared there: course/01_sinusoidal/)
+    assert _catalog(CHAPTER_1).get(swapped, context="table_swapped").string in chinese
     assert chinese.startswith("sinusoidal_table：8 项检查中有 6 项未通过")
     assert "提示 1/3：" in chinese
-    assert catalog["(Each new attempt that still fails shows the next hint.)"].string in chinese
+    assert _catalog(i18n_build.RUNTIME_STEM)["(Each new attempt that still fails shows the next hint.)"].string \
+        in chinese
     # every line is translated: no English word of three letters or more is left outside code and identifiers
     for line in chinese.splitlines():
         # (code, identifiers, dtypes, and the message of a Python exception are not translated)
@@ -293,13 +308,13 @@ def test_every_hint_level_reaches_a_chinese_learner_translated():
     from posenc_selfcheck.hints import HINTS, MISTAKE_HINTS
     from posenc_selfcheck.messages import msg, render
 
-    catalog = _catalog(i18n_build.RUNTIME_STEM)
+    translations = _translations()
     ladders = list(HINTS.items()) + [(name, entry["levels"]) for name, entry in MISTAKE_HINTS.items()]
     english = []
     for name, levels in ladders:
         for n, text in enumerate(levels, start=1):
             line = msg("Hint {level} of {levels}: {hint}", level=n, levels=len(levels), hint=msg(text, context=name))
-            if render(line, "zh_CN") != f"提示 {n}/{len(levels)}：{catalog.get(text, context=name).string}":
+            if render(line, "zh_CN") != f"提示 {n}/{len(levels)}：{translations[(name, text)]}":
                 english.append(f"{name} level {n}")
     assert english == []
 
@@ -349,13 +364,48 @@ def test_runtime_messages_are_extracted_from_the_code_and_the_declarations():
             assert all((m, mistakes()[m].message) in entries for m in check.mistakes)
 
 
-def test_the_compiled_table_is_the_catalog():
+def test_the_compiled_table_is_the_catalogs():
+    """The self-check's table is compiled from runtime.po and the chapters' catalogs together, every entry as the
+    catalog file that holds it translates it."""
     from grader import i18n_runtime
 
-    catalog = _catalog(i18n_build.RUNTIME_STEM)
+    def key(context, msgid):  # gettext's `context \x04 id`, as posenc_selfcheck.messages looks a message up
+        return f"{context}\x04{msgid}" if context else msgid
+
     compiled = json.loads((ROOT / "posenc_selfcheck" / "data" / "i18n_zh_CN.json").read_text())
-    assert compiled == json.loads(i18n_runtime.compile_catalog(catalog))
+    assert compiled == json.loads(i18n_runtime.compile_catalog(i18n_build.words(i18n_build.RUNTIME_STEM)))
     assert compiled["plural_forms"] == "nplurals=1; plural=0;"
+    translations = {key(context, msgid if isinstance(msgid, str) else msgid[0]): string
+                    for (context, msgid), string in _translations().items()}
+    assert len(compiled["messages"]) > 1000
+    for name, string in compiled["messages"].items():
+        assert translations[name] == (tuple(string) if isinstance(string, list) else string), name
+
+
+def test_a_declarations_words_live_in_its_chapters_catalog_and_the_shared_ones_hold_the_codes():
+    """Adding an exercise touches its chapter's catalog only: every word a chapter's declaration says (check names,
+    hints, mistakes' messages and ladders, hidden checks' names too) is in its course/NN_name/zh_CN.po, referenced
+    by its exercise; runtime.po and grader.po hold none of them."""
+    from grader import course
+    from grader.checks import CHAPTERS, HINTS, MISTAKES
+
+    shared = {(m.context or "", m.id) for stem in (i18n_build.RUNTIME_STEM, i18n_build.GRADER_STEM)
+              for m in _catalog(stem) if m.id}
+    found = 0
+    for key, checks in CHAPTERS.items():
+        stem = course.chapter(key).stem
+        catalog = _catalog(stem)
+        said = [(c.exercise, c.key, c.name) for c in checks] + [(c.exercise, c.key, c.hint) for c in checks if c.hint]
+        said += [(m.exercise, name, m.message) for name, m in MISTAKES.get(key, {}).items()]
+        said += [(m.exercise, name, level) for name, m in MISTAKES.get(key, {}).items() for level in m.hints]
+        said += [(exercise, exercise, level) for exercise, levels in HINTS.get(key, {}).items() for level in levels]
+        for exercise, context, text in said:
+            message = catalog.get(text, context=context)
+            assert message is not None and message.string, (stem, context, text)
+            assert f"course/{stem}/exercises.py#{exercise}" in [where for where, _ in message.locations]
+            assert (context, text) not in shared, (context, text)
+            found += 1
+    assert found > 1000
 
 
 def test_rendering_a_report_costs_little(monkeypatch):

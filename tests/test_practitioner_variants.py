@@ -5,11 +5,10 @@ way); and three library-style bugs get the diagnosis of their real cause, withou
 
 import pytest
 
-from grader import authoring
 from grader.checks import all_checks
 from posenc_selfcheck import FAILED, PASSED
 from tests.conftest import ROOT
-from tests.grading_support import grade_in_sandbox
+from tests.grading_support import PRACTITIONER, defined, grade_in_sandbox
 
 SUBMISSIONS = ROOT / "tests" / "submissions"
 CHECKS = tuple(c for c in all_checks() if not c.cuda)
@@ -21,13 +20,15 @@ def practitioner():
 
 
 def test_practitioner_style_code_gets_full_marks(practitioner):
-    """Every exercise has practitioner-style code: in tests/submissions/practitioner/, or its example in
-    examples/complete/ is itself written so, marked `# practitioner-style:` (grader/authoring.py)."""
-    marked = authoring._defined(ROOT / "examples" / "complete", marked=authoring.PRACTITIONER)
+    """Practitioner-style code, in tests/submissions/practitioner/ or an example of examples/complete/ itself
+    written so (marked `# practitioner-style:`), gets full marks on every exercise it defines. A new exercise may
+    have none (docs/authoring.md: three files make an exercise); every exercise of chapters 0-8 has one."""
+    marked = defined(ROOT / "examples" / "complete", marked=PRACTITIONER)
     assert marked, "the worked example of docs/authoring.md, rope_wavelengths, is marked"
-    assert {c.exercise for c, _, _ in practitioner} == {c.exercise for c in CHECKS}
+    written = defined(SUBMISSIONS / "practitioner")
+    assert len({c.exercise for c in CHECKS} & (written | marked)) >= 33  # chapters 0-8's every exercise
     assert [(c.key, status, feedback) for c, status, feedback in practitioner
-            if status != PASSED and c.exercise not in marked] == []
+            if status != PASSED and c.exercise in written] == []
     examples = grade_in_sandbox(ROOT / "examples" / "complete", [c for c in CHECKS if c.exercise in marked])
     assert {c.exercise for c, _, _ in examples} == marked
     assert [(c.key, status, feedback) for c, status, feedback in examples if status != PASSED] == []

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from grader import i18n_build, i18n_grader
+from grader import i18n_build, i18n_grader, i18n_runtime
 from grader.assignment import get, report_for
 from grader.language import Say, check_name, phrasebook
 from grader.records import Grade, Status, Verdict, messages
@@ -50,12 +50,12 @@ def test_a_wrong_submission_reads_in_chinese_with_the_same_ids_and_numbers(swapp
     for e, z in failed:
         assert CJK.search(z) and z != e, z
     # the diagnosis of the named mistake is the catalog's translation of it
-    runtime = _catalog(i18n_build.RUNTIME_STEM)
+    chapter = _catalog("01_sinusoidal")  # chapter 1's declared words are in its catalog
     swapped = next(v for v in graded.verdicts if v.mistake)
-    name = next(n for n in swapped.check.mistakes if runtime.get(swapped.mistake, context=n) is not None)
-    assert any(runtime.get(swapped.mistake, context=name).string in z for _, z in failed)
+    name = next(n for n in swapped.check.mistakes if chapter.get(swapped.mistake, context=n) is not None)
+    assert any(chapter.get(swapped.mistake, context=name).string in z for _, z in failed)
     # and the catalog's translation of every failed check's name (in the context of its key)
-    names = {(m.context, m.id): m.string for stem in ("runtime", "grader") for m in _catalog(stem) if m.id}
+    names = {(m.context, m.id): m.string for m in chapter if m.id}
     for v in graded.verdicts:
         if v.status == Status.FAILED:
             assert any(f"✗ {names[(v.check.key, v.check.name)]}：" in z for _, z in failed), v.check.name
@@ -112,8 +112,8 @@ def test_english_is_the_identity_and_an_unknown_language_answers_in_english():
 
 
 def test_every_grader_message_is_in_the_catalog_and_translated():
-    catalog = _catalog(i18n_build.GRADER_STEM)
-    problems = [p for p in i18n_build.problems({}, runtime=True) if p[0].stem == i18n_build.GRADER_STEM]
+    catalog = i18n_build.words(i18n_build.GRADER_STEM)  # grader.po, and the chapters' catalogs' declared words
+    problems = i18n_build.problems({}, runtime=True)
     assert problems == []
     entries = {entry for entry, _ in i18n_grader.messages()}
     # every line of the report, of Gradescope's output, of the batch's and nbgrader's feedback
@@ -146,12 +146,21 @@ def test_hidden_checks_words_stay_with_the_grader():
                    if not c.public and c.name not in {p.name for p in all_checks() if p.public})
     grader_table = json.loads((ROOT / "grader" / "data" / "i18n_zh_CN.json").read_text())["messages"]
     assert all(name in grader_table for name in secret)
+    # their translations sit in the chapters' catalogs beside the public checks', and are compiled for the grader only
+    from grader import course
+    from grader.checks import chapter_of
+
+    for check in (c for c in all_checks() if not c.public):
+        chapter = _catalog(course.chapter(chapter_of()[check.exercise]).stem)
+        assert chapter.get(check.name, context=check.key).string, check.key
+    assert not any(name in json.loads(i18n_runtime.compile_catalog(i18n_build.words(i18n_build.RUNTIME_STEM)))
+                   ["messages"] for name in secret)
 
 
 def test_glossary_terms_are_used_in_the_graders_words():
     terms = [line.split("\t") for line in GLOSSARY.read_text().splitlines() if line and not line.startswith("#")]
     misses = []
-    for message in _catalog(i18n_build.GRADER_STEM):
+    for message in i18n_build.words(i18n_build.GRADER_STEM):
         if not message.id:
             continue
         prose = re.sub(r"`[^`]*`|\{\w+\}", " ", message.id)

@@ -133,9 +133,12 @@ def test_correct_code_gets_full_marks_whoever_the_student_is():
     as that one)."""
     from grader.grading import Grader
     from tests.conftest import ROOT, settings
+    from tests.grading_support import defined
 
     grade = Grader(settings()).grade(ROOT / "examples" / "complete", student="another student")
-    assert [(v.check.key, str(v.feedback)) for v in grade.verdicts if v.status not in ("passed", "skipped")] == []
+    written = defined(ROOT / "examples" / "complete")  # a later exercise may have no example (docs/authoring.md)
+    assert [(v.check.key, str(v.feedback)) for v in grade.verdicts
+            if v.status not in ("passed", "skipped") and v.check.exercise in written] == []
 
 
 def test_a_known_mistake_on_the_main_twin_still_proves_the_work_of_a_value_free_check():
