@@ -57,9 +57,11 @@ def randn(*shape, seed=0):
 
 RESIZE_MISTAKES = ("resize2d_class_token_with_grid", "resize2d_column_major", "resize2d_align_corners",
                    "resize2d_size_w_h", "resize2d_no_antialias", "resize2d_reshaped_to_channels",
-                   "resize2d_reshaped_both_ways", "resize2d_prefix_dropped", "resize2d_read_column_major")
+                   "resize2d_reshaped_both_ways", "resize2d_prefix_dropped", "resize2d_read_column_major",
+                   "resize2d_prefix_after_grid")
 # mode and antialias fixed to timm's values: told apart only where the caller asks for others (the bilinear check)
-RESIZE_BILINEAR_MISTAKES = but(RESIZE_MISTAKES, "resize2d_no_antialias") + ("resize2d_mode_antialias_fixed",)
+RESIZE_BILINEAR_MISTAKES = but(RESIZE_MISTAKES, "resize2d_no_antialias") + ("resize2d_mode_antialias_fixed",
+                                                                           "resize2d_mode_fixed")
 
 
 def resize(rows, d, old, new, seed=0, **kwargs):
@@ -83,7 +85,7 @@ RESIZE_POSITION_TABLE_2D_CHECKS = [
           id="shrink_7x7_3x5_antialiased"),
     Check(RESIZE, "no prefix rows (num_prefix_tokens=0), 5x3 to 8x4", "call",
           resize(15, 4, (5, 3), (8, 4), seed=2, num_prefix_tokens=0), public=True,
-          mistakes=but(RESIZE_MISTAKES, "resize2d_prefix_dropped"),  # no prefix rows to drop
+          mistakes=but(RESIZE_MISTAKES, "resize2d_prefix_dropped", "resize2d_prefix_after_grid"),  # no prefix rows
           hint="the prefix is the first num_prefix_tokens rows, here none: split the table at num_prefix_tokens, "
                "whatever it is (0, 1, or 2 for DeiT)",
           id="no_prefix_5x3_8x4"),
@@ -279,6 +281,34 @@ RESIZE_POSITION_TABLE_2D = Exercise(
                 "key line: `image = grid.float().reshape(old_h, old_w, d).permute(2, 0, 1)[None]`",
             ),
             wrong="image = grid.float().reshape(old_w, old_h, d).permute(2, 1, 0)[None]",
+        ),
+        "resize2d_prefix_after_grid": Mistake(
+            "resize_position_table_2d",
+            "the prefix rows come after the grid: the class token (and any other prefix row) stays in front, rows 0 .. "
+            "P - 1, as the table had it, and the resized grid follows",
+            hints=(
+                "the table's layout does not change with its size: its first num_prefix_tokens rows are the prefix, "
+                "the patches come after them.",
+                "the end of the function: the prefix rows, `prefix`, go first in the concatenation, then the resized "
+                "patch rows, `resized`.",
+                "key line: `return torch.cat([prefix, resized.to(table.dtype)], dim=0)`",
+            ),
+            wrong="return torch.cat([resized.to(table.dtype), prefix], dim=0)",
+        ),
+        "resize2d_mode_fixed": Mistake(
+            "resize_position_table_2d",
+            "the mode was fixed to bicubic: the caller chooses it, so pass mode=mode on to F.interpolate, as you pass "
+            "antialias",
+            hints=(
+                "bicubic is timm's default, not the only choice: a caller may ask for bilinear, and gets what it asked "
+                "for.",
+                "the `F.interpolate` call that resizes the (1, d, H, W) `image` to the new grid, `new_h, new_w`: its "
+                "mode comes from the argument `mode`.",
+                "key line: `image = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=False, "
+                "antialias=antialias)`",
+            ),
+            wrong=("image = F.interpolate(image, size=(new_h, new_w), mode=\"bicubic\", align_corners=False, "
+                   "antialias=antialias)"),
         ),
         "resize2d_mode_antialias_fixed": Mistake(
             "resize_position_table_2d",
@@ -753,10 +783,11 @@ CHECK_AXIAL_PROPERTY = Exercise(
 # ---- mrope_position_ids --------------------------------------------------------------------------
 IDS_MISTAKES = ("mrope_text_counts_tokens", "mrope_text_after_largest_id", "mrope_padding_counted",
                 "mrope_height_width_swapped", "mrope_no_advance_after_image", "mrope_advance_in_patches",
-                "mrope_padding_one", "mrope_video_time_constant")
+                "mrope_padding_one", "mrope_video_time_constant", "mrope_grid_read_t_w_h")
 # text, one image of 2 x 2 merged tokens, text: no padding, no video, and 4 tokens = max(H, W) = 4 patches
 IDS_ONE_IMAGE_MISTAKES = but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
-                             "mrope_text_counts_tokens", "mrope_advance_in_patches", "mrope_video_time_constant")
+                             "mrope_text_counts_tokens", "mrope_advance_in_patches", "mrope_video_time_constant",
+                             "mrope_grid_read_t_w_h")  # and a square image: (T, W, H) is (T, H, W)
 
 
 def prompt(kinds, images=None, videos=None, mask=None, **kwargs):
@@ -871,7 +902,8 @@ MROPE_POSITION_IDS_CHECKS = [
     Check(IDS, "an image, a video of 2x4x4 patches and padding, batch of two", "call_ints",
           prompt([[I, I, I, I, T, V, V, V, V, V, V, V, V, T], [T, T, T, T, T, T, I, I, I, I, T, T, T, T]],
                  images=[[1, 4, 4], [1, 4, 4]], videos=[[2, 4, 4]], mask=[[1] * 14, [0] * 4 + [1] * 10]),
-          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id"),  # its video's T = 2 = max(h, w)
+          # its video's T = 2 = max(h, w); square grids: (T, W, H) is (T, H, W)
+          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_grid_read_t_w_h"),
           id="image_video_padding_hidden",
           twin=draw_choice(*[groups_prompt(rows) for rows in image_video_rows()])),
     Check(IDS, "on CUDA", "call_ints", {**prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS),
@@ -952,6 +984,20 @@ MROPE_POSITION_IDS = Exercise(
                 "key line: `pieces.append(torch.stack([tt, hh, ww]).reshape(3, -1) + start)`",
             ),
             wrong="pieces.append(torch.stack([tt, ww, hh]).reshape(3, -1) + start)",
+        ),
+        "mrope_grid_read_t_w_h": Mistake(
+            "mrope_position_ids",
+            "the grid was read as (T, W, H): a row of image_grid_thw is (T, H, W), the height before the width, so the "
+            "merged grid has H/m rows of W/m tokens",
+            hints=(
+                "image_grid_thw and video_grid_thw give each group's size as (time, height, width), in patches: the "
+                "height, the number of rows, comes second.",
+                "in the vision branch (not when `kinds[i] == 0`, a text run), where the group's row `grid` of the thw "
+                "table is read: t from grid[0], h from grid[1] and w from grid[2], the last two divided by "
+                "spatial_merge_size.",
+                "key line: `t, h, w = grid[0], grid[1] // spatial_merge_size, grid[2] // spatial_merge_size`",
+            ),
+            wrong="t, h, w = grid[0], grid[2] // spatial_merge_size, grid[1] // spatial_merge_size",
         ),
         "mrope_video_time_constant": Mistake(
             "mrope_position_ids",
