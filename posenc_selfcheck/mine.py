@@ -31,6 +31,7 @@ import sys
 import types
 from pathlib import Path
 
+from .columns import pad
 from .messages import msg, render, verbatim
 
 PACKAGE = "posenc_mine"
@@ -314,6 +315,6 @@ def load_exercises(names, folder=None, fallback=True, quiet=False):
                                       notebook=notebook, name=name, reason=reason, todo=todo)
     if not quiet:
         for name in names:
-            print(f"  {'✓' if name in impl.sources else '✗'} {name:<28} "
+            print(f"  {'✓' if name in impl.sources else '✗'} {pad(name, 28)} "
                   f"{render(impl.sources.get(name) or impl.problems[name])}")
     return impl

@@ -8,6 +8,7 @@ chapter (posenc_selfcheck/mine.py): the export cell's lines and the loader's lis
 
 from __future__ import annotations
 
+import re
 import types
 
 import matplotlib
@@ -17,6 +18,7 @@ import torch
 matplotlib.use("Agg")
 
 from posenc_selfcheck import messages, mine  # noqa: E402
+from posenc_selfcheck.columns import width  # noqa: E402
 from posenc_selfcheck.gridlab import experiments as grid  # noqa: E402
 from posenc_selfcheck.lab import experiments as lab  # noqa: E402
 from posenc_selfcheck.lab import plots  # noqa: E402
@@ -128,6 +130,43 @@ def test_the_chinese_output_carries_no_english_prose(capsys, monkeypatch):
     assert len(printed) >= 30 and len(texts) >= 60
     prose = [f"{english_prose(line)} | {line}" for line in printed + texts if english_prose(line)]
     assert prose == []
+
+
+# ---- tables line up in Chinese: padded by display width (posenc_selfcheck/columns.py) ----------------------
+CELLS_AT_END = re.compile(r"(?:[ \t]+(?:L=)?-?\d+(?:\.\d+)?)+$")  # a table row's numbers (its header's lengths)
+
+
+def _cell_ends(line):
+    """The screen columns where each number at the end of a table row ends (None: not a table row)."""
+    tail = CELLS_AT_END.search(line)
+    if tail is None:
+        return None
+    return tuple(width(line[: tail.start() + m.end()]) for m in re.finditer(r"\S+", line[tail.start():]))
+
+
+def test_a_tables_columns_line_up_with_chinese_and_english_names(capsys, monkeypatch):
+    """The loss and accuracy tables (rows named 正弦, 相对偏置, ALiBi, RoPE...): every row's numbers end at the same
+    screen column as its header's (a wide character takes two); the rows that name a setting or a scheme before
+    their colon put the colon at one column."""
+    monkeypatch.setenv("POSENC_LANG", "zh_CN")
+    _run_drivers()
+    printed = capsys.readouterr().out.splitlines()
+    tables, run = [], []
+    for line in printed + [""]:  # a table: consecutive rows with as many numbers at their end
+        ends = _cell_ends(line)
+        if run and (ends is None or len(ends) != len(run[0][1])):
+            tables.append(run)
+            run = []
+        if ends is not None:
+            run.append((line, ends))
+    tables = [t for t in tables if len(t) >= 3]
+    assert len(tables) >= 3
+    assert all(any(width(line) > len(line) for line, _ in t) for t in tables)  # Chinese names beside English ones
+    for table in tables:
+        assert {ends for _, ends in table} == {table[0][1]}, "\n".join(line for line, _ in table)
+    for mark in ("R²（", "每个头平均回看"):  # the probe's settings, the attention distances' schemes
+        rows = [line for line in printed if mark in line]
+        assert len(rows) >= 3 and len({width(line[: line.index("：")]) for line in rows}) == 1, rows
 
 
 # ---- the export cell and the loader (posenc_selfcheck/mine.py) -----------------------------------------------

@@ -17,6 +17,7 @@ import platform
 
 import torch
 
+from ..columns import pad
 from ..demo import skipped
 from ..lab.experiments import Lab, _config, announce, stored_results
 from ..lab.labels import label
@@ -201,8 +202,8 @@ class GridLab:
 
 def _print_table(out):
     grids = out["grids"]
-    print(f"{render(msg('accuracy at G x G')):<32}" + "".join(f"{g:>8}" for g in grids))
+    print(pad(render(msg("accuracy at G x G")), 32) + "".join(f"{g:>8}" for g in grids))
     for name, row in out["accuracy"].items():
-        print(f"{label(name):<32}" + "".join(f"{a:>8.3f}" for a in row))
-    print(f"{render(msg('always the most frequent class')):<32}" + "".join(f"{a:>8.3f}" for a in out["majority"]))
-    print(f"{render(msg('best without positions')):<32}" + "".join(f"{a:>8.3f}" for a in out["no_position_ceiling"]))
+        print(pad(label(name), 32) + "".join(f"{a:>8.3f}" for a in row))
+    print(pad(render(msg("always the most frequent class")), 32) + "".join(f"{a:>8.3f}" for a in out["majority"]))
+    print(pad(render(msg("best without positions")), 32) + "".join(f"{a:>8.3f}" for a in out["no_position_ceiling"]))

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from ..columns import pad
 from ..messages import msg, nmsg, render, verbatim
 from . import analysis, data, plots, train
 from .labels import label
@@ -372,8 +373,8 @@ class Lab:
 
     def _report_probe(self, out):
         for probed, setting in analysis.PROBED.items():
-            print(render(msg("{setting:>34}: R² embeddings, then after each layer: {r2}; mean error in positions (last "
-                             "layer) {error:.1f}", setting=setting,
+            print(render(msg("{setting}: R² embeddings, then after each layer: {r2}; mean error in positions (last "
+                             "layer) {error:.1f}", setting=pad(render(setting), 34, ">"),
                              r2=", ".join(f"{p['r2']:5.2f}" for p in out[probed]), error=out[probed][-1]["mae"])))
         self.figures["position_probe"] = plots.position_probe(out, self.config.train_len)
         return self.figures["position_probe"]
@@ -423,8 +424,8 @@ class Lab:
 
 def _print_distances(name, distances, lengths):
     """One model's mean distance looked back per head of the last layer, at the two lengths."""
-    print(render(msg("{scheme:>10}: mean distance looked back per head (last layer), at L={short}: {at_short}; at "
-                     "L={long}: {at_long}", scheme=label(name), short=lengths[0], long=lengths[1],
+    print(render(msg("{scheme}: mean distance looked back per head (last layer), at L={short}: {at_short}; at "
+                     "L={long}: {at_long}", scheme=pad(label(name), 10, ">"), short=lengths[0], long=lengths[1],
                      at_short=", ".join(f"{v:5.1f}" for v in distances[0][-1]),
                      at_long=", ".join(f"{v:5.1f}" for v in distances[1][-1]))))
 
@@ -439,7 +440,7 @@ def _print_table(title, lengths, rows):
     print(render(title))
     print(" " * 24 + "".join(f"{'L=' + str(n):>9}" for n in lengths))
     for name, values in rows.items():
-        print(f"{label(name):>24}" + "".join(f"{v:9.3f}" for v in values))
+        print(pad(label(name), 24, ">") + "".join(f"{v:9.3f}" for v in values))
 
 
 # ---- 5. the table ----------------------------------------------------------------------------
