@@ -8,6 +8,7 @@ chapter (posenc_selfcheck/mine.py): the export cell's lines and the loader's lis
 
 from __future__ import annotations
 
+import io
 import re
 import types
 
@@ -21,7 +22,8 @@ from posenc_selfcheck import messages, mine  # noqa: E402
 from posenc_selfcheck.columns import width  # noqa: E402
 from posenc_selfcheck.gridlab import experiments as grid  # noqa: E402
 from posenc_selfcheck.lab import experiments as lab  # noqa: E402
-from posenc_selfcheck.lab import plots  # noqa: E402
+from posenc_selfcheck.lab import plots, train  # noqa: E402
+from posenc_selfcheck.lab.labels import label  # noqa: E402
 from tests.test_ch07 import CELLS  # noqa: E402  (chapter 3's cells: a right alibi_bias and what it uses)
 from tests.test_messages import VERBATIM, english_prose  # noqa: E402
 
@@ -167,6 +169,11 @@ def test_a_tables_columns_line_up_with_chinese_and_english_names(capsys, monkeyp
     for mark in ("R²（", "每个头平均回看"):  # the probe's settings, the attention distances' schemes
         rows = [line for line in printed if mark in line]
         assert len(rows) >= 3 and len({width(line[: line.index("：")]) for line in rows}) == 1, rows
+    bars = io.StringIO()  # the training progress bars, one per scheme
+    for name in ("sinusoidal", "ALiBi", "relative", "RoPE"):
+        train.Progress(f"{label(name)} (L=64)", 10, stream=bars).update(10, 2.0)
+    rows = bars.getvalue().replace("\r", "").splitlines()
+    assert len({width(line[: line.index("[")]) for line in rows}) == 1 and width(rows[0]) > len(rows[0]), rows
 
 
 # ---- the export cell and the loader (posenc_selfcheck/mine.py) -----------------------------------------------
@@ -196,9 +203,9 @@ def _export(folder, monkeypatch, cells, namespace=None):
     monkeypatch.setattr(mine, "_ran_cells", lambda: cells)
     if namespace is None:
         namespace = {}
-        for label, source in cells[:-1]:
+        for cell, source in cells[:-1]:
             try:
-                exec(compile(source, label, "exec"), namespace)  # noqa: S102 (the test's own cells)
+                exec(compile(source, cell, "exec"), namespace)  # noqa: S102 (the test's own cells)
             except KeyError:  # the cell that fails in the notebook fails here too
                 pass
     return mine.export_exercises("03_relative", namespace, folder=folder)

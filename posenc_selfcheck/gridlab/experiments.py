@@ -150,7 +150,7 @@ class GridLab:
         for name in self.ready(names or self.available()):
             model = self.new_model(name)
             sample = lambda generator: data.sample(c.batch_size, c.train_grid, generator)  # noqa: E731
-            log = train(model, sample, c.steps, c.lr, warmup=c.warmup, label=name, seed=c.seed, weight_decay=0.0)
+            log = train(model, sample, c.steps, c.lr, warmup=c.warmup, label=label(name), seed=c.seed, weight_decay=0.0)
             self.models[name] = model
             out[name] = {"final_loss": round(log["loss_curve"][-1], 4), "seconds": round(log["seconds"], 1),
                          "ms_per_step": round(log["ms_per_step"], 2)}

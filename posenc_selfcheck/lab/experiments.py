@@ -218,7 +218,7 @@ class Lab:
                                  "again")))
                 return
             log = train.train(model, self.sampler(c.train_len), c.steps, c.lr, c.warmup,
-                              label=f"{name} (L={c.train_len})", seed=c.seed)
+                              label=f"{label(name)} (L={c.train_len})", seed=c.seed)
             scheme_params = sum(p.numel() for p in model.scheme.parameters())
             self.results["training"][name] = {**log, "scheme_parameters": scheme_params,
                                               "parameters": sum(p.numel() for p in model.parameters())}
