@@ -134,6 +134,23 @@ def test_the_chinese_output_carries_no_english_prose(capsys, monkeypatch):
     assert prose == []
 
 
+def test_chinese_figures_use_a_cjk_font_or_say_in_one_line_which_package_provides_one(monkeypatch, capsys):
+    from matplotlib import font_manager, rcParams
+
+    from posenc_selfcheck import fonts
+
+    monkeypatch.setenv("POSENC_LANG", "zh_CN")
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", [])  # none installed: the default font stays
+    before = list(rcParams["font.sans-serif"])
+    assert fonts.use_cjk_font() is None and rcParams["font.sans-serif"] == before
+    said = capsys.readouterr().out
+    assert said.count("\n") == 1 and "`sudo apt-get install fonts-noto-cjk`" in said and not english_prose(said)
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", [types.SimpleNamespace(name="Noto Sans CJK SC")])
+    with matplotlib.rc_context():
+        assert fonts.use_cjk_font() == "Noto Sans CJK SC" and rcParams["font.sans-serif"][0] == "Noto Sans CJK SC"
+    assert capsys.readouterr().out == ""
+
+
 # ---- tables line up in Chinese: padded by display width (posenc_selfcheck/columns.py) ----------------------
 CELLS_AT_END = re.compile(r"(?:[ \t]+(?:L=)?-?\d+(?:\.\d+)?)+$")  # a table row's numbers (its header's lengths)
 
