@@ -94,6 +94,18 @@ def test_columns_count_a_wide_character_twice():
     assert len({width(row) for row in rows}) == 1
 
 
+def test_no_template_pads_a_column_by_characters():
+    """An alignment or a bare width in a template (`{scheme:>10}`, `{name:24}`) counts characters, not screen columns:
+    a Chinese row would not line up. Tables pad with posenc_selfcheck.columns.pad instead."""
+    from grader.i18n_runtime import PACKAGE, code_messages
+
+    padded = re.compile(r"\{\w+:(?:.?[<>^]|\d+\})")
+    templates = [t for (_, id_), _ in {**code_messages(PACKAGE), **code_messages(ROOT / "grader")}.items()
+                 for t in (id_ if isinstance(id_, tuple) else (id_,))]
+    assert len(templates) > 200 and padded.search("{setting:>34}: R²") and padded.search("{name:24}")
+    assert [t for t in templates if padded.search(t)] == []
+
+
 def _renamed(source):
     """The module with every local variable of every function renamed (its behaviour and its messages unchanged)."""
     tree = ast.parse(source)
