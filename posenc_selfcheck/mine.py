@@ -230,7 +230,7 @@ def export_exercises(chapter, namespace, folder=None):
     for n, (_, source, _, _) in enumerate(kept):  # imports one per line, definitions two blank lines apart
         both_imports = n and _is_import(source) and _is_import(kept[n - 1][1])
         body += ("" if not n else "\n" if both_imports else "\n\n\n") + source.strip("\n")
-    status = "".join(f"    {name!r}: {str(verdicts[name])!r},\n" for name in exercises)  # the file: English
+    status = "".join(f"    {name!r}: {str(verdicts[name])[:300]!r},\n" for name in exercises)  # the file: English
     target.write_text(HEADER.format(number=int(number), notebook=notebook_name(number, folder)) + "\n"
                       + body + "\n\n\n# the self-checks of the exported code, when it was exported\n"
                       + "SELF_CHECKS = {\n" + status + "}\n")
