@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from posenc_selfcheck.columns import pad
+
 from . import course
 from .checks import chapter_of
 from .escape import one_line
@@ -67,7 +69,7 @@ def text_report(grade, language="en"):
         for exercise, vs in exercises.items():
             score, top = totals(vs)
             state = say("not implemented yet") if _not_attempted(vs) else ""
-            lines.append(f"  {exercise:<34} {score:g}/{top:g}  {state}".rstrip())
+            lines.append(f"  {pad(exercise, 34)} {score:g}/{top:g}  {state}".rstrip())
             if _not_attempted(vs):
                 continue
             said = set()

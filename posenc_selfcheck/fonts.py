@@ -3,6 +3,8 @@ characters and draws each one as an empty box. The Chinese notebooks' setup cell
 
 from __future__ import annotations
 
+from .messages import msg, render
+
 PACKAGE = "fonts-noto-cjk"  # the Debian/Ubuntu package with Noto Sans CJK
 # the first one installed is used: Noto (Linux), then the fonts macOS and Windows ship
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Zen Hei", "PingFang SC",
@@ -18,8 +20,9 @@ def use_cjk_font():
     installed = {font.name for font in font_manager.fontManager.ttflist}
     found = next((name for name in CJK_FONTS if name in installed), None)
     if found is None:
-        print(f"没有找到中文字体，图中的汉字会显示成方框：请安装 {PACKAGE}（Debian/Ubuntu：sudo apt-get install "
-              f"{PACKAGE}），再重启内核。")
+        print(render(msg("no Chinese font found: Chinese characters in figures show as empty boxes. Install {package} "
+                         "(Debian/Ubuntu: `sudo apt-get install {package}`), then restart the kernel.",
+                         package=PACKAGE)))
         return None
     rcParams["font.family"] = "sans-serif"
     rcParams["font.sans-serif"] = [found, *[name for name in rcParams["font.sans-serif"] if name != found]]

@@ -31,6 +31,9 @@ import sys
 import types
 from pathlib import Path
 
+from .columns import pad
+from .messages import msg, render, verbatim
+
 PACKAGE = "posenc_mine"
 KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
         ast.AnnAssign)
@@ -59,7 +62,7 @@ def chapter_number(chapter):
 
 def notebook_name(number, folder):
     found = sorted(Path(folder).glob(f"{number}_*.ipynb"))
-    return found[0].name if found else f"chapter {int(number)}'s notebook"
+    return found[0].name if found else msg("chapter {chapter}'s notebook", chapter=int(number))
 
 
 # ---- the code this kernel ran --------------------------------------------------------------------
@@ -149,24 +152,33 @@ def needed(statements, roots):
 
 
 # ---- verdicts ------------------------------------------------------------------------------------
+PASSED = msg("passed", context="exported exercise")
+UNFINISHED = msg("unfinished", context="exported exercise")
+
+
+def _error(exc, where=None):
+    """What the learner's code raised, as it said it (cut at 300 characters): `Type: text`."""
+    text = f"{where}: " if where else ""
+    return verbatim(f"{text}{type(exc).__name__}: {exc}"[:300])
+
+
 def self_check(exercise, obj):
-    """"passed", "unfinished" or "failed: <why>", from the exercise's public self-checks. Printing nothing, and
-    not as an attempt: the progressive hints of the notebook's own self-check cell do not move."""
+    """PASSED, UNFINISHED or a message "failed: <why>", from the exercise's public self-checks. Printing nothing,
+    and not as an attempt: the progressive hints of the notebook's own self-check cell do not move."""
     from .evaluate import FAILED, MISSING
-    from .messages import msg, render
     from .runner import run_checks
 
     try:
         results = run_checks(exercise, obj)
     except Exception as exc:  # a check that cannot even run the object
-        return f"failed: {type(exc).__name__}: {exc}"[:300]
+        return msg("failed: {error}", error=_error(exc))
     if any(status == MISSING for _, status, _ in results):
-        return "unfinished"
+        return UNFINISHED
     failed = [(spec, message) for spec, status, message in results if status == FAILED]
     if failed:
         spec, message = failed[0]
-        return f"failed: {render(msg(spec['name'], context=spec.get('key', '')))}: {render(message)}"[:300]
-    return "passed"
+        return msg("failed: {check}: {problem}", check=msg(spec["name"], context=spec.get("key", "")), problem=message)
+    return PASSED
 
 
 def _is_import(source):
@@ -180,7 +192,7 @@ def _execute(statements):
         try:
             exec(compile(source, label, "exec"), namespace)
         except Exception as exc:
-            problems.append(f"{label}: {type(exc).__name__}: {exc}"[:300])
+            problems.append(_error(exc, where=label))
     return namespace, problems
 
 
@@ -189,25 +201,26 @@ def export_exercises(chapter, namespace, folder=None):
     """Copy this chapter's finished exercises into posenc_mine/chNN.py beside the notebook.
 
     chapter: the notebook's name ("03_relative"); namespace: globals() of the notebook.
-    Returns {exercise: verdict}. Never raises for an unfinished chapter: it says what is missing."""
+    Returns {exercise: verdict (a message)}. Never raises for an unfinished chapter: it says what is missing."""
     number = chapter_number(chapter)
     folder = Path(folder or Path.cwd())
     exercises = [name for name, ch in exercise_chapters().items() if ch == f"ch{number}"]
     defined = [name for name in exercises if name in namespace]
     statements = definitions(_ran_cells())
     found = {name for _, _, names, _ in statements for name in names}
-    verdicts = {name: "not defined in this notebook" for name in exercises if name not in defined}
+    verdicts = {name: msg("not defined in this notebook") for name in exercises if name not in defined}
     missing_source = [name for name in defined if name not in found]
     for name in missing_source:
-        verdicts[name] = "its source was not found (run this cell in the notebook, after the exercise's cell)"
+        verdicts[name] = msg("its source was not found (run this cell in the notebook, after the exercise's cell)")
     roots = [name for name in defined if name in found]
     if not roots:
-        print(f"chapter {int(number)}: nothing exported. Run the exercise cells above, then this cell, in Jupyter.")
+        print(render(msg("chapter {chapter}: nothing exported. Run the exercise cells above, then this cell, in "
+                         "Jupyter.", chapter=int(number))))
         return verdicts
     kept = needed(statements, roots)
     fresh, problems = _execute(kept)
     for name in roots:
-        verdicts[name] = self_check(name, fresh[name]) if name in fresh else "failed: its definition did not run"
+        verdicts[name] = self_check(name, fresh[name]) if name in fresh else msg("failed: its definition did not run")
     target = folder / PACKAGE / f"ch{number}.py"
     target.parent.mkdir(exist_ok=True)
     init = target.parent / "__init__.py"
@@ -217,16 +230,16 @@ def export_exercises(chapter, namespace, folder=None):
     for n, (_, source, _, _) in enumerate(kept):  # imports one per line, definitions two blank lines apart
         both_imports = n and _is_import(source) and _is_import(kept[n - 1][1])
         body += ("" if not n else "\n" if both_imports else "\n\n\n") + source.strip("\n")
-    status = "".join(f"    {name!r}: {verdicts[name]!r},\n" for name in exercises)
+    status = "".join(f"    {name!r}: {str(verdicts[name])[:300]!r},\n" for name in exercises)  # the file: English
     target.write_text(HEADER.format(number=int(number), notebook=notebook_name(number, folder)) + "\n"
                       + body + "\n\n\n# the self-checks of the exported code, when it was exported\n"
                       + "SELF_CHECKS = {\n" + status + "}\n")
-    print(f"chapter {int(number)}: wrote {target.relative_to(folder)}")
+    print(render(msg("chapter {chapter}: wrote {path}", chapter=int(number), path=str(target.relative_to(folder)))))
     for name in exercises:
-        mark = "✓" if verdicts[name] == "passed" else "·"
-        print(f"  {mark} {name}: {verdicts[name]}")
+        mark = "✓" if verdicts[name] == PASSED else "·"
+        print(f"  {mark} {name}: {render(verdicts[name])}")
     for problem in problems:
-        print(f"  ! a definition failed when the copy ran: {problem}")
+        print("  ! " + render(msg("a definition failed when the copy ran: {problem}", problem=problem)))
     return verdicts
 
 
@@ -259,9 +272,9 @@ def course_reference():
 def load_exercises(names, folder=None, fallback=True, quiet=False):
     """Your exercises `names` from posenc_mine (beside the notebook), each checked again by its self-check.
 
-    Returns a namespace with one attribute per available exercise, plus `sources` (where each came from)
-    and `problems` (why one is missing: the chapter and the exercise to finish). With `fallback`, inside
-    the course's repository a missing exercise comes from the course's reference solutions."""
+    Returns a namespace with one attribute per available exercise, plus `sources` (where each came from) and
+    `problems` (why one is missing: the chapter and the exercise to finish), both {exercise: message}. With
+    `fallback`, inside the course's repository a missing exercise comes from the course's reference solutions."""
     folder = Path(folder or Path.cwd())
     chapters = exercise_chapters()
     unknown = [name for name in names if name not in chapters]
@@ -277,27 +290,31 @@ def load_exercises(names, folder=None, fallback=True, quiet=False):
             except Exception as exc:  # a broken file: say so, do not stop the chapter
                 modules[number] = exc
         module, notebook = modules[number], notebook_name(number, folder)
-        if isinstance(module, Exception):
-            reason = f"{PACKAGE}/ch{number}.py does not import ({type(module).__name__}: {module})"
-            todo = "run the export cell at the end of the notebook again"
+        path = f"{PACKAGE}/ch{number}.py"
+        if isinstance(module, Exception):  # the learner's file: what it raised, as it said it
+            reason = msg("{path} does not import ({error})", path=path, error=_error(module))
+            todo = msg("run the export cell at the end of the notebook again")
         elif module is None or not hasattr(module, name):
-            reason, todo = "not in your package yet", "finish it, then run the export cell at the end of the notebook"
+            reason = msg("not in your package yet")
+            todo = msg("finish it, then run the export cell at the end of the notebook")
         else:
             verdict = self_check(name, getattr(module, name))
-            if verdict == "passed":
+            if verdict == PASSED:
                 setattr(impl, name, getattr(module, name))
-                impl.sources[name] = f"yours, {PACKAGE}/ch{number}.py"
+                impl.sources[name] = msg("yours, {path}", path=path)
                 continue
-            reason, todo = f"yours does not pass its self-check ({verdict})", "fix it, then run the export cell again"
+            reason = msg("yours does not pass its self-check ({verdict})", verdict=verdict)
+            todo = msg("fix it, then run the export cell again")
         if fallback and reference is None:
             reference = course_reference() or False
         if fallback and reference:
             setattr(impl, name, getattr(reference, name))
-            impl.sources[name] = f"the course's reference ({reason})"
+            impl.sources[name] = msg("the course's reference ({reason})", reason=reason)
         else:
-            impl.problems[name] = f"chapter {int(number)} ({notebook}): `{name}` {reason}: {todo}"
+            impl.problems[name] = msg("chapter {chapter} ({notebook}): `{name}` {reason}: {todo}", chapter=int(number),
+                                      notebook=notebook, name=name, reason=reason, todo=todo)
     if not quiet:
         for name in names:
-            print(f"  {'✓' if name in impl.sources else '✗'} {name:<28} "
-                  f"{impl.sources.get(name) or impl.problems[name]}")
+            print(f"  {'✓' if name in impl.sources else '✗'} {pad(name, 28)} "
+                  f"{render(impl.sources.get(name) or impl.problems[name])}")
     return impl

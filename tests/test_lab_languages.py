@@ -88,7 +88,7 @@ def _export_script(folder):
 
 LOAD = ("from posenc_selfcheck.mine import load_exercises\n"
         "impl = load_exercises(['sinusoidal_table'], fallback=False, quiet=True)\n"
-        "print(impl.sources, impl.problems)\n")
+        "print({k: str(v) for k, v in impl.sources.items()}, {k: str(v) for k, v in impl.problems.items()})\n")
 
 
 def test_both_languages_share_one_posenc_mine(course):

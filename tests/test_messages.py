@@ -82,6 +82,30 @@ def test_verbatim_text_is_never_changed():
     assert chinese.count(error) == 1 and render(line, "en") == f"the same mistake as above (raised {error})"
 
 
+def test_columns_count_a_wide_character_twice():
+    """Padding by screen columns (UAX #11): a CJK ideograph and fullwidth punctuation (W, F) take two, a combining
+    mark none; so a Chinese name padded to 10 columns ends where an English one does."""
+    from posenc_selfcheck.columns import pad, width
+
+    assert [width(t) for t in ("ALiBi", "正弦", "相对偏置：", "e\u0301", "")] == [5, 4, 10, 1, 0]
+    assert pad("正弦", 10) == "正弦" + " " * 6 and pad("ALiBi", 10, ">") == " " * 5 + "ALiBi"
+    assert pad("可学习，位置表调整大小后", 10) == "可学习，位置表调整大小后"  # wider than the column: whole
+    rows = [pad(name, 12, ">") + " 1.000" for name in ("正弦", "ALiBi", "可学习", "RoPE + YaRN")]
+    assert len({width(row) for row in rows}) == 1
+
+
+def test_no_template_pads_a_column_by_characters():
+    """An alignment or a bare width in a template (`{scheme:>10}`, `{name:24}`) counts characters, not screen columns:
+    a Chinese row would not line up. Tables pad with posenc_selfcheck.columns.pad instead."""
+    from grader.i18n_runtime import PACKAGE, code_messages
+
+    padded = re.compile(r"\{\w+:(?:.?[<>^]|\d+\})")
+    templates = [t for (_, id_), _ in {**code_messages(PACKAGE), **code_messages(ROOT / "grader")}.items()
+                 for t in (id_ if isinstance(id_, tuple) else (id_,))]
+    assert len(templates) > 200 and padded.search("{setting:>34}: R²") and padded.search("{name:24}")
+    assert [t for t in templates if padded.search(t)] == []
+
+
 def _renamed(source):
     """The module with every local variable of every function renamed (its behaviour and its messages unchanged)."""
     tree = ast.parse(source)
@@ -93,7 +117,7 @@ def _renamed(source):
     return ast.unparse(tree)
 
 
-@pytest.mark.parametrize("module", ["compare.py", "evaluate.py", "runner.py", "properties_ch03.py"])
+@pytest.mark.parametrize("module", ["compare.py", "evaluate.py", "runner.py", "properties_ch03.py", "mine.py"])
 def test_renaming_a_variable_changes_no_catalog_key(tmp_path, module):
     from grader.i18n_runtime import code_messages
 

@@ -14,6 +14,7 @@ From a terminal (inside the course's repository, or with chapters 4 and 8 export
 
 from __future__ import annotations
 
+from ..messages import msg
 from ..mine import load_exercises as _load
 from .experiments import ENV, EXERCISES, FULL, REDUCED, SCHEMES, STORED, Config, GridLab, config_from_env
 
@@ -26,7 +27,7 @@ def load_exercises(names=EXERCISES, notebook=None, **kwargs):
     impl = _load([name for name in names if name not in own], **kwargs)
     for name in own:
         setattr(impl, name, notebook[name])
-        impl.sources[name] = "this notebook"
+        impl.sources[name] = msg("this notebook", context="exercise source")
     return impl
 
 

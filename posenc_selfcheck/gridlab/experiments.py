@@ -17,6 +17,7 @@ import platform
 
 import torch
 
+from ..columns import pad
 from ..demo import skipped
 from ..lab.experiments import Lab, _config, announce, stored_results
 from ..lab.labels import label
@@ -149,7 +150,7 @@ class GridLab:
         for name in self.ready(names or self.available()):
             model = self.new_model(name)
             sample = lambda generator: data.sample(c.batch_size, c.train_grid, generator)  # noqa: E731
-            log = train(model, sample, c.steps, c.lr, warmup=c.warmup, label=name, seed=c.seed, weight_decay=0.0)
+            log = train(model, sample, c.steps, c.lr, warmup=c.warmup, label=label(name), seed=c.seed, weight_decay=0.0)
             self.models[name] = model
             out[name] = {"final_loss": round(log["loss_curve"][-1], 4), "seconds": round(log["seconds"], 1),
                          "ms_per_step": round(log["ms_per_step"], 2)}
@@ -201,8 +202,8 @@ class GridLab:
 
 def _print_table(out):
     grids = out["grids"]
-    print(f"{render(msg('accuracy at G x G')):<32}" + "".join(f"{g:>8}" for g in grids))
+    print(pad(render(msg("accuracy at G x G")), 32) + "".join(f"{g:>8}" for g in grids))
     for name, row in out["accuracy"].items():
-        print(f"{label(name):<32}" + "".join(f"{a:>8.3f}" for a in row))
-    print(f"{render(msg('always the most frequent class')):<32}" + "".join(f"{a:>8.3f}" for a in out["majority"]))
-    print(f"{render(msg('best without positions')):<32}" + "".join(f"{a:>8.3f}" for a in out["no_position_ceiling"]))
+        print(pad(label(name), 32) + "".join(f"{a:>8.3f}" for a in row))
+    print(pad(render(msg("always the most frequent class")), 32) + "".join(f"{a:>8.3f}" for a in out["majority"]))
+    print(pad(render(msg("best without positions")), 32) + "".join(f"{a:>8.3f}" for a in out["no_position_ceiling"]))

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from ..columns import pad
 from ..messages import msg, nmsg, render, verbatim
 from . import analysis, data, plots, train
 from .labels import label
@@ -217,7 +218,7 @@ class Lab:
                                  "again")))
                 return
             log = train.train(model, self.sampler(c.train_len), c.steps, c.lr, c.warmup,
-                              label=f"{name} (L={c.train_len})", seed=c.seed)
+                              label=f"{label(name)} (L={c.train_len})", seed=c.seed)
             scheme_params = sum(p.numel() for p in model.scheme.parameters())
             self.results["training"][name] = {**log, "scheme_parameters": scheme_params,
                                               "parameters": sum(p.numel() for p in model.parameters())}
@@ -260,9 +261,9 @@ class Lab:
             print(render(msg("RoPE was not trained: nothing to extend")))
             return None
         if getattr(self.impl, "scaled_rope_inv_freq", None) is None:
-            problem = getattr(self.impl, "problems", {}).get("scaled_rope_inv_freq", "")
+            problem = getattr(self.impl, "problems", {}).get("scaled_rope_inv_freq", "")  # a message
             print(render(msg("chapter 5's scaled_rope_inv_freq is missing: only the default frequencies can be shown. "
-                             "{problem}", problem=verbatim(problem))))
+                             "{problem}", problem=problem)))
         base = self.models["RoPE"]
         lengths = [c.train_len * f for f in (1, c.finetune_factor, int(c.rope_factor))]
         out = {"lengths": lengths, "factor": c.rope_factor, "finetune_len": c.finetune_factor * c.train_len,
@@ -372,8 +373,8 @@ class Lab:
 
     def _report_probe(self, out):
         for probed, setting in analysis.PROBED.items():
-            print(render(msg("{setting:>34}: R² embeddings, then after each layer: {r2}; mean error in positions (last "
-                             "layer) {error:.1f}", setting=setting,
+            print(render(msg("{setting}: R² embeddings, then after each layer: {r2}; mean error in positions (last "
+                             "layer) {error:.1f}", setting=pad(render(setting), 34, ">"),
                              r2=", ".join(f"{p['r2']:5.2f}" for p in out[probed]), error=out[probed][-1]["mae"])))
         self.figures["position_probe"] = plots.position_probe(out, self.config.train_len)
         return self.figures["position_probe"]
@@ -423,8 +424,8 @@ class Lab:
 
 def _print_distances(name, distances, lengths):
     """One model's mean distance looked back per head of the last layer, at the two lengths."""
-    print(render(msg("{scheme:>10}: mean distance looked back per head (last layer), at L={short}: {at_short}; at "
-                     "L={long}: {at_long}", scheme=label(name), short=lengths[0], long=lengths[1],
+    print(render(msg("{scheme}: mean distance looked back per head (last layer), at L={short}: {at_short}; at "
+                     "L={long}: {at_long}", scheme=pad(label(name), 10, ">"), short=lengths[0], long=lengths[1],
                      at_short=", ".join(f"{v:5.1f}" for v in distances[0][-1]),
                      at_long=", ".join(f"{v:5.1f}" for v in distances[1][-1]))))
 
@@ -439,37 +440,54 @@ def _print_table(title, lengths, rows):
     print(render(title))
     print(" " * 24 + "".join(f"{'L=' + str(n):>9}" for n in lengths))
     for name, values in rows.items():
-        print(f"{label(name):>24}" + "".join(f"{v:9.3f}" for v in values))
+        print(pad(label(name), 24, ">") + "".join(f"{v:9.3f}" for v in values))
 
 
 # ---- 5. the table ----------------------------------------------------------------------------
-FACTS = {  # where it acts, what it learns, what chapter 6 measured, who uses it (checked facts only)
-    "NoPE": ("nowhere (the causal mask only)", "0", "nothing to add", "research models (Haviv et al. 2022; "
-             "Kazemnejad et al. 2023)"),
-    "sinusoidal": ("input, once", "0", "one (L, d) addition: lost in the noise (ch. 6)",
-                   "the original Transformer (Vaswani et al. 2017)"),
-    "learned": ("input, once", "max_len x d", "one addition (ch. 6)", "BERT, GPT-2, ViT and DeiT"),
-    "relative": ("logits", "(2K+1) x heads", "a float (H, L, L) attn_mask: 1.4-1.7x slower attention on "
-                 "CPU, no flash kernel on GPU (ch. 6)", "Shaw et al. 2018 (with key and value vectors); "
-                 "Swin's per-head table"),
-    "T5": ("logits", "buckets x heads", "as relative, plus the bucketing", "T5, mT5, Flan-T5"),
-    "ALiBi": ("logits", "0", "as relative (a float attn_mask)", "BLOOM, MPT"),
-    "RoPE": ("queries and keys", "0", "elementwise on q and k: 1.0-1.4x (ch. 6); keeps the flash kernel",
+FACTS = {  # where it acts, what it learns, what chapter 6 measured, who uses it (checked facts only); a cell in words
+    # is a message (context "comparison"), rendered where the table is shown, and results.json keeps its English
+    "NoPE": (msg("nowhere (the causal mask only)", context="comparison"), "0",
+             msg("nothing to add", context="comparison"),
+             msg("research models (Haviv et al. 2022; Kazemnejad et al. 2023)", context="comparison")),
+    "sinusoidal": (msg("input, once", context="comparison"), "0",
+                   msg("one (L, d) addition: lost in the noise (ch. 6)", context="comparison"),
+                   msg("the original Transformer (Vaswani et al. 2017)", context="comparison")),
+    "learned": (msg("input, once", context="comparison"), "max_len x d",
+                msg("one addition (ch. 6)", context="comparison"),
+                msg("BERT, GPT-2, ViT and DeiT", context="comparison")),
+    "relative": (msg("logits", context="comparison"), msg("(2K+1) x heads", context="comparison"),
+                 msg("a float (H, L, L) attn_mask: 1.4-1.7x slower attention on CPU, no flash kernel on GPU (ch. 6)",
+                     context="comparison"),
+                 msg("Shaw et al. 2018 (with key and value vectors); Swin's per-head table", context="comparison")),
+    "T5": (msg("logits", context="comparison"), msg("buckets x heads", context="comparison"),
+           msg("as relative, plus the bucketing", context="comparison"), "T5, mT5, Flan-T5"),
+    "ALiBi": (msg("logits", context="comparison"), "0", msg("as relative (a float attn_mask)", context="comparison"),
+              "BLOOM, MPT"),
+    "RoPE": (msg("queries and keys", context="comparison"), "0",
+             msg("elementwise on q and k: 1.0-1.4x (ch. 6); keeps the flash kernel", context="comparison"),
              "LLaMA 1-3, GPT-NeoX, GPT-J, Mistral, Qwen, PaLM"),
-    "RoPE + linear": ("queries and keys", "0", "as RoPE", "position interpolation (Chen et al. 2023)"),
-    "RoPE + dynamic": ("queries and keys", "0", "as RoPE, frequencies recomputed as inputs grow",
-                       "transformers' dynamic NTK scaling, no fine-tuning"),
-    "RoPE + YaRN": ("queries and keys", "0", "as RoPE", "YaRN (Peng et al. 2023); DeepSeek-V2, Qwen2's "
-                    "long-context setting"),
-    "RoPE + llama3": ("queries and keys", "0", "as RoPE", "Llama 3.1 (not measured here)"),
+    "RoPE + linear": (msg("queries and keys", context="comparison"), "0", msg("as RoPE", context="comparison"),
+                      msg("position interpolation (Chen et al. 2023)", context="comparison")),
+    "RoPE + dynamic": (msg("queries and keys", context="comparison"), "0",
+                       msg("as RoPE, frequencies recomputed as inputs grow", context="comparison"),
+                       msg("transformers' dynamic NTK scaling, no fine-tuning", context="comparison")),
+    "RoPE + YaRN": (msg("queries and keys", context="comparison"), "0", msg("as RoPE", context="comparison"),
+                    msg("YaRN (Peng et al. 2023); DeepSeek-V2, Qwen2's long-context setting", context="comparison")),
+    "RoPE + llama3": (msg("queries and keys", context="comparison"), "0", msg("as RoPE", context="comparison"),
+                      msg("Llama 3.1 (not measured here)", context="comparison")),
     # chapter 8: positions on a grid (measured in chapter 8's experiment, not here)
-    "learned 2-D, resized": ("input, once", "H·W x d", "one addition; a bicubic resize per new resolution",
-                             "ViT, DeiT (timm's resample_abs_pos_embed at a new image size; ch. 8)"),
-    "2-D sinusoidal": ("input, once", "0", "one addition", "MAE (ViTMAE in transformers; ch. 8)"),
-    "axial 2-D RoPE": ("queries and keys", "0", "as RoPE", "the vision towers of Qwen2-VL, Qwen2.5-VL and "
-                       "Qwen3-VL (ch. 8)"),
-    "M-RoPE": ("queries and keys", "0", "as RoPE, three ids per token", "the language models of Qwen2-VL and "
-               "Qwen2.5-VL; interleaved in Qwen3-VL (ch. 8)"),
+    "learned 2-D, resized": (msg("input, once", context="comparison"), "H·W x d",
+                             msg("one addition; a bicubic resize per new resolution", context="comparison"),
+                             msg("ViT, DeiT (timm's resample_abs_pos_embed at a new image size; ch. 8)",
+                                 context="comparison")),
+    "2-D sinusoidal": (msg("input, once", context="comparison"), "0", msg("one addition", context="comparison"),
+                       msg("MAE (ViTMAE in transformers; ch. 8)", context="comparison")),
+    "axial 2-D RoPE": (msg("queries and keys", context="comparison"), "0", msg("as RoPE", context="comparison"),
+                       msg("the vision towers of Qwen2-VL, Qwen2.5-VL and Qwen3-VL (ch. 8)", context="comparison")),
+    "M-RoPE": (msg("queries and keys", context="comparison"), "0",
+               msg("as RoPE, three ids per token", context="comparison"),
+               msg("the language models of Qwen2-VL and Qwen2.5-VL; interleaved in Qwen3-VL (ch. 8)",
+                   context="comparison")),
 }
 
 
@@ -482,7 +500,7 @@ def comparison_rows(results):
     nope_ms = training.get("NoPE", {}).get("ms_per_step")
     rows = []
     for name, (where, learns, cost, used_by) in FACTS.items():
-        row = {"scheme": name, "where": where, "learns": learns, "cost": cost, "used_by": used_by,
+        row = {"scheme": name, "where": str(where), "learns": str(learns), "cost": str(cost), "used_by": str(used_by),
                "loss_1x": None, "loss_longest": None, "step_time_vs_nope": None}
         if name in losses:
             row["loss_1x"], row["loss_longest"] = losses[name][0], losses[name][-1]
@@ -500,23 +518,32 @@ def comparison_rows(results):
 
 
 def markdown_table(rows):
+    """The rows as a Markdown table in the reader's language: its words are the facts' messages, found by their
+    English (what the rows hold)."""
     *rows, meta = rows
     lengths, rope_lengths = meta["lengths"], meta["rope_lengths"]
 
     def fmt(v):
         return "—" if v is None else f"{v:.2f}"
 
-    head = (f"| scheme | acts on | parameters (here) | loss at L={lengths[0] if lengths else '?'} | "
-            f"loss at the longest length | step time vs NoPE | cost (chapter 6) | used by |\n"
-            "| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+    columns = [msg("scheme", context="comparison column"), msg("acts on", context="comparison column"),
+               msg("parameters (here)", context="comparison column"),
+               msg("loss at L={length}", context="comparison column", length=lengths[0] if lengths else "?"),
+               msg("loss at the longest length", context="comparison column"),
+               msg("step time vs NoPE", context="comparison column"),
+               msg("cost (chapter 6)", context="comparison column"), msg("used by", context="comparison column")]
+    head = "| " + " | ".join(render(c) for c in columns) + " |\n" + "| --- " * len(columns) + "|\n"
     lines = []
     for r in rows:
         longest = fmt(r["loss_longest"])
         if "loss_longest_finetuned" in r:
-            longest = f"{longest} ({fmt(r['loss_longest_finetuned'])} fine-tuned)"
-        lines.append(f"| {r['scheme']} | {r['where']} | {r['learns']} | {fmt(r['loss_1x'])} | {longest} | "
-                     f"{fmt(r['step_time_vs_nope'])} | {r['cost']} | {r['used_by']} |")
-    note = (f"\n\nLongest length: {lengths[-1] if lengths else '?'} for the schemes trained here; "
-            f"{rope_lengths[-1] if rope_lengths else '?'} for the scaled RoPE rows (the scale factor's target). "
-            "Losses in nats per byte on held-out text.")
-    return head + "\n".join(lines) + note
+            longest = render(msg("{loss} ({finetuned} fine-tuned)", loss=longest,
+                                 finetuned=fmt(r["loss_longest_finetuned"])))
+        words = {k: render(msg(r[k], context="comparison")) for k in ("where", "learns", "cost", "used_by")}
+        cells = [label(r["scheme"]), words["where"], words["learns"], fmt(r["loss_1x"]), longest,
+                 fmt(r["step_time_vs_nope"]), words["cost"], words["used_by"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    note = render(msg("Longest length: {longest} for the schemes trained here; {rope_longest} for the scaled RoPE rows "
+                      "(the scale factor's target). Losses in nats per byte on held-out text.",
+                      longest=lengths[-1] if lengths else "?", rope_longest=rope_lengths[-1] if rope_lengths else "?"))
+    return head + "\n".join(lines) + "\n\n" + note

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..messages import msg, verbatim
+from ..messages import msg
 
 
 class MissingExercise(RuntimeError):
@@ -28,7 +28,7 @@ def _need(impl, name):
     obj = getattr(impl, name, None)
     if obj is None:
         problem = getattr(impl, "problems", {}).get(name)
-        raise MissingExercise(verbatim(problem) if problem else msg("`{name}` is not available", name=name))
+        raise MissingExercise(problem or msg("`{name}` is not available", name=name))
     return obj
 
 

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..columns import pad
 from ..messages import msg, render
 
 
@@ -30,7 +31,7 @@ class Progress:
         bar = "=" * filled + (">" if filled < self.width else "") + " " * (self.width - filled - 1)
         elapsed = int(now - self.start)
         loss_text = render(msg("loss {loss:.3f}", loss=loss))
-        self.stream.write(f"\r{self.label:<28} [{bar}] {done}/{self.total}  {loss_text}  "
+        self.stream.write(f"\r{pad(self.label, 28)} [{bar}] {done}/{self.total}  {loss_text}  "
                           f"{elapsed // 60}:{elapsed % 60:02d}")
         if done >= self.total:
             self.stream.write("\n")
