@@ -13,6 +13,7 @@ import pytest
 
 from grader.sandbox import wire
 from grader.sandbox.confine.policy import Caps, Policy
+from grader.settings import SANDBOX
 from tests.conftest import ROOT
 
 MESSAGES = [cls for cls in vars(wire).values()
@@ -170,7 +171,7 @@ def test_an_oversized_frame_is_dropped_and_the_next_line_read():
         assert wire.Forked.from_wire(channel.receive()) == wire.Forked(3)
         theirs.sendall(wire.frame(wire.Fork("s" * 900)).encode())  # within the limit
         assert wire.Fork.from_wire(channel.receive()) == wire.Fork("s" * 900)
-    assert wire.FRAME_BYTES >= 32 << 20  # a submission's code fits in its RunJob
+    assert SANDBOX.frame_bytes >= 32 << 20  # a submission's code fits in its RunJob
 
 
 def test_lines_drop_an_endless_line_fed_in_pieces():
