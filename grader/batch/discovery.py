@@ -97,8 +97,8 @@ def discover(folder, layout="auto", assignment=None):
             folder = folder / "submitted"  # the course folder (nbgrader's config beside submitted/)
         if not fits_nbgrader(folder):
             raise DiscoveryError(messages.msg("{folder} is not nbgrader's submitted/ folder: every entry must be a "
-                                              "folder <student>/ holding only <assignment>/ folders (or use --layout "
-                                              "plain)", folder=messages.verbatim(folder)))
+                                              "folder <student>/ holding only <assignment>/ folders (or use `--layout "
+                                              "plain`)", folder=messages.verbatim(folder)))
         return "nbgrader", _assign(_nbgrader_entries(folder, assignment))
     if layout == "auto" and fits_nbgrader(folder):
         return "nbgrader", _assign(_nbgrader_entries(folder, assignment))

@@ -157,7 +157,7 @@ def _mode(caps, landlock):
         raise Refused(msg(
             "the grader runs as root but {why}, and other users cannot read this Python installation, so learner "
             "code could only run as root. It will not. Remedies: grade in a container or VM where root may create "
-            "mount namespaces (for Docker: --cap-add SYS_ADMIN --security-opt seccomp=unconfined, or Podman); or "
+            "mount namespaces (for Docker: `--cap-add SYS_ADMIN --security-opt seccomp=unconfined`, or Podman); or "
             "install Python where other users can read it (e.g. /usr/local or /opt, or chmod -R o+rX on its "
             "folders); or run the grader as an ordinary user; or {as_root}.", why=why, as_root=as_root))
     if caps.userns_jail and caps.forced != "nojail":
