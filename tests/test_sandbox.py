@@ -131,7 +131,8 @@ def test_the_report_names_the_user_id_the_session_took():
     with sandbox_session.Session(NoJailHere(), settings) as one, sandbox_session.Session(NoJailHere(), settings) as two:
         assert one.mode == two.mode == "root-nojail" and one.uid != two.uid
         for session in (one, two):
-            assert [n for n in session.notes if f"ran as uid {session.uid} (a user id of its own)" in n], session.notes
+            said = f"ran as uid {session.uid} (a user id of its own)"
+            assert [n for n in session.notes if said in str(n)], session.notes
 
 
 def test_each_session_has_a_user_id_of_its_own():
