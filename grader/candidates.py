@@ -24,7 +24,7 @@ What the learner's code can learn of a candidate is its value on arguments of it
   of x, 32 ms for 2^20, the float64 ones);
 - its **errors**: one sentence, the same for every candidate.
 
-Each call is checked as every answer crossing the boundary is: its bytes bounded (`candidate_calls.CALL_BYTES`,
+Each call is checked as every answer crossing the boundary is: its bytes bounded (`CANDIDATES.call_bytes`,
 refused by the session unread past that), read as safetensors (nothing is unpickled: plain tensors only), the
 arguments within `candidate_calls.check_arguments`; a check's calls are bounded (`CANDIDATES.per_candidate` for each
 of its candidates), and their time counts against the exercise's wall clock. A malformed, oversized or
@@ -40,7 +40,7 @@ import time
 from functools import lru_cache
 
 from .sandbox import wire
-from .sandbox.runtime.candidate_calls import CALL_BYTES, X_NUMEL, check_arguments, pack
+from .sandbox.runtime.candidate_calls import check_arguments, pack
 from .settings import CANDIDATES
 
 NOT_NOW = "no candidate function can be called now: call rope_fn while your test is being run on it"
@@ -90,15 +90,15 @@ def _value(fn, x, position_ids):
     if type(out) is not torch.Tensor or out.dtype not in (torch.float16, torch.bfloat16, torch.float32,
                                                           torch.float64):
         return wire.Answer(error=FAILED.format(x=tuple(x.shape), ids=tuple(position_ids.shape)))
-    if out.numel() > X_NUMEL:
-        return wire.Answer(error=TOO_LARGE.format(n=X_NUMEL))
+    if out.numel() > CANDIDATES.x_numel:
+        return wire.Answer(error=TOO_LARGE.format(n=CANDIDATES.x_numel))
     return wire.Answer(data=base64.b64encode(pack({"out": out})).decode("ascii"))
 
 
 class Calls:
     """One child's run: {request token: (probe, {candidate token: name}, calls left)}."""
 
-    call_bytes = CALL_BYTES
+    call_bytes = CANDIDATES.call_bytes
 
     def __init__(self):
         self.requests = {}
@@ -140,8 +140,8 @@ class Calls:
         if left[0] <= 0:
             return wire.Answer(error=TOO_MANY.format(n=CANDIDATES.per_candidate))
         left[0] -= 1
-        if data is None or len(data) > CALL_BYTES:
-            return wire.Answer(error=NOT_RECEIVED.format(n=CALL_BYTES))
+        if data is None or len(data) > CANDIDATES.call_bytes:
+            return wire.Answer(error=NOT_RECEIVED.format(n=CANDIDATES.call_bytes))
         arguments = _arguments(data)
         if arguments is None:
             return wire.Answer(error=MALFORMED)

@@ -200,6 +200,7 @@ def _assignment(args):
 def cmd_grade(args):
     from .assignment import report_for
     from .files import write_json
+    from .language import phrasebook
     from .progress import Progress, announce
     from .remote import RemoteGrader, SandboxError
     from .report import gradescope_json
@@ -224,7 +225,7 @@ def cmd_grade(args):
     try:
         grade = grader.grade(args.submission, progress, student=args.student)
     except (SubmissionError, SandboxError) as exc:  # SandboxError: a mode this machine refuses, with remedies
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {phrasebook(settings.language).render(exc.message)}", file=sys.stderr)
         return 2
     if assignment:
         grade = assignment.apply(grade)
@@ -244,6 +245,7 @@ def cmd_grade(args):
 def cmd_batch(args):
     from .batch.discovery import DiscoveryError
     from .batch.run import parse_due, run_batch
+    from .language import phrasebook
 
     if not Path(args.folder).is_dir():
         print(f"error: {args.folder!r} is not a folder", file=sys.stderr)
@@ -264,7 +266,7 @@ def cmd_batch(args):
     except KeyboardInterrupt:
         return 130
     except DiscoveryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {phrasebook(settings.language).render(exc.message)}", file=sys.stderr)
         return 2
     print(f"{summary['graded']} of {summary['submissions']} submissions graded ({summary['layout']}); gradebook: "
           f"{Path(args.out) / 'gradebook.csv'}; summary: {Path(args.out) / 'summary.md'}")

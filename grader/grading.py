@@ -292,7 +292,7 @@ class Grader:
                     if seconds <= 0:
                         why = budget.why(exercise)
                         results.update({c.key: {"error": f"not run: {why}", "error_type": "NoResult"} for c in graded})
-                        logs[phase].append(("sandbox", f"{exercise}: not run: {why}"))
+                        logs[phase].append(("sandbox", msg("{exercise}: not run: {why}", exercise=exercise, why=why)))
                         continue
                     session = session or self.zygote.session(self.settings)
                     begun = time.monotonic()
@@ -379,9 +379,10 @@ class _Budget:
                    self.limits.submission_seconds - self.total)
 
     def why(self, exercise):
+        """Why `exercise` has no time left (a message)."""
         if self.limits.submission_seconds - self.total <= 0:
-            return f"the submission used up its {self.limits.submission_seconds:g} s of wall clock"
-        return f"the exercise used up its {self.limits.wall_seconds:g} s of wall clock"
+            return msg("the submission used up its {seconds:g} s of wall clock", seconds=self.limits.submission_seconds)
+        return msg("the exercise used up its {seconds:g} s of wall clock", seconds=self.limits.wall_seconds)
 
     def spend(self, exercise, seconds):
         self.used[exercise] = self.used.get(exercise, 0.0) + seconds

@@ -45,6 +45,7 @@ import nbformat
 
 from . import course, render
 from .leaks import BEGIN, END
+from .records import messages
 from .settings import BATCH_TIMEOUT_SECONDS, REPORT, WAITS
 
 COURSE_ID = "posenc-course"
@@ -359,8 +360,8 @@ def save_to_gradebook(submitted, assignment, out, entries, language="en"):
     course = submitted.parent
     config_file = course / "nbgrader_config.py"
     if submitted.name != "submitted" or not config_file.is_file():
-        raise DiscoveryError(f"--nbgrader-gradebook: {submitted} is not the submitted/ folder of an nbgrader course "
-                             "(nbgrader_config.py beside it)")
+        raise DiscoveryError(messages.msg("--nbgrader-gradebook: {folder} is not the submitted/ folder of an nbgrader "
+                                          "course (nbgrader_config.py beside it)", folder=messages.verbatim(submitted)))
     config = Config()
     config.CourseDirectory.root = str(course)
     exec(compile(config_file.read_text(), str(config_file), "exec"),  # the instructor's own file, as nbgrader runs it

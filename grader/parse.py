@@ -8,7 +8,8 @@ From each file we keep the statements that define things (imports, functions, cl
 assignments, `if`/`try` blocks) and drop the ones that only do things (bare expressions such as
 plots and self-check calls, `for` and `while` loops such as training, `with` blocks). A cell with a
 syntax error is dropped on its own, so the rest of the notebook is still graded. Cells tagged `demo`
-or `selfcheck` are not run.
+or `selfcheck` are not run. What was dropped, and why, is said in notes: messages (posenc_selfcheck/messages.py),
+which cross from the child as their JSON form.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import resource
 import subprocess
 import sys
 from pathlib import Path
+
+from .records import messages
 
 # Patterns in a submission's code (all of it, executed or not) that a person should look at: they
 # do not change a grade, the batch's gradebook lists them.
@@ -74,8 +77,11 @@ def _cell(out, source, where):
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         line = getattr(exc, "lineno", None)
-        out["notes"].append(f"{where}: {'syntax error' if isinstance(exc, SyntaxError) else type(exc).__name__}"
-                            + (f" on line {line}" if line else "") + "; this cell was not run")
+        error = messages.msg("syntax error") if isinstance(exc, SyntaxError) else type(exc).__name__
+        where = messages.verbatim(where)  # the cell's label: the learner's file
+        out["notes"].append(messages.msg("{where}: {error} on line {line}; this cell was not run", where=where,
+                                         error=error, line=line) if line else
+                            messages.msg("{where}: {error}; this cell was not run", where=where, error=error))
         return
     lines = source.splitlines()
     for node in tree.body:
@@ -102,24 +108,27 @@ def parse(name, data, code_kb=None):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        out["notes"].append(f"{name} is not UTF-8 text; not graded")
+        out["notes"].append(messages.msg("{name} is not UTF-8 text; not graded", name=messages.verbatim(name)))
         return {**out, "defines": []}
     if name.endswith(".ipynb"):
         try:
             notebook = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            out["notes"].append(f"{name} is not a readable notebook ({type(exc).__name__}); nothing in it was graded")
+            out["notes"].append(messages.msg("{name} is not a readable notebook ({error}); nothing in it was graded",
+                                             name=messages.verbatim(name), error=type(exc).__name__))
             return {**out, "defines": []}
         if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-            out["notes"].append(f"{name} is not a readable notebook (no list of cells); nothing in it was graded")
+            out["notes"].append(messages.msg("{name} is not a readable notebook (no list of cells); nothing in it was "
+                                             "graded", name=messages.verbatim(name)))
             return {**out, "defines": []}
         cells = [(f"{name}, cell {n}", source, tags) for n, source, tags in code_cells(notebook)]
     else:
         cells = [(name, text, set())]
     code = sum(len(source.encode("utf-8", "surrogatepass")) for _, source, _ in cells)
     if code_kb is not None and code > code_kb << 10:
-        out["notes"].append(f"{name} holds {code / 1024:.0f} KB of code, over the grader's limit of {code_kb} KB per "
-                            "file; nothing in it was graded (remove pasted data or generated code)")
+        out["notes"].append(messages.msg("{name} holds {kb:.0f} KB of code, over the grader's limit of {limit} KB per "
+                                         "file; nothing in it was graded (remove pasted data or generated code)",
+                                         name=messages.verbatim(name), kb=code / 1024, limit=code_kb))
         return {**out, "defines": []}
     out["flags"] = _flags("\n".join(source for _, source, _ in cells))
     for where, source, tags in cells:
@@ -146,7 +155,8 @@ def parse_limited(name, data, limits=None, seconds=None):
     limits = limits or ReadLimits()
     wall = limits.parse_seconds if seconds is None else min(limits.parse_seconds, seconds)
     if wall <= 0:
-        return _nothing(f"{name} was not read: the submission had used up its time")
+        return _nothing(messages.msg("{name} was not read: the submission had used up its time",
+                                     name=messages.verbatim(name)))
     cpu = max(1, math.ceil(wall))
     cmd = [sys.executable, "-I", "-S", "-c",
            f"import sys; sys.path.insert(0, {str(REPO)!r}); from grader.parse import main; main()"]
@@ -156,13 +166,15 @@ def parse_limited(name, data, limits=None, seconds=None):
                               preexec_fn=_limiter(limits.parse_memory_mb, cpu),
                               env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
         if done.returncode == 0:
-            return json.loads(done.stdout)
+            parsed = json.loads(done.stdout)
+            return {**parsed, "notes": [messages.from_json(n) for n in parsed["notes"]]}
     except subprocess.TimeoutExpired:
         pass
     except ValueError:
         pass
-    return _nothing(f"{name} could not be read within the grader's limits ({limits.parse_memory_mb} MB, {wall:.3g} s): "
-                    "it is too large or too deeply nested; nothing in it was graded")
+    return _nothing(messages.msg("{name} could not be read within the grader's limits ({mb} MB, {seconds:.3g} s): it "
+                                 "is too large or too deeply nested; nothing in it was graded",
+                                 name=messages.verbatim(name), mb=limits.parse_memory_mb, seconds=wall))
 
 
 def _nothing(note):
@@ -172,4 +184,4 @@ def _nothing(note):
 def main():
     request = json.loads(sys.stdin.buffer.read())
     result = parse(request["name"], base64.b64decode(request["data"]), request.get("code_kb"))
-    sys.stdout.write(json.dumps(result))
+    sys.stdout.write(json.dumps({**result, "notes": [messages.to_json(n) for n in result["notes"]]}))

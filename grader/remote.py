@@ -61,8 +61,8 @@ def serve(sock, control, hello, setup):
                                         request.assignment or None).to_json())
         except SubmissionError as exc:  # its message crosses as message data (messages.dumps)
             reply = GradeFailed(type(exc).__name__, messages.dumps(exc.message))
-        except SandboxError as exc:
-            reply = GradeFailed(type(exc).__name__, str(exc))
+        except SandboxError as exc:  # the same
+            reply = GradeFailed(type(exc).__name__, messages.dumps(exc.message))
         except Exception as exc:  # the grader itself failed: say what, and keep serving
             reply = GradeFailed("RuntimeError", f"{type(exc).__name__}: {exc}")
         channel.send(reply)
@@ -114,8 +114,9 @@ class RemoteGrader:
                 continue
             failed = GradeFailed.from_wire(message)
             if failed is not None:
-                if failed.error_type == "SubmissionError":  # the grader's own trusted process: decoded whole
-                    raise SubmissionError(messages.from_json(json.loads(failed.message)))
+                if failed.error_type in ("SubmissionError", "SandboxError"):  # the grader's own trusted process:
+                    # decoded whole
+                    raise ERRORS[failed.error_type](messages.from_json(json.loads(failed.message)))
                 raise ERRORS.get(failed.error_type, RuntimeError)(failed.message)
             graded = Graded.from_wire(message)
             if graded is None:

@@ -18,6 +18,8 @@ One name per quantity, from the command line to the sandbox child: `--memory-mb`
 kernel is told (confine.limit's RLIMIT_AS; the cgroup's `Policy.cgroup_mb` is that allowance plus
 `SandboxTimings.cgroup_headroom_mb`). The same for `nproc`, `cpu_seconds`, `file_bytes`, `work_bytes`, `stmt_seconds`
 and `uid_base`, and for the sandbox's waits and margins (`SandboxTimings`: `stmt_grace_seconds`, `gone_seconds`...).
+The sandbox's fixed settings (SANDBOX: the wire's framing, polling, killing; CANDIDATES' bounds of a call) keep their
+names in the zygote too, which reads them from a copy of their values (grader/sandbox/constants.py).
 """
 
 from __future__ import annotations
@@ -125,6 +127,30 @@ class SandboxTimings:
     uid_slots: int = 1000  # user ids from uid_base that root graders may borrow, one per live session
 
 
+@dataclass(frozen=True)
+class SandboxConstants:
+    """The sandbox's fixed settings (no option changes them), which code on both sides of the zygote reads: the
+    grader imports them from here (grader/sandbox/constants.py), the zygote's interpreter from the module
+    host/runtime_files.py writes from them into its folder. The wire's framing is among them: both ends must agree
+    on it before any message (and so any setting) has crossed."""
+
+    # the framing (grader/sandbox/wire.py)
+    read_bytes: int = 1 << 16  # one read of a socket
+    pipe_bytes: int = 1 << 20  # a request pipe's and a result pipe's capacity (Linux's default limit for a user)
+    fds_per_line: int = 4  # file descriptors accepted beside one line
+    # the longest line a Channel accepts: a RunJob carries a submission's code (ReadLimits: at most 32 MB of code,
+    # up to 6 bytes a character once JSON-escaped); a longer line is dropped unread, up to its newline
+    frame_bytes: int = 1 << 28
+    # waiting and killing (procs.py, confine/cgroup.py, runtime/)
+    poll_seconds: float = 0.01  # between two looks at processes or a cgroup that should be gone
+    kill_rounds: int = 200  # SIGKILL rounds over what is still found before kill_all gives up (a fork bomb converges)
+    kill_round_seconds: float = 0.002  # between two rounds
+    zygote_poll_seconds: float = 1.0  # the zygote reaps its ended sessions at least this often
+    watchdog_seconds: float = 0.5  # a session server looks at its child's statement at least this often
+    remembered_exits: int = 1000  # exit statuses of ended sessions the zygote keeps until the grader asks
+    probe_work_bytes: int = 1 << 20  # the tmpfs of the probe that tries a user-namespace jail (runtime/probe.py)
+
+
 # Fixed caps, the same for every run (no option changes them): how much of what a submission controls is
 # accepted back from the sandbox and reaches a report. Read as REPORT and ANSWER.
 @dataclass(frozen=True)
@@ -204,7 +230,8 @@ class Bounds:
 
 @dataclass(frozen=True)
 class CandidateCalls:
-    """The grader's side of a property test's calls of candidate functions (grader/candidates.py)."""
+    """A property test's calls of candidate functions: the grader's side (grader/candidates.py) and the bounds both
+    sides check (also read in the zygote: grader/sandbox/constants.py)."""
 
     per_candidate: int = 32  # calls of one check's candidates, per candidate (the reference's test makes 2)
     # every answer a candidate computed comes back pad_seconds + pad_element_seconds * (elements of x and
@@ -212,6 +239,12 @@ class CandidateCalls:
     pad_seconds: float = 0.004
     pad_element_seconds: float = 1e-7
     token_chars: int = 64  # a call's token ("c" and 16 hex digits); a longer one is no call
+    # what one call may carry: the child refuses a larger one, the grader checks again (runtime/candidate_calls.py)
+    call_bytes: int = 16 << 20  # the arguments, serialized
+    x_numel: int = 1 << 20  # elements of x (the reference's test passes 4 x 256 x 64 = 65536), and of an answer
+    head_dim: int = 1024  # x.shape[-1]
+    angles: int = 1 << 22  # position_ids.numel() x head_dim: the angle tables a candidate builds
+    x_ndim: int = 6  # dimensions of x
 
 
 @dataclass(frozen=True)
@@ -232,6 +265,7 @@ WAITS = Waits()
 BOUNDS = Bounds()
 CANDIDATES = CandidateCalls()
 AUTHORING = AuthoringRules()
+SANDBOX = SandboxConstants()
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,9 @@ SANDBOX_MAY_IMPORT = {"grader.records", "grader.settings", "grader.files", "grad
 # {layer: the layers it may import}; the base imports the policy's records alone of confine/ (the wire carries them)
 LAYERS = {BASE: {BASE, f"{CONFINE}.policy"}, CONFINE: {BASE, CONFINE}, RUNTIME: {BASE, CONFINE, RUNTIME},
           HOST: {BASE, CONFINE, HOST} | SANDBOX_MAY_IMPORT}
+# the one module of the base that reads the grader's settings: the fixed ones both sides of the zygote share (in the
+# zygote's folder, a copy written from them takes its place: host/runtime_files.py)
+SETTINGS_READER = {f"{SANDBOX}.constants": {"grader.settings"}}
 # the third-party packages a layer may import (runtime: the zygote loads torch and matplotlib once, before any
 # fork; the child runs probes on torch and stores their results with safetensors)
 THIRD_PARTY = {BASE: set(), CONFINE: set(), HOST: set(), RUNTIME: {"torch", "safetensors", "matplotlib"}}
@@ -201,7 +204,7 @@ def _allowed(layer, module):
 
 def _upward(edges):
     """{sandbox module: what it imports of the grader that its layer may not}, where any."""
-    found = {m: sorted(d for d in deps if not _allowed(_layer(m), d))
+    found = {m: sorted(d for d in deps if not _allowed(_layer(m), d) and d not in SETTINGS_READER.get(m, ()))
              for m, deps in edges.items() if _layer(m)}
     return {m: d for m, d in found.items() if d}
 

@@ -7,6 +7,8 @@ it). A note that crosses from the sandbox child is message data, decoded strictl
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from grader import language
@@ -110,3 +112,125 @@ def test_a_forged_message_reaches_the_report_as_escaped_text():
     texts = [text for _, text in _renderings(grade, whole_course())]
     assert any("pwned" in text for text in texts)  # shown, as text
     assert not any("\x1b" in text or "\x07" in text for text in texts)
+
+
+# ---- notes the grader writes outside a graded submission's checks, each path triggered directly ----------------
+def _chinese_prose(message):
+    """The English prose left in a message's Chinese rendering (paths of this machine taken out)."""
+    text = language.phrasebook("zh_CN").render(message)
+    assert text != language.phrasebook("en").render(message), text  # rendered in Chinese at all
+    return english_prose(text.replace(str(ROOT), " "))
+
+
+def _policy_outcomes():
+    """Every note and refusal of the sandbox's policy: (what, policy.Note), over machines that lack each feature."""
+    from grader.sandbox.confine import policy
+
+    limits = dict(memory_mb=512, nproc=64, cpu_seconds=60, file_bytes=1 << 20, work_bytes=1 << 20,
+                  cgroup_headroom_mb=256)
+    request = dict(workdir="/s/work", stub="/s/stub", jail_dir="/s/jail", system=("/usr",), protect=("/repo",),
+                   **limits)
+    root = policy.Request(uid=61005, gid=61005, **request)
+    machines = [  # (caps, request): what each lacks, or what POSENC_SANDBOX_MODE asked
+        (policy.Caps(), policy.Request(**request)),  # nothing at all: mode none, no seccomp, no cgroup
+        (policy.Caps(cgroup_reason="v1: /sys/fs/cgroup/memory"), policy.Request(cuda=True, **request)),
+        (policy.Caps(landlock=3, forced="nolandlock"), policy.Request(**request)),
+        (policy.Caps(landlock=3, userns_jail=True, forced="nojail", seccomp=True), policy.Request(**request)),
+        (policy.Caps(userns_jail=True, seccomp=True, cgroup="v2"), policy.Request(**request)),
+        (policy.Caps(userns_jail=True, landlock=3, seccomp=True, cgroup="v2"), policy.Request(**request)),
+        (policy.Caps(root=True, python_readable=True), root),
+        (policy.Caps(root=True, python_readable=True, jail=True, forced="nojail", landlock=3), root),
+        (policy.Caps(root=True, python_readable=True, jail=True, forced="user", landlock=3), root),
+        (policy.Caps(root=True, forced="user", landlock=3), root),
+        (policy.Caps(root=True), root),  # refused: no jail, Python unreadable, no Landlock
+        (policy.Caps(root=True, jail=True, forced="nojail", landlock=3), root),  # refused, with Landlock
+        (policy.Caps(forced="jail"), root),  # refused: not a mode
+        (policy.Caps(), policy.Request(withhold=("/s/.grader-secret",), **request)),  # the none refusal
+    ]
+    out = []
+    for caps, req in machines:
+        try:
+            out += [(f"{caps}: note", n) for n in policy.decide(caps, req).notes]
+        except policy.Refused as exc:
+            out.append((f"{caps}: refused", exc.note))
+    return out
+
+
+def test_the_sandbox_policys_notes_and_refusals_read_in_chinese():
+    from grader.sandbox.host.session import note_message
+
+    outcomes = _policy_outcomes()
+    said = {note.id for _, note in outcomes} | {p.id for _, note in outcomes for p in note.params.values()
+                                                 if hasattr(p, "id")}
+    assert len(said) >= 25 and sum(what.endswith("refused") for what, _ in outcomes) == 4  # each path was taken
+    prose = [(what, str(note), found) for what, note in outcomes if (found := _chinese_prose(note_message(note)))]
+    assert prose == []
+
+
+def test_a_malformed_files_notes_read_in_chinese():
+    from grader.parse import parse_limited
+    from grader.settings import ReadLimits
+
+    tiny = ReadLimits(code_kb=1)
+    notes = [n for name, data, limits, seconds in [
+        ("a.py", b"\xff\xfe", None, None),  # not UTF-8
+        ("a.ipynb", b"{not json", None, None),
+        ("a.ipynb", b'{"cells": 3}', None, None),  # no list of cells
+        ("a.py", b"x = 1\n" * 400, tiny, None),  # too much code
+        ("a.py", b"x = 1\n", None, 0),  # no time left
+        ("a.py", b"x = 1\n", ReadLimits(parse_memory_mb=1), None),  # its child cannot start within the limits
+        ("a.ipynb", b'{"cells": [{"cell_type": "code", "source": "def f(:\\n  pass", "metadata": {}}]}', None, None),
+    ] for n in parse_limited(name, data, limits, seconds)["notes"]]
+    assert len(notes) == 7 and all(isinstance(n, messages.Message) for n in notes), notes
+    assert [n for n in notes if _chinese_prose(n)] == []
+
+
+def test_discovery_errors_read_in_chinese(tmp_path):
+    from grader.batch.discovery import DiscoveryError, discover
+    from grader.nbgrader_export import save_to_gradebook
+
+    (tmp_path / "loose.py").write_text("x = 1\n")
+    errors = []
+    for attempt in (lambda: discover(tmp_path, layout="nbgrader"), lambda: discover(tmp_path, layout="bogus"),
+                    lambda: save_to_gradebook(tmp_path, "ch01", tmp_path / "out", {})):
+        with pytest.raises(DiscoveryError) as caught:
+            attempt()
+        errors.append(caught.value.message)
+    assert [e for e in errors if _chinese_prose(e)] == []
+
+
+def test_the_sessions_closing_note_reads_in_chinese(tmp_path, monkeypatch):
+    from grader.sandbox import procs
+    from grader.sandbox.host.session import Session
+    from grader.settings import Settings
+
+    session = Session.__new__(Session)  # only what close() reads: a session whose processes outlived it
+    session.pid = session.uid = session.slot_fd = session.sock = session.channel = None
+    session.settings, session.root, session.closing_notes = Settings(), tmp_path / "session", []
+    session.killed = {(os.getpid(), procs.started(os.getpid()))}
+    monkeypatch.setattr(procs, "gone_within", lambda processes, seconds: [p for p, _ in processes])
+    session.close()
+    assert len(session.closing_notes) == 1 and _chinese_prose(session.closing_notes[0]) == []
+
+
+class _NoZygote:
+    def session(self, settings):
+        raise AssertionError("no exercise has time left to run")
+
+
+def test_an_exercise_not_run_reads_in_chinese(monkeypatch):
+    """An exercise with no time left is not run, and the report's line says why: the exercise's time, or the
+    submission's."""
+    from grader import grading
+    from grader.checks import all_checks
+    from grader.settings import Limits, Settings
+
+    monkeypatch.setattr(grading._Budget, "left", lambda self, exercise: 0.0)
+    checks = [c for c in all_checks() if c.exercise == "sinusoidal_table"][:1]
+    grade = grading.Grader(Settings.from_env(), checks, zygote=_NoZygote()).grade(
+        str(ROOT / "tests" / "submissions" / "ch01_swapped.py"), student="t")
+    lines = [n for n in grade.notes if "not run" in str(n)]
+    spent = grading._Budget(Limits())
+    spent.total = Limits().submission_seconds
+    assert len(lines) == 1 and "submission used up" in str(spent.why("x"))
+    assert [m for m in lines + [spent.why("x")] if _chinese_prose(m)] == []

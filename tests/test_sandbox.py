@@ -131,7 +131,8 @@ def test_the_report_names_the_user_id_the_session_took():
     with sandbox_session.Session(NoJailHere(), settings) as one, sandbox_session.Session(NoJailHere(), settings) as two:
         assert one.mode == two.mode == "root-nojail" and one.uid != two.uid
         for session in (one, two):
-            assert [n for n in session.notes if f"ran as uid {session.uid} (a user id of its own)" in n], session.notes
+            said = f"ran as uid {session.uid} (a user id of its own)"
+            assert [n for n in session.notes if said in str(n)], session.notes
 
 
 def test_each_session_has_a_user_id_of_its_own():
@@ -254,8 +255,9 @@ def test_the_report_says_which_memory_limit_applied_without_a_cgroup(cuda, monke
     request = Probe("p0", "call", {"args": [], "device": "cuda" if cuda else None}, "sinusoidal_table")
     with sandbox_session.Session(_WithoutCgroup(Zygote.start(settings)), settings) as session:
         run = session.run([Statement("cell 1", HOG)], [request], read)
-    hoarded = [int(w.split("HOARDED ")[1].split()[0]) for _, w in run.log if "HOARDED" in w]
-    notes = [w for where, w in run.log if where == "sandbox"]
+    log = [(where, str(what)) for where, what in run.log]  # in English (the sandbox's notes are messages)
+    hoarded = [int(w.split("HOARDED ")[1].split()[0]) for _, w in log if "HOARDED" in w]
+    notes = [w for where, w in log if where == "sandbox"]
     unlimited = [n for n in notes if n.startswith("sinusoidal_table: ") and "ran without a memory limit" in n]
     assert hoarded and (hoarded[0] == 768) == cuda, (hoarded, notes)
     assert bool(unlimited) == cuda, notes

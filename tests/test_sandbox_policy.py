@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from grader.sandbox.confine.policy import Caps, Refused, Request, decide
+from grader.sandbox.confine import policy
+from grader.sandbox.confine.policy import Caps, Refused, Request
 from grader.settings import Limits, SandboxTimings
 
 # what the grader's Limits give a request (the policy has no defaults of its own), with a smaller allowance
@@ -16,6 +19,14 @@ REQ = Request(workdir="/s/work1", stub="/s/stub", jail_dir="/s/jail", system=("/
               protect=("/repo",), uid=61005, gid=61005, gpu_devices=("/dev/nvidia0", "/dev/nvidiactl"),
               **LIMITS)
 USER_REQ = Request(workdir="/s/work1", stub="/s/stub", jail_dir="/s/jail", system=("/usr",), **LIMITS)
+
+
+def decide(caps, req):
+    """policy.decide, its notes read in English (each is message data: policy.Note; in Chinese:
+    tests/test_messages_grader.py)."""
+    p = policy.decide(caps, req)
+    assert all(isinstance(n, policy.Note) for n in p.notes)
+    return dataclasses.replace(p, notes=tuple(map(str, p.notes)))
 
 
 def test_root_with_namespaces_gets_the_jail_and_a_uid_of_its_own():

@@ -197,6 +197,26 @@ def test_the_docs_state_the_defaults_of_settings():
     assert [s for s in stated if s not in text] == []
 
 
+def test_the_zygote_reads_the_shared_settings_from_a_copy_of_their_values(tmp_path):
+    """The zygote's interpreter imports no grader: its constants.py, written by host/runtime_files.py, holds the
+    values of the settings grader/sandbox/constants.py shares (each a field of settings.py), and imports alone."""
+    import json
+    import subprocess
+    import sys
+
+    from grader.sandbox import constants
+    from grader.sandbox.host import runtime_files
+
+    (tmp_path / "constants.py").write_text(runtime_files.generated())
+    read = ("import json, sys; sys.path.insert(0, sys.argv[1]); import constants; "
+            f"print(json.dumps({{n: vars(getattr(constants, n)) for n in {list(constants.SHARED)!r}}}))")
+    done = subprocess.run([sys.executable, "-I", "-c", read, str(tmp_path)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    expected = {name: dataclasses.asdict(getattr(S, name)) for name in constants.SHARED}
+    assert json.loads(done.stdout) == expected and expected["SANDBOX"]["frame_bytes"] == S.SANDBOX.frame_bytes
+
+
 # ---- limits written beside their code (issue 26; the rule: tests/limit_scan.py) -------------------------------------
 # not course/: each chapter's declared checks are course content (exercise inputs: L_BIG = 2048 is a sequence length)
 SCANNED = ("grader", "posenc_selfcheck", "scripts")
@@ -210,13 +230,15 @@ NOT_A_LIMIT = {
     ("grader/unseen.py", "32 assigned to SECRET_BYTES"): "the secret's format (an HMAC-SHA256 key), not a bound",
     ("grader/unseen.py", "1 << 40 assigned to FLOAT_STEPS"): "what a drawn float is: another changes every draw",
     ("grader/unseen.py", "1 << 31 assigned to SEED_SPACE"): "what a drawn seed is: another changes every draw",
+    ("grader/sandbox/wire.py", "97 assigned to EXIT_SETUP_FAILED"): "an exit status the grader reads, a protocol tag",
+    ("grader/sandbox/confine/seccomp.py", "38 assigned to PR_SET_NO_NEW_PRIVS"): "a prctl option's number (the "
+                                                                                   "kernel's <linux/prctl.h>)",
+    ("grader/sandbox/confine/cgroup.py", "3 compared with len"): "a mountinfo line's fields after ' - ' (its format)",
+    ("grader/sandbox/confine/cgroup.py", "5 compared with len"): "a mountinfo line's fields before ' - ' (its "
+                                                                  "format)",
+    ("grader/sandbox/runtime/zygote.py", "3 compared with len"): "the sockets a Fork(\"grader\") carries (the "
+                                                                  "protocol)",
 }
-# NOT YET: the sandbox's waits and margins are Settings.sandbox (SandboxTimings); still written in its code are its
-# polling intervals (0.5 s, 10 ms, 2 ms), the zygote's cap on remembered exit statuses, the wire's framing (both
-# ends must agree before any setting crosses), the candidate calls' bounds (they reach the child before its job) and
-# a few protocol constants (an exit code, a prctl number). Issue 26 stays open on them; this set goes when the scan
-# finds nothing there (test_each_exemption_is_still_needed fails then)
-SANDBOX_PENDING = ("grader/sandbox/",)
 
 
 def scan():
@@ -235,14 +257,13 @@ def scan():
 
 def test_no_limit_is_written_beside_its_code():
     found = [f"{path}:{line}: {what}" for (path, what), line in sorted(scan().items())
-             if (path, what) not in NOT_A_LIMIT and not path.startswith(SANDBOX_PENDING)]
+             if (path, what) not in NOT_A_LIMIT]
     assert not found, "limits written beside their code (make each a field of grader/settings.py):\n" + "\n".join(found)
 
 
 def test_each_exemption_is_still_needed():
     found = scan()
     assert [key for key in NOT_A_LIMIT if key not in found] == []
-    assert [prefix for prefix in SANDBOX_PENDING if not any(path.startswith(prefix) for path, _ in found)] == []
 
 
 def test_the_limit_scan_finds_each_kind_and_leaves_the_rest():

@@ -12,7 +12,8 @@ import typing
 import pytest
 
 from grader.sandbox import wire
-from grader.sandbox.confine.policy import Caps, Policy
+from grader.sandbox.confine.policy import Caps, Note, Policy
+from grader.settings import SANDBOX
 from tests.conftest import ROOT
 
 MESSAGES = [cls for cls in vars(wire).values()
@@ -43,6 +44,8 @@ def example(hint):
         return (example(args[0]),) if args[1:] == (Ellipsis,) else tuple(example(a) for a in args)
     if origin is dict:
         return {"k": example(args[1])}
+    if origin in (typing.Union, types.UnionType):  # one of several kinds (a note's parameter): the first
+        return example(args[0])
     assert dataclasses.is_dataclass(hint), hint
     hints = typing.get_type_hints(hint)
     return hint(**{f.name: example(hints[f.name]) for f in dataclasses.fields(hint)})
@@ -137,6 +140,8 @@ def test_nested_records_are_checked_field_by_field():
         ({**job, "statements": [["label", "x = 1"]]}, r"RunJob\.statements\[0\]"),
         ({**job, "tokens": ["t", 3]}, r"RunJob\.tokens\[1\]"),
         ({**job, "policy": {**job["policy"], "binds": ["/usr", None]}}, r"RunJob\.policy\.binds\[1\]"),
+        ({**job, "policy": {**job["policy"], "notes": [{"id": "{y}", "params": {"y": {"id": 3, "params": {}}}}]}},
+         r"RunJob\.policy\.notes\[0\]\.params\['y'\]"),  # a note's note: checked too
     ]
     for data, error in cases:
         with pytest.raises(wire.WireError, match=error):
@@ -144,6 +149,16 @@ def test_nested_records_are_checked_field_by_field():
     hello = _line(example(wire.Hello))
     with pytest.raises(wire.WireError, match=r"Hello\.caps\.landlock"):
         wire.Hello.decode({**hello, "caps": {**hello["caps"], "landlock": "7"}})
+
+
+def test_a_policys_notes_cross_as_notes_nested_whole():
+    """The policy's notes are message data (policy.Note: an id, its parameters, notes among them)."""
+    note = Note("{why}: ran as uid {uid}", {"why": Note("no {what} here", {"what": "jail"}), "uid": 61005})
+    job = example(wire.RunJob)
+    job.policy = dataclasses.replace(job.policy, notes=(note,))
+    back = wire.RunJob.decode(_line(job))
+    assert back.policy.notes == (note,) and type(back.policy.notes[0].params["why"]) is Note
+    assert str(back.policy.notes[0]) == "no jail here: ran as uid 61005"
 
 
 def test_a_bool_is_not_an_int_and_an_int_is_not_a_bool():
@@ -170,7 +185,7 @@ def test_an_oversized_frame_is_dropped_and_the_next_line_read():
         assert wire.Forked.from_wire(channel.receive()) == wire.Forked(3)
         theirs.sendall(wire.frame(wire.Fork("s" * 900)).encode())  # within the limit
         assert wire.Fork.from_wire(channel.receive()) == wire.Fork("s" * 900)
-    assert wire.FRAME_BYTES >= 32 << 20  # a submission's code fits in its RunJob
+    assert SANDBOX.frame_bytes >= 32 << 20  # a submission's code fits in its RunJob
 
 
 def test_lines_drop_an_endless_line_fed_in_pieces():

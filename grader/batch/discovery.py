@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..escape import identifier, one_line
 from ..files import read_regular
+from ..records import messages
 from ..settings import REPORT, ReadLimits
 from ..submission import SUFFIXES, SubmissionError, list_files
 
@@ -37,7 +38,12 @@ TIMESTAMP = "timestamp.txt"  # when a submission was handed in, as the student's
 
 
 class DiscoveryError(ValueError):
-    """The class folder does not have the layout the instructor asked for."""
+    """The class folder does not have the layout the instructor asked for: `message` says how (a message; str() its
+    English)."""
+
+    def __init__(self, message):
+        super().__init__(str(message))
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -90,13 +96,14 @@ def discover(folder, layout="auto", assignment=None):
         if stat.S_ISREG(_mode(folder / "nbgrader_config.py")) and stat.S_ISDIR(_mode(folder / "submitted")):
             folder = folder / "submitted"  # the course folder (nbgrader's config beside submitted/)
         if not fits_nbgrader(folder):
-            raise DiscoveryError(f"{folder} is not nbgrader's submitted/ folder: every entry must be a folder "
-                                 "<student>/ holding only <assignment>/ folders (or use --layout plain)")
+            raise DiscoveryError(messages.msg("{folder} is not nbgrader's submitted/ folder: every entry must be a "
+                                              "folder <student>/ holding only <assignment>/ folders (or use `--layout "
+                                              "plain`)", folder=messages.verbatim(folder)))
         return "nbgrader", _assign(_nbgrader_entries(folder, assignment))
     if layout == "auto" and fits_nbgrader(folder):
         return "nbgrader", _assign(_nbgrader_entries(folder, assignment))
     if layout not in ("auto", "plain"):
-        raise DiscoveryError(f"unknown layout {layout!r}")
+        raise DiscoveryError(messages.msg("unknown layout {layout}", layout=messages.verbatim(repr(layout))))
     raw = []
     for entry in _visible(folder):
         mode = _mode(entry.path)

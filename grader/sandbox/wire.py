@@ -3,8 +3,9 @@
 Framing (`frame`, `unframe`): one JSON object per line. On a Unix stream socket (`Channel`: the grader,
 the zygote, the session servers, the trusted grading process) file descriptors travel beside a line
 (SCM_RIGHTS); between a batch and its workers (grader/batch/scheduling.py, worker.py) the lines go
-over the worker's stdin and stdout. Standard library only (and the policy's records, which cross as fields): the
-fork servers import this file flat (runtime/zygote.py, session_server.py), the grader as `grader.sandbox.wire`.
+over the worker's stdin and stdout. Standard library only (and the policy's records, which cross as fields, and the
+framing's sizes, constants.SANDBOX): the fork servers import this file flat (runtime/zygote.py, session_server.py),
+the grader as `grader.sandbox.wire`.
 
 Every message is a dataclass whose annotations are its types: `decode` checks each field (nested records, the
 policy and the capabilities, field by field) and refuses a wrong type, an unknown field or a missing one with a
@@ -44,16 +45,10 @@ from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
     from .confine.policy import Caps, Policy
+    from .constants import SANDBOX
 except ImportError:
+    from constants import SANDBOX
     from policy import Caps, Policy
-
-# The framing's own constants (the protocol's, not a setting: both ends must agree before any setting has crossed)
-LINE_BYTES = 1 << 16  # one read
-PIPE_BYTES = 1 << 20  # a request pipe's and a result pipe's capacity (Linux's default limit for a user)
-MAX_FDS = 4  # file descriptors accepted beside one line
-# the longest line a Channel accepts: a RunJob carries a submission's code (ReadLimits: at most 32 MB of code,
-# up to 6 bytes a character once JSON-escaped); a longer line is dropped unread, up to its newline
-FRAME_BYTES = 1 << 28
 
 # How a sandbox child's process ends, as its session server and the grader read its wait status
 EXIT_OK = 0
@@ -68,11 +63,11 @@ class WireError(ValueError):
     """A line that is not the message it claims to be: the message says which field is wrong and how."""
 
 
-def widen_pipe(fd, size=PIPE_BYTES):
-    """Let a pipe hold `size` bytes (Linux's F_SETPIPE_SZ, by the pipe's creator, before the child is confined):
+def widen_pipe(fd):
+    """Let a pipe hold SANDBOX.pipe_bytes (Linux's F_SETPIPE_SZ, by the pipe's creator, before the child is confined):
     fewer turns between writer and reader for a large line. Where it cannot, the pipe stays as it is."""
     try:
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), SANDBOX.pipe_bytes)
     except OSError:
         pass
 
@@ -148,7 +143,7 @@ class Channel:
     """JSON lines on a socket. `receive` returns one message (a dict) or None, and says why in
     `closed` (the other side is gone) or not (the deadline passed, or a line was not JSON)."""
 
-    def __init__(self, sock, max_bytes=FRAME_BYTES):
+    def __init__(self, sock, max_bytes=SANDBOX.frame_bytes):
         self.sock, self.lines, self.fds, self.closed = sock, Lines(max_bytes), [], False
 
     def send(self, message, fds=()):
@@ -170,7 +165,7 @@ class Channel:
                 if not ready:
                     return None
             try:
-                data, fds, _, _ = socket.recv_fds(self.sock, LINE_BYTES, MAX_FDS)
+                data, fds, _, _ = socket.recv_fds(self.sock, SANDBOX.read_bytes, SANDBOX.fds_per_line)
             except OSError:
                 data, fds = b"", []
             self.fds += fds

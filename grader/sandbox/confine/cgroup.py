@@ -28,8 +28,10 @@ import time
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
     from .. import procs
+    from ..constants import SANDBOX
 except ImportError:
     import procs
+    from constants import SANDBOX
 
 PREFIX = "posenc-"
 
@@ -262,7 +264,7 @@ class Cgroup:
                             left.append(group)
                             break
                         procs.kill_all(self.pids)
-                        time.sleep(0.01)
+                        time.sleep(SANDBOX.poll_seconds)
         return not left
 
 

@@ -27,7 +27,7 @@ missing, `decide()` refuses with the remedies (`Refused`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
     from ..modes import FORCED
@@ -39,8 +39,32 @@ except ImportError:
 MODES = ("root-jail", "root-nojail", "root-user", "user-jail", "user", "none")
 
 
+@dataclass(frozen=True)
+class Note:
+    """A sentence for the grading report or a refusal, as message data: `id` its English template, `params` its
+    named parameters (a number, a name or path, or another Note). posenc_selfcheck/messages.py is not importable here
+    (standard library only), so the grader's side makes each a message (host/session.py) and renders it in the
+    reader's language; the templates are in the grader's catalog (grader.po) like every `msg`'s."""
+
+    id: str
+    params: dict[str, str | int | Note] = field(default_factory=dict)
+
+    def __str__(self):
+        """Its English."""
+        return self.id.format_map({name: str(value) for name, value in self.params.items()})
+
+
+def msg(template, **params):
+    """A Note whose id is `template` (a literal, so that the grader's catalog extraction finds it)."""
+    return Note(template, params)
+
+
 class Refused(RuntimeError):
-    """The machine cannot confine learner code acceptably in the mode asked for; the message says what to do."""
+    """The machine cannot confine learner code acceptably in the mode asked for; `note` (a Note) says what to do."""
+
+    def __init__(self, note):
+        super().__init__(str(note))
+        self.note = note
 
 
 @dataclass(frozen=True)
@@ -112,25 +136,7 @@ class Policy:
     clean_files_of_uid: bool  # after the child: remove the uid's files in /tmp, /var/tmp, /dev/shm
     clean_ipc: str | None  # after the child: "uid" (the sandbox's own), "new" (the grader's uid: only
     # objects made meanwhile), None (an IPC namespace took them)
-    notes: tuple[str, ...]  # sentences for the grading report where protection is weaker than root-jail
-
-
-ROOT_REFUSAL = (
-    "the grader runs as root but {why}, and other "
-    "users cannot read this Python installation, so learner code could only run as root. It will not. "
-    "Remedies: grade in a container or VM where root may create mount namespaces (for Docker: "
-    "--cap-add SYS_ADMIN --security-opt seccomp=unconfined, or Podman); or install Python where other users "
-    "can read it (e.g. /usr/local or /opt, or chmod -R o+rX on its folders); or run the grader as an "
-    "ordinary user; or set POSENC_SANDBOX_MODE=user to accept running learner code as root without "
-    "capabilities under Landlock{landlock}.")
-
-
-NONE_REFUSAL = (
-    "sandbox mode none cannot keep learner code from reading the grader's secret {path} (the grader is not "
-    "root, and this machine has neither user namespaces nor Landlock, so learner code runs as you and reads "
-    "every file you can); with it, the main checks' inputs could be predicted, so this grader will not grade "
-    "here. Grade as root (a container, Gradescope) or on a Linux with Landlock (5.13+) or unprivileged user "
-    "namespaces.")
+    notes: tuple[Note, ...]  # sentences for the grading report where protection is weaker than root-jail
 
 
 def _mode(caps, landlock):
@@ -142,10 +148,18 @@ def _mode(caps, landlock):
             return "root-nojail"
         if caps.forced == "user" and landlock:
             return "root-user"
-        raise Refused(ROOT_REFUSAL.format(
-            why=(f"POSENC_SANDBOX_MODE={caps.forced} asks for no jail" if caps.jail
-                 else "cannot build the sandbox's jail here (no mount namespaces)"),
-            landlock="" if landlock else " (this needs Landlock, which is missing here)"))
+        why = (msg("POSENC_SANDBOX_MODE={mode} asks for no jail", mode=caps.forced) if caps.jail
+               else msg("cannot build the sandbox's jail here (no mount namespaces)"))
+        as_root = (msg("set POSENC_SANDBOX_MODE=user to accept running learner code as root without capabilities "
+                       "under Landlock") if landlock
+                   else msg("set POSENC_SANDBOX_MODE=user to accept running learner code as root without capabilities "
+                            "under Landlock (this needs Landlock, which is missing here)"))
+        raise Refused(msg(
+            "the grader runs as root but {why}, and other users cannot read this Python installation, so learner "
+            "code could only run as root. It will not. Remedies: grade in a container or VM where root may create "
+            "mount namespaces (for Docker: `--cap-add SYS_ADMIN --security-opt seccomp=unconfined`, or Podman); or "
+            "install Python where other users can read it (e.g. /usr/local or /opt, or chmod -R o+rX on its "
+            "folders); or run the grader as an ordinary user; or {as_root}.", why=why, as_root=as_root))
     if caps.userns_jail and caps.forced != "nojail":
         return "user-jail"
     return "user" if landlock else "none"
@@ -153,11 +167,17 @@ def _mode(caps, landlock):
 
 def decide(caps: Caps, req: Request) -> Policy:
     if caps.forced not in FORCED:
-        raise Refused(f"POSENC_SANDBOX_MODE={caps.forced!r} is not one of {', '.join(FORCED)}")
+        raise Refused(msg("POSENC_SANDBOX_MODE={mode} is not one of {modes}", mode=repr(caps.forced),
+                          modes=", ".join(FORCED)))
     landlock = 0 if caps.forced == "nolandlock" else caps.landlock
     mode = _mode(caps, landlock)
     if mode == "none" and req.withhold:
-        raise Refused(NONE_REFUSAL.format(path=req.withhold[0]))
+        raise Refused(msg(
+            "sandbox mode none cannot keep learner code from reading the grader's secret {path} (the grader is not "
+            "root, and this machine has neither user namespaces nor Landlock, so learner code runs as you and reads "
+            "every file you can); with it, the main checks' inputs could be predicted, so this grader will not "
+            "grade here. Grade as root (a container, Gradescope) or on a Linux with Landlock (5.13+) or "
+            "unprivileged user namespaces.", path=req.withhold[0]))
     own_uid = mode in ("root-jail", "root-nojail")
     if own_uid and req.uid is None:
         raise ValueError("as root, the request must name the sandbox's uid")
@@ -170,62 +190,65 @@ def decide(caps: Caps, req: Request) -> Policy:
     notes = []
 
     # ---- who, and what it sees; why not more (what this machine lacks, or what POSENC_SANDBOX_MODE asked)
-    hidden = f"Landlock (ABI {landlock})" if landlock else None
-    no_landlock = ("POSENC_SANDBOX_MODE=nolandlock asked for no Landlock" if caps.forced == "nolandlock"
-                   and caps.landlock else "this machine has no Landlock")
+    hidden = msg("Landlock (ABI {abi})", abi=landlock) if landlock else None
+    no_landlock = (msg("POSENC_SANDBOX_MODE=nolandlock asked for no Landlock") if caps.forced == "nolandlock"
+                   and caps.landlock else msg("this machine has no Landlock"))
     chmod_protect = ()
     if mode == "root-nojail":
         if not hidden:
             chmod_protect = tuple(req.protect)
-            hidden = "chmod o-rwx on the grader's folders"
-        why = f"POSENC_SANDBOX_MODE={caps.forced} asked for no jail" if caps.jail else "no mount namespaces here"
+            hidden = msg("chmod o-rwx on the grader's folders")
+        why = (msg("POSENC_SANDBOX_MODE={mode} asked for no jail", mode=caps.forced) if caps.jail
+               else msg("no mount namespaces here"))
         if caps.forced == "user":
-            why = ("POSENC_SANDBOX_MODE=user asked for no jail; other users can read this Python, so learner code "
-                   "need not run as root")
-        notes.append(f"{why}: learner code ran as uid {req.uid} (a user id of its own) with {hidden} keeping it "
-                     "from the grader's files, not in a private file-system view")
+            why = msg("POSENC_SANDBOX_MODE=user asked for no jail; other users can read this Python, so learner code "
+                      "need not run as root")
+        notes.append(msg("{why}: learner code ran as uid {uid} (a user id of its own) with {hidden} keeping it from "
+                         "the grader's files, not in a private file-system view", why=why, uid=req.uid, hidden=hidden))
     elif mode == "root-user":
-        notes.append(f"POSENC_SANDBOX_MODE=user: learner code ran as root (uid 0) without capabilities; {hidden} "
-                     "kept its reads to the system and Python folders (without /etc's secrets) and its writes to "
-                     "its working folder. Grade in a container, or make Python readable by other users, so that "
-                     "it runs under a user id of its own")
+        notes.append(msg("POSENC_SANDBOX_MODE=user: learner code ran as root (uid 0) without capabilities; {hidden} "
+                         "kept its reads to the system and Python folders (without /etc's secrets) and its writes "
+                         "to its working folder. Grade in a container, or make Python readable by other users, so "
+                         "that it runs under a user id of its own", hidden=hidden))
     elif mode == "user-jail":
-        notes.append("the grader is not running as root, so learner code ran as your own user, in a private "
-                     "file-system view (a user namespace: none of your files, no network) with no capabilities. "
-                     "Grade as root (a container, Gradescope) for a user id of its own")
+        notes.append(msg("the grader is not running as root, so learner code ran as your own user, in a private "
+                         "file-system view (a user namespace: none of your files, no network) with no capabilities. "
+                         "Grade as root (a container, Gradescope) for a user id of its own"))
     elif mode in ("user", "none"):
-        no_jail = ("POSENC_SANDBOX_MODE=nojail asked for no private file-system view" if caps.userns_jail
-                   else "this machine allows no user namespaces")
+        no_jail = (msg("POSENC_SANDBOX_MODE=nojail asked for no private file-system view") if caps.userns_jail
+                   else msg("this machine allows no user namespaces"))
         if mode == "user":
-            notes.append(f"the grader is not running as root and {no_jail}, so learner code ran as your own user; "
-                         f"{hidden} kept it to the system and Python folders. Grade as root (a container, "
-                         "Gradescope) for the full sandbox")
+            notes.append(msg("the grader is not running as root and {no_jail}, so learner code ran as your own "
+                             "user; {hidden} kept it to the system and Python folders. Grade as root (a container, "
+                             "Gradescope) for the full sandbox", no_jail=no_jail, hidden=hidden))
         else:
-            notes.append(f"the grader is not running as root, {no_jail} and {no_landlock}, so learner code ran as "
-                         "your own user, able to read and write whatever you can. Grade as root (a container, "
-                         "Gradescope) for the full sandbox")
+            notes.append(msg("the grader is not running as root, {no_jail} and {no_landlock}, so learner code ran "
+                             "as your own user, able to read and write whatever you can. Grade as root (a "
+                             "container, Gradescope) for the full sandbox", no_jail=no_jail, no_landlock=no_landlock))
     if jail and not caps.pidns:
-        notes.append("no PID namespace could be made here, so the /proc in learner code's view was the machine's"
-                     + (f" ({hidden} let it read its own process's folder only)" if landlock
-                        else ": it could list every process and read their command lines"))
+        notes.append(msg("no PID namespace could be made here, so the /proc in learner code's view was the machine's "
+                         "({hidden} let it read its own process's folder only)", hidden=hidden) if landlock
+                     else msg("no PID namespace could be made here, so the /proc in learner code's view was the "
+                              "machine's: it could list every process and read their command lines"))
 
     # ---- what Landlock misses
     if not caps.seccomp:
-        notes.append("seccomp is not available here, so learner code could change the modes, owners and times "
-                     "of files it can write to, open UDP and Unix sockets, and use System V IPC and memfd")
+        notes.append(msg("seccomp is not available here, so learner code could change the modes, owners and times "
+                         "of files it can write to, open UDP and Unix sockets, and use System V IPC and memfd"))
 
     # ---- memory and processes
     memory_mb = None if req.cuda else req.memory_mb
     if not cgroup:
-        why = f" ({caps.cgroup_reason})" if caps.cgroup_reason else ""
+        # the probe's own words (cgroup.probe: mounts and folders), shown as they are
+        here = msg("here ({reason})", reason=caps.cgroup_reason) if caps.cgroup_reason else msg("here")
         if req.cuda:
-            notes.append(f"no cgroup could be made here{why}, and CUDA cannot start under an address-space "
-                         "limit: this exercise ran without a memory limit")
+            notes.append(msg("no cgroup could be made {here}, and CUDA cannot start under an address-space limit: "
+                             "this exercise ran without a memory limit", here=here))
         else:
-            notes.append(f"no cgroup could be made here{why}: memory was limited by address space only "
-                         "(RLIMIT_AS), which memory files and shared memory do not use")
+            notes.append(msg("no cgroup could be made {here}: memory was limited by address space only (RLIMIT_AS), "
+                             "which memory files and shared memory do not use", here=here))
     if mode == "root-user" and not cgroup:
-        notes.append("processes were not limited: root is exempt from RLIMIT_NPROC and no cgroup could be made")
+        notes.append(msg("processes were not limited: root is exempt from RLIMIT_NPROC and no cgroup could be made"))
     nproc = None if mode == "root-user" else req.nproc
     nproc_shared = mode in ("user", "none")  # a user namespace counts its own processes only
 

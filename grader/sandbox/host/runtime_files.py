@@ -8,9 +8,11 @@ tests/test_architecture.py checks that RUNTIME_FILES is exactly what runtime/zyg
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ... import hidden_probes
+from .. import constants
 
 SANDBOX = Path(__file__).resolve().parent.parent
 PUBLIC = SANDBOX.parent.parent / "posenc_selfcheck"
@@ -21,7 +23,7 @@ FOLDERS = {
     SANDBOX / "runtime": ("zygote.py", "bootstrap.py", "session_server.py", "child.py", "candidate_calls.py",
                           "sigchld.py", "cleanup.py", "probe.py"),
     SANDBOX / "confine": ("confine.py", "jail.py", "landlock.py", "seccomp.py", "cgroup.py", "kernel.py", "policy.py"),
-    SANDBOX: ("modes.py", "paths.py", "procs.py", "wire.py"),
+    SANDBOX: ("constants.py", "modes.py", "paths.py", "procs.py", "wire.py"),
     PUBLIC: ("store.py", "messages.py", "i18n.py", "probes_base.py", "probes.py", "probes_ch03.py", "probes_ch04.py",
              "probes_ch05.py", "probes_ch06.py", "probes_ch07.py", "probes_ch08.py", "probes_meta.py"),
 }
@@ -36,7 +38,18 @@ if len(RUNTIME_FILES) != len(_listed):  # copied flat into one folder: a repeate
                        "a public probes file may not take a hidden probe's name, probes_chNN_hidden.py")
 
 
+def generated():
+    """The zygote's constants.py: the settings sandbox/constants.py shares, as plain namespaces of their values
+    (the zygote imports no grader, so not its settings module; nothing else is in that file)."""
+    lines = ['"""Written by grader/sandbox/host/runtime_files.py from grader/settings.py: do not edit."""', "",
+             "from types import SimpleNamespace", ""]
+    for name in constants.SHARED:
+        values = dataclasses.asdict(getattr(constants, name))
+        lines.append(f"{name} = SimpleNamespace(**{values!r})")
+    return "\n".join(lines) + "\n"
+
+
 def copy_into(folder):
-    """Write the runtime files into `folder`."""
+    """Write the runtime files into `folder`, constants.py as `generated` writes it."""
     for name, path in RUNTIME_FILES.items():
-        (folder / name).write_text(path.read_text())
+        (folder / name).write_text(generated() if name == "constants.py" else path.read_text())

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...files import read_regular
-from ...records import ExerciseRun
+from ...records import ExerciseRun, messages
 from ...settings import DEFAULT_SECRET
 from .. import paths, procs, wire
 from ..confine import policy
@@ -42,6 +42,12 @@ from . import slots, tmpdirs
 REPO = Path(__file__).resolve().parents[3]  # the grader's repository: the reference, the checks
 TIMED_OUT = "skipped: ran longer than {:g} s at grading time"  # child.py's words for the same
 NO_CALLS = "no candidate function can be called in this request"
+
+
+def note_message(note):
+    """A policy's Note (policy.py, which cannot import the messages) as the message the report renders."""
+    return messages.msg(note.id, **{name: note_message(value) if isinstance(value, policy.Note) else value
+                                    for name, value in note.params.items()})
 
 
 def gpu_present():
@@ -140,7 +146,7 @@ class Session:
         try:
             probe = policy.decide(self.capabilities, self._request(uid=self.settings.uid_base))
         except policy.Refused as exc:
-            raise SandboxError(str(exc)) from None
+            raise SandboxError(note_message(exc.note)) from None
         if probe.uid is not None:
             self.slot_fd, self.uid = slots.acquire_uid(self.settings.uid_base, self.settings.sandbox.uid_slots)
             self.gid = self.uid
@@ -150,7 +156,7 @@ class Session:
                 os.chmod(path, 0o755)
         if probe.chmod_protect:
             protect_by_chmod(list(probe.chmod_protect))
-        self.notes += list(probe.notes)
+        self.notes += [note_message(n) for n in probe.notes]
         self.mode, self.jailed = probe.mode, probe.jail is not None
 
     def _request(self, cuda=False, workdir="", uid=None):
@@ -207,8 +213,10 @@ class Session:
         self.left_behind = procs.gone_within(sorted(self.killed), gone) + (
             procs.survivors(lambda: procs.uid_pids(self.uid), gone) if self.uid is not None else [])
         if self.left_behind:
-            self.closing_notes.append(f"{len(self.left_behind)} process(es) of this submission were still alive "
-                                      "after grading ended and could not be killed")
+            self.closing_notes.append(messages.nmsg(
+                "{n} process of this submission was still alive after grading ended and could not be killed",
+                "{n} processes of this submission were still alive after grading ended and could not be killed",
+                n=len(self.left_behind)))
         self.killed.clear()
         if self.slot_fd is not None:
             os.close(self.slot_fd)
@@ -322,8 +330,9 @@ class Session:
         wire.widen_pipe(write_end)  # an answer to a call (a few hundred KB) in one write, not one per 64 KB read
         try:
             # what this exercise's confinement says beyond the session's (no memory limit for a CUDA one, ...)
-            named = f"{requests[0].exercise}: " if requests else ""
-            run.log += [("sandbox", named + n) for n in job.policy.notes if n not in self.notes]
+            own = [n for n in map(note_message, job.policy.notes) if n not in self.notes]
+            run.log += [("sandbox", messages.msg("{exercise}: {note}", exercise=requests[0].exercise, note=n)
+                         if requests else n) for n in own]
             self.channel.send(job, fds=[read_end])
             started = wire.Started.from_wire(self.channel.receive(min(deadline, time.monotonic()
                                                                       + self.settings.sandbox.started_seconds)))

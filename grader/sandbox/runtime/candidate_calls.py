@@ -24,22 +24,20 @@ from safetensors.torch import load, save
 
 try:  # inside the grader's package, or copied flat beside child.py in the fork server's folder
     from .. import wire
+    from ..constants import CANDIDATES
 except ImportError:
     import wire
+    from constants import CANDIDATES
 
-# what one call may carry (the grader enforces them; the child refuses earlier, with the same words)
-CALL_BYTES = 16 << 20  # the arguments, serialized
-X_NUMEL = 1 << 20  # elements of x (the reference's test passes 4 x 256 x 64 = 65536)
-HEAD_DIM = 1024  # x.shape[-1]
-ANGLES = 1 << 22  # position_ids.numel() x head_dim: the angle tables a candidate builds
-NDIM = 6
+# what one call may carry: CANDIDATES' bounds (the grader enforces them; the child refuses earlier, with the same
+# words), and these dtypes
 X_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 ID_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, *X_DTYPES)
 
 
 def check_arguments(x, position_ids):
     """Why (x, position_ids) cannot be sent to a candidate, or None: plain dense tensors of real dtypes on the
-    CPU, x (..., seq, head_dim) and position_ids with at most 3 dimensions, within the bounds above."""
+    CPU, x (..., seq, head_dim) and position_ids with at most 3 dimensions, within CANDIDATES' bounds."""
     for name, value, dtypes in (("x", x, X_DTYPES), ("position_ids", position_ids, ID_DTYPES)):
         if type(value) is not torch.Tensor:
             return f"{name} is a {type(value).__name__}: a candidate takes plain torch.Tensor arguments"
@@ -48,13 +46,14 @@ def check_arguments(x, position_ids):
                     "values")
         if value.dtype not in dtypes:
             return f"{name} has dtype {value.dtype}: a candidate takes {', '.join(str(d) for d in dtypes)}"
-    if not 2 <= x.dim() <= NDIM or position_ids.dim() > 3:
+    if not 2 <= x.dim() <= CANDIDATES.x_ndim or position_ids.dim() > 3:
         return (f"x has {x.dim()} dimensions and position_ids {position_ids.dim()}: a candidate takes x (..., seq, "
-                f"head_dim) with 2 to {NDIM} dimensions and position_ids with at most 3")
-    if x.numel() > X_NUMEL or x.shape[-1] > HEAD_DIM or position_ids.numel() * x.shape[-1] > ANGLES:
+                f"head_dim) with 2 to {CANDIDATES.x_ndim} dimensions and position_ids with at most 3")
+    if (x.numel() > CANDIDATES.x_numel or x.shape[-1] > CANDIDATES.head_dim
+            or position_ids.numel() * x.shape[-1] > CANDIDATES.angles):
         return (f"x {tuple(x.shape)} with position_ids {tuple(position_ids.shape)} is too large: a candidate takes "
-                f"at most {X_NUMEL} elements of x, head_dim at most {HEAD_DIM} and position_ids.numel() x head_dim "
-                f"at most {ANGLES}")
+                f"at most {CANDIDATES.x_numel} elements of x, head_dim at most {CANDIDATES.head_dim} and "
+                f"position_ids.numel() x head_dim at most {CANDIDATES.angles}")
     return None
 
 
@@ -85,8 +84,9 @@ class RopeFn:
         if why is not None:
             raise ValueError(why)
         data = token.encode("ascii") + b"\n" + pack({"x": x, "position_ids": position_ids})
-        if len(data) > CALL_BYTES:
-            raise ValueError(f"the arguments take {len(data)} bytes: a call may carry at most {CALL_BYTES}")
+        if len(data) > CANDIDATES.call_bytes:
+            raise ValueError(f"the arguments take {len(data)} bytes: a call may carry at most "
+                             f"{CANDIDATES.call_bytes}")
         answer = _LINK(data)
         if answer is None:
             raise RuntimeError("the grader did not answer this call")

@@ -23,6 +23,7 @@ import probes
 import store
 import torch
 import wire
+from constants import SANDBOX
 from safetensors.torch import save as save_tensors
 
 BLOCKED = ("posenc_ref", "grader")
@@ -114,14 +115,14 @@ class _Requests:
     of a candidate (candidate_calls.py)."""
 
     def __init__(self, fd):
-        self.fd, self.lines = fd, wire.Lines(wire.FRAME_BYTES)
+        self.fd, self.lines = fd, wire.Lines(SANDBOX.frame_bytes)
 
     def _line(self):
         """The next line, or None at end of file."""
         while True:
             line = self.lines.next()
             if line is None:
-                chunk = os.read(self.fd, wire.PIPE_BYTES)
+                chunk = os.read(self.fd, SANDBOX.pipe_bytes)
                 if not chunk:
                     return None
                 self.lines.feed(chunk)

@@ -15,6 +15,7 @@ import tempfile
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
     from ..confine import cgroup, jail, kernel, landlock, seccomp
     from ..confine.confine import drop_to
+    from ..constants import SANDBOX
     from ..paths import DEVICES, other_can_read, python_paths, readable_paths
 except ImportError:
     import cgroup
@@ -23,6 +24,7 @@ except ImportError:
     import landlock
     import seccomp
     from confine import drop_to
+    from constants import SANDBOX
     from paths import DEVICES, other_can_read, python_paths, readable_paths
 
 
@@ -72,8 +74,8 @@ def can_userns_jail(readable=None):
     top = tempfile.mkdtemp(prefix="posenc-userns-")
 
     def test():
-        jail.build_jail(top + "/jail", readable, top + "/stub", top + "/work", os.getuid(), os.getgid(), 1 << 20,
-                        userns=True, devices=DEVICES)
+        jail.build_jail(top + "/jail", readable, top + "/stub", top + "/work", os.getuid(), os.getgid(),
+                        SANDBOX.probe_work_bytes, userns=True, devices=DEVICES)
         kernel.drop_capabilities()
         kernel.prctl(kernel.PR_SET_NO_NEW_PRIVS, 1)
         return os.path.isdir(top + "/work") and not os.path.exists(top + "/jail")

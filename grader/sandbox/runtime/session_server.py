@@ -37,6 +37,7 @@ import cleanup
 import kernel
 import sigchld
 import wire
+from constants import SANDBOX
 
 NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 
@@ -99,7 +100,7 @@ def _drain(fd, receiver):
     """Read what is available now; False at end of file."""
     while True:
         try:
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(fd, SANDBOX.pipe_bytes)
         except BlockingIOError:
             return True
         if not chunk:
@@ -120,7 +121,7 @@ def _reap(wake_fd, pid, read_fd, receiver, job):
     its time. (status, whether the watchdog ended it)."""
     status, open_, overran = None, True, False
     while status is None:
-        ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], 0.5)
+        ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], SANDBOX.watchdog_seconds)
         if not overran and _overran(receiver, job):
             overran = True
             try:

@@ -39,6 +39,7 @@ import session_server  # noqa: E402
 import sigchld  # noqa: E402
 import torch  # noqa: E402,F401  (imported once, before any fork)
 import wire  # noqa: E402
+from constants import SANDBOX  # noqa: E402
 
 # argv: the control socket's fd, the sandbox mode (POSENC_SANDBOX_MODE), the first user id the sandbox may
 # borrow (settings.uid_base: the probe asks whether such a uid can read Python), then the hidden probe modules
@@ -69,7 +70,7 @@ def _reap_sessions(sessions):
             return
         sessions.discard(done)
         ENDED[done] = status
-        while len(ENDED) > 1000:  # nobody asked about the oldest
+        while len(ENDED) > SANDBOX.remembered_exits:  # nobody asked about the oldest
             ENDED.pop(next(iter(ENDED)))
 
 
@@ -83,7 +84,7 @@ def _how_it_ended(pid, sessions, seconds):
             return ENDED.pop(pid)
         if pid not in sessions or time.monotonic() > deadline:
             return None
-        time.sleep(0.01)
+        time.sleep(SANDBOX.poll_seconds)
 
 
 def _fork(run, keep_closed, *args):
@@ -116,7 +117,7 @@ def main():
     wire.Channel(control).send(hello)
     controls, children = {control: wire.Channel(control)}, set()
     while control in controls:
-        ready, _, _ = select.select(list(controls), [], [], 1.0)
+        ready, _, _ = select.select(list(controls), [], [], SANDBOX.zygote_poll_seconds)
         _reap_sessions(children)
         for sock in ready:
             channel = controls[sock]
