@@ -164,8 +164,8 @@ def mrope_cos_sin(position_ids, head_dim, mrope_section, base=10000.0):
     inv_freq = 1.0 / (base ** (steps / head_dim))  # (d/2,)
     freqs = position_ids.float()[..., None] * inv_freq  # (3, B, L, d/2)
     ang = freqs[0].clone()  # time everywhere, then height and width on their slots
-    h_slots = torch.arange(1, 3 * mrope_section[1], 3)
-    w_slots = torch.arange(2, 3 * mrope_section[2], 3)
+    h_slots = torch.arange(1, 3 * mrope_section[1], 3, device=position_ids.device)
+    w_slots = torch.arange(2, 3 * mrope_section[2], 3, device=position_ids.device)
     h_slots = h_slots[h_slots < head_dim // 2]
     w_slots = w_slots[w_slots < head_dim // 2]
     ang[..., h_slots] = freqs[1][..., h_slots]
