@@ -15,7 +15,9 @@ def verdicts_2d(got, expected, about):
     return judge_verdicts(
         got, expected, about,
         msg("norms are kept, every score depends only on the displacement (Δrow, Δcolumn), and the rotation changes "
-            "along a row and along a column. Test the property, not Qwen2-VL's layout, and allow for float32 rounding "
-            "(a few 1e-6 of |q| |k|)"),
+            "along a row and along a column. Compare each score with the score of the same (Δrow, Δcolumn), not of "
+            "the same offset b − a between flattened cell numbers, which two displacements share ((1, −1) and (0, "
+            "W − 1) are both W − 1 cells apart); test the property, not Qwen2-VL's layout, and allow for float32 "
+            "rounding (a few 1e-6 of |q| |k|)"),
         msg("Check that |f(x, a)| = |x|, that every score equals the score of the same displacement from a fixed "
             "cell, over a grid of at least 12 x 12, and that f(q, (r, 0)) changes with r and f(q, (0, c)) with c"))

@@ -57,7 +57,7 @@ def randn(*shape, seed=0):
 
 RESIZE_MISTAKES = ("resize2d_class_token_with_grid", "resize2d_column_major", "resize2d_align_corners",
                    "resize2d_size_w_h", "resize2d_no_antialias", "resize2d_reshaped_to_channels",
-                   "resize2d_reshaped_both_ways")
+                   "resize2d_reshaped_both_ways", "resize2d_prefix_dropped", "resize2d_read_column_major")
 # mode and antialias fixed to timm's values: told apart only where the caller asks for others (the bilinear check)
 RESIZE_BILINEAR_MISTAKES = but(RESIZE_MISTAKES, "resize2d_no_antialias") + ("resize2d_mode_antialias_fixed",)
 
@@ -82,11 +82,15 @@ RESIZE_POSITION_TABLE_2D_CHECKS = [
                "contributes",
           id="shrink_7x7_3x5_antialiased"),
     Check(RESIZE, "no prefix rows (num_prefix_tokens=0), 5x3 to 8x4", "call",
-          resize(15, 4, (5, 3), (8, 4), seed=2, num_prefix_tokens=0), public=True, mistakes=RESIZE_MISTAKES,
+          resize(15, 4, (5, 3), (8, 4), seed=2, num_prefix_tokens=0), public=True,
+          mistakes=but(RESIZE_MISTAKES, "resize2d_prefix_dropped"),  # no prefix rows to drop
+          hint="the prefix is the first num_prefix_tokens rows, here none: split the table at num_prefix_tokens, "
+               "whatever it is (0, 1, or 2 for DeiT)",
           id="no_prefix_5x3_8x4"),
     Check(RESIZE, "two prefix rows (DeiT: class and distillation tokens), 6x6 to 9x9", "call",
           resize(2 + 36, 8, (6, 6), (9, 9), seed=3, num_prefix_tokens=2), public=True,
-          mistakes=but(RESIZE_MISTAKES, "resize2d_size_w_h"),  # a square grid: (H', W') = (W', H')
+          # square grids: (H', W') = (W', H'), and reading the old grid transposed is writing the new one so
+          mistakes=but(RESIZE_MISTAKES, "resize2d_size_w_h", "resize2d_column_major", "resize2d_read_column_major"),
           hint="the first num_prefix_tokens rows are kept as they are, in front of the resized grid",
           id="two_prefix_rows_6x6_9x9"),
     Check(RESIZE, "bilinear without antialiasing, 6x4 to 3x7", "call",
@@ -116,7 +120,8 @@ RESIZE_POSITION_TABLE_2D_CHECKS = [
           resize(1 + 16, 4, (4, 4), (6, 6)), expect="ok", public=True,
           hint="keep everything on table.device", id="runs_table_device_checked_meta"),
     Check(RESIZE, "a 14x14 ViT-B/16 grid to 24x24 (224 to 384 pixels), d=64", "call",
-          resize(1 + 196, 64, (14, 14), (24, 24), seed=7), mistakes=but(RESIZE_MISTAKES, "resize2d_size_w_h"),
+          resize(1 + 196, 64, (14, 14), (24, 24), seed=7),
+          mistakes=but(RESIZE_MISTAKES, "resize2d_size_w_h", "resize2d_column_major", "resize2d_read_column_major"),
           id="vit_14x14_24x24_hidden"),
     *[
         Check(RESIZE, f"on CUDA in {dtype}", "call", {**resize(1 + 196, 64, (14, 14), (24, 24)), "device": "cuda",
@@ -134,9 +139,10 @@ RESIZE_POSITION_TABLE_2D = Exercise(
     checks=RESIZE_POSITION_TABLE_2D_CHECKS,
     main=[
         unseen_like(find(RESIZE_POSITION_TABLE_2D_CHECKS, RESIZE, "grow_4x6_class_token_7x9"),
-                    {"args": [drawn(same("w", times=4, plus=1), draw_choice(4, 6, 8)), [4, draw_int(3, 5, name="w")],
+                    {"args": [drawn(same("w", times=4, plus=1), draw_choice(4, 6, 8)), [4, draw_int(5, 7, name="w")],
                               [draw_int(5, 8), draw_int(5, 9)]], "kwargs": {}},
-                    "grow a 4 x W grid with a class token, sizes drawn for this submission", id="main_grow"),
+                    # never square (4 x W, W > 4): a square grid is its own transpose, and two mistakes agree there
+                    "grow a 4 x W grid with a class token, sizes drawn for this submission", id="main_grow_v2"),
     ],
     hints=(
         "the patch rows are an image: set the num_prefix_tokens first rows aside, then reshape the rest to "
@@ -247,6 +253,32 @@ RESIZE_POSITION_TABLE_2D = Exercise(
             wrong="image = grid.float().reshape(1, d, old_h, old_w)",
             also={"resized = image[0].permute(1, 2, 0).reshape(new_h * new_w, d)":
                   "resized = image.reshape(new_h * new_w, d)"},
+        ),
+        "resize2d_prefix_dropped": Mistake(
+            "resize_position_table_2d",
+            "the prefix rows are missing: the output holds the num_prefix_tokens first rows of the table, unchanged, "
+            "in front of the H'·W' resized rows",
+            hints=(
+                "the table keeps its shape of rows: the class token (and any other prefix row) comes back as it was, "
+                "and the resized grid follows it.",
+                "the end of the function: the prefix rows, `prefix`, set aside at the start, go back in front of the "
+                "resized patch rows, `resized`.",
+                "key line: `return torch.cat([prefix, resized.to(table.dtype)], dim=0)`",
+            ),
+            wrong="return resized.to(table.dtype)",
+        ),
+        "resize2d_read_column_major": Mistake(
+            "resize_position_table_2d",
+            "the old grid was read as W rows of H (column by column): row P + r·W + c of the table is pixel (r, c), "
+            "so reshape the patch rows to (H, W, d) before moving the channels first",
+            hints=(
+                "the table is row-major: its patch rows run along the first row of the grid, then the second, so W "
+                "consecutive rows make one row of the image.",
+                "where the patch rows, `grid`, become the image: reshape them to (old_h, old_w, d), the height first, "
+                "then permute the channels first, (d, H, W).",
+                "key line: `image = grid.float().reshape(old_h, old_w, d).permute(2, 0, 1)[None]`",
+            ),
+            wrong="image = grid.float().reshape(old_w, old_h, d).permute(2, 1, 0)[None]",
         ),
         "resize2d_mode_antialias_fixed": Mistake(
             "resize_position_table_2d",
@@ -465,7 +497,7 @@ SINCOS_2D_TABLE = Exercise(
 # ---- axial_rope_cos_sin --------------------------------------------------------------------------
 AXIAL_MISTAKES = ("axial_ladder_over_full_head", "axial_rows_then_columns", "axial_columns_first",
                   "axial_interleaved_tables", "axial_row_for_both_axes", "axial_one_ladder_split",
-                  "axial_sin_cos_returned")
+                  "axial_sin_cos_returned", "axial_rows_columns_interleaved")
 # Qwen2-VL's order of the patches of a 4 x 6 grid (spatial_merge_size 2: block by block), then a 2 x 2 image
 QWEN_IDS = [[0, 0], [0, 1], [1, 0], [1, 1], [0, 2], [0, 3], [1, 2], [1, 3], [0, 4], [0, 5], [1, 4], [1, 5],
             [2, 0], [2, 1], [3, 0], [3, 1], [2, 2], [2, 3], [3, 2], [3, 3], [2, 4], [2, 5], [3, 4], [3, 5],
@@ -595,6 +627,19 @@ AXIAL_ROPE_COS_SIN = Exercise(
             ),
             wrong="angles = position_ids[:, [0, 0]].float()[..., None] * theta",
         ),
+        "axial_rows_columns_interleaved": Mistake(
+            "axial_rope_cos_sin",
+            "the row and column angles alternate, [rθ_0, cθ_0, rθ_1, cθ_1, …]: Qwen2-VL puts the d/4 row angles "
+            "first, then the d/4 column angles, [rθ | cθ]",
+            hints=(
+                "the planes are grouped by axis: the first d/4 planes turn with the row, the next d/4 with the column, "
+                "each group running through all d/4 frequencies of the ladder θ.",
+                "where the (N, 2, d/4) `angles` (rows, then columns) become (N, d/2): flatten them as they are, the "
+                "axis before the frequency, without a transpose.",
+                "key line: `angles = angles.flatten(-2)`",
+            ),
+            wrong="angles = angles.transpose(-1, -2).flatten(-2)",
+        ),
         "axial_sin_cos_returned": Mistake(
             "axial_rope_cos_sin",
             "the tables came back as (sin, cos): the function returns (cos, sin), the cosine first, as chapter 4's "
@@ -708,10 +753,10 @@ CHECK_AXIAL_PROPERTY = Exercise(
 # ---- mrope_position_ids --------------------------------------------------------------------------
 IDS_MISTAKES = ("mrope_text_counts_tokens", "mrope_text_after_largest_id", "mrope_padding_counted",
                 "mrope_height_width_swapped", "mrope_no_advance_after_image", "mrope_advance_in_patches",
-                "mrope_padding_one")
+                "mrope_padding_one", "mrope_video_time_constant")
 # text, one image of 2 x 2 merged tokens, text: no padding, no video, and 4 tokens = max(H, W) = 4 patches
 IDS_ONE_IMAGE_MISTAKES = but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
-                             "mrope_text_counts_tokens", "mrope_advance_in_patches")
+                             "mrope_text_counts_tokens", "mrope_advance_in_patches", "mrope_video_time_constant")
 
 
 def prompt(kinds, images=None, videos=None, mask=None, **kwargs):
@@ -807,8 +852,9 @@ MROPE_POSITION_IDS_CHECKS = [
           twin=draw_choice(*[groups_prompt([g]) for g in several_groups()])),
     Check(IDS, "a batch of two, the second left-padded by 3 (attention_mask)", "call_ints",
           prompt(PADDED, images=[[1, 4, 6], [1, 2, 4]], mask=PADDED_MASK), points=2, public=True,
-          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id"),  # no video
-          hint="compute the ids over the real tokens of each row only; padded entries stay 0",
+          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_video_time_constant"),  # no video
+          hint="compute the ids over the real tokens of each row only; padded entries stay 0. image_grid_thw lists the "
+               "images of the whole batch in order, so the second row's first image is the next entry, not the first",
           id="left_padding_batch_2", twin=draw_choice(*[groups_prompt(rows) for rows in padded_rows()])),
     Check(IDS, "text only: three equal ids 0 .. L-1", "call_ints", prompt([[T] * 6]), public=True,
           id="text_only",  # token kinds all 0 (text), a batch and length drawn; every known mistake is right here
@@ -818,7 +864,7 @@ MROPE_POSITION_IDS_CHECKS = [
           prompt([[T, I, I, I, I, I, I, T]], images=[[1, 2, 3]], spatial_merge_size=1), public=True,
           id="merge_size_1", twin=draw_choice(*image_prompts(merge=1)),  # an image, no padding; patches are tokens
           mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
-                       "mrope_advance_in_patches")),
+                       "mrope_advance_in_patches", "mrope_video_time_constant")),
     Check(IDS, "a group whose length does not match its grid raises ValueError naming grid_thw", "raises_ints",
           prompt([[T, I, I, I, T]], images=[[1, 4, 4]]), expect="raises", mentions=("grid_thw",), public=True,
           id="group_mismatch_raises_valueerror", twin=draw_choice(*mismatched_prompts())),
@@ -907,6 +953,19 @@ MROPE_POSITION_IDS = Exercise(
             ),
             wrong="pieces.append(torch.stack([tt, ww, hh]).reshape(3, -1) + start)",
         ),
+        "mrope_video_time_constant": Mistake(
+            "mrope_position_ids",
+            "every token of the video has the time id s: temporal patch t of a video group takes s + t, so the time id "
+            "grows from one temporal patch to the next (an image, with T = 1, keeps s)",
+            hints=(
+                "a video is a stack of T grids in time: all tokens of temporal patch t share one time id, and it "
+                "grows by one from each temporal patch to the next.",
+                "in the vision branch (not when `kinds[i] == 0`, a text run): the group's ids, appended to `pieces`, "
+                "take the meshgrid's time index `tt` in their first row, beside `hh` and `ww`, all shifted by `start`.",
+                "key line: `pieces.append(torch.stack([tt, hh, ww]).reshape(3, -1) + start)`",
+            ),
+            wrong="pieces.append(torch.stack([torch.zeros_like(tt), hh, ww]).reshape(3, -1) + start)",
+        ),
         "mrope_no_advance_after_image": Mistake(
             "mrope_position_ids",
             "the text after an image (or a video) starts where the image started: after a vision group the counter "
@@ -972,7 +1031,8 @@ def vision_ids(groups):
 
 
 MROPE_MISTAKES = ("mrope_sections_reversed", "mrope_sections_over_full_head", "mrope_time_id_only",
-                  "mrope_interleaved_sections", "mrope_interleaved_tables")
+                  "mrope_interleaved_sections", "mrope_interleaved_tables", "mrope_ladder_over_half_head",
+                  "mrope_ladder_without_factor_two", "mrope_height_width_swapped_sections")
 # head sizes with their frequency sections (the three add up to head_dim / 2), for the twins
 SECTIONS = [(8, [1, 1, 2]), (8, [2, 1, 1]), (16, [2, 3, 3]), (16, [4, 2, 2]), (32, [4, 6, 6]), (32, [8, 4, 4]),
             (64, [8, 12, 12]), (64, [16, 8, 8])]
@@ -1055,6 +1115,48 @@ MROPE_COS_SIN = Exercise(
                 "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
             ),
             wrong="chosen = torch.cat([block[2 - k] for k, block in enumerate(blocks)], dim=-1)",
+        ),
+        "mrope_ladder_over_half_head": Mistake(
+            "mrope_cos_sin",
+            "the frequencies fall twice as fast, θ_i = base^(-2i/(d/2)): that is the vision tower's ladder over half "
+            "the head (exercise 8.3); the language model's M-RoPE keeps chapter 4's ladder over the whole head, "
+            "θ_i = base^(-2i/d)",
+            hints=(
+                "M-RoPE changes which id turns each frequency, not the frequencies: the ladder is chapter 4's, d/2 "
+                "frequencies over the whole head.",
+                "the ladder `theta`: exponents 0, 2, 4, ... below head_dim, divided by head_dim, not by head_dim // 2.",
+                "key line: `theta = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32, "
+                "device=position_ids.device) / head_dim)`",
+            ),
+            wrong="theta = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32, "
+                  "device=position_ids.device) / (head_dim // 2))",
+        ),
+        "mrope_ladder_without_factor_two": Mistake(
+            "mrope_cos_sin",
+            "the frequencies fall half as fast, θ_i = base^(-i/d): the exponent of chapter 4's ladder is 2i/d, so the "
+            "last frequency is close to 1/base",
+            hints=(
+                "chapter 4's ladder runs from 1 down to about 1/base over the d/2 frequencies: the exponent of "
+                "frequency i is 2i/d.",
+                "the ladder `theta`: exponents 0, 2, 4, ... (a step of 2) below head_dim, divided by head_dim.",
+                "key line: `theta = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32, "
+                "device=position_ids.device) / head_dim)`",
+            ),
+            wrong="theta = 1.0 / base ** (torch.arange(0, head_dim // 2, dtype=torch.float32, "
+                  "device=position_ids.device) / head_dim)",
+        ),
+        "mrope_height_width_swapped_sections": Mistake(
+            "mrope_cos_sin",
+            "the height and width ids are swapped: the second block of mrope_section turns by the height id "
+            "(position_ids[1]) and the third by the width id (position_ids[2])",
+            hints=(
+                "the three ids come in the order (time, height, width), and so do the three blocks of frequencies: "
+                "block k turns by id k.",
+                "where the `chosen` angles are assembled from the three `blocks`: block k takes the angles of id k, "
+                "`block[k]`, with no reordering.",
+                "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
+            ),
+            wrong="chosen = torch.cat([block[(0, 2, 1)[k]] for k, block in enumerate(blocks)], dim=-1)",
         ),
         "mrope_sections_over_full_head": Mistake(
             "mrope_cos_sin",
