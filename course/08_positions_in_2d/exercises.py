@@ -332,7 +332,8 @@ RESIZE_POSITION_TABLE_2D = Exercise(
 # ---- sincos_2d_table -----------------------------------------------------------------------------
 SINCOS_MISTAKES = ("sincos2d_columns_first", "sincos2d_interleaved", "sincos2d_column_major",
                    "sincos2d_sin_cos_swapped", "sincos2d_sines_first", "sincos2d_height_for_width",
-                   "sincos2d_flattened_1d", "sincos2d_ladder_over_half", "sincos2d_row_for_both_halves")
+                   "sincos2d_flattened_1d", "sincos2d_ladder_over_half", "sincos2d_row_for_both_halves",
+                   "sincos2d_ladder_over_d")
 
 SINCOS_2D_TABLE_CHECKS = [
     Check(SINCOS, "a 4x6 grid, d_model=16", "call", {"args": [4, 6, 16]}, points=2, public=True,
@@ -504,6 +505,19 @@ SINCOS_2D_TABLE = Exercise(
             wrong="angles = torch.outer(patch.float(), 1.0 / base ** (torch.arange(0, d_model, 2, dtype=torch.float32, "
                   "device=device) / d_model))\n"
                   "table = torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)",
+        ),
+        "sincos2d_ladder_over_d": Mistake(
+            "sincos_2d_table",
+            "the frequencies stop at base^(-1/4): the exponent i/d spreads one ladder over the whole vector, but each "
+            "quarter holds a whole ladder of its own, ω_i = base^(-i/(d/4)), from 1 down to nearly 1/base",
+            hints=(
+                "each quarter of the vector is a complete sinusoidal block of d/4 frequencies, so its ladder runs from 1 "
+                "to nearly 1/base within those d/4 channels.",
+                "the frequencies `omega`: exponents i / quarter for i = 0 .. quarter - 1, where `quarter` is d_model "
+                "// 4, not i / d_model.",
+                "key line: `omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / quarter)`",
+            ),
+            wrong="omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / d_model)",
         ),
         "sincos2d_ladder_over_half": Mistake(
             "sincos_2d_table",
@@ -783,11 +797,12 @@ CHECK_AXIAL_PROPERTY = Exercise(
 # ---- mrope_position_ids --------------------------------------------------------------------------
 IDS_MISTAKES = ("mrope_text_counts_tokens", "mrope_text_after_largest_id", "mrope_padding_counted",
                 "mrope_height_width_swapped", "mrope_no_advance_after_image", "mrope_advance_in_patches",
-                "mrope_padding_one", "mrope_video_time_constant", "mrope_grid_read_t_w_h")
+                "mrope_padding_one", "mrope_video_time_constant", "mrope_grid_read_t_w_h", "mrope_walked_column_major")
 # text, one image of 2 x 2 merged tokens, text: no padding, no video, and 4 tokens = max(H, W) = 4 patches
 IDS_ONE_IMAGE_MISTAKES = but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
                              "mrope_text_counts_tokens", "mrope_advance_in_patches", "mrope_video_time_constant",
-                             "mrope_grid_read_t_w_h")  # and a square image: (T, W, H) is (T, H, W)
+                             # and a square image: (T, W, H) is (T, H, W), and walking it by columns swaps the ids
+                             "mrope_grid_read_t_w_h", "mrope_walked_column_major")
 
 
 def prompt(kinds, images=None, videos=None, mask=None, **kwargs):
@@ -902,8 +917,8 @@ MROPE_POSITION_IDS_CHECKS = [
     Check(IDS, "an image, a video of 2x4x4 patches and padding, batch of two", "call_ints",
           prompt([[I, I, I, I, T, V, V, V, V, V, V, V, V, T], [T, T, T, T, T, T, I, I, I, I, T, T, T, T]],
                  images=[[1, 4, 4], [1, 4, 4]], videos=[[2, 4, 4]], mask=[[1] * 14, [0] * 4 + [1] * 10]),
-          # its video's T = 2 = max(h, w); square grids: (T, W, H) is (T, H, W)
-          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_grid_read_t_w_h"),
+          # its video's T = 2 = max(h, w); square grids: (T, W, H) is (T, H, W), a walk by columns swaps the ids
+          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_grid_read_t_w_h", "mrope_walked_column_major"),
           id="image_video_padding_hidden",
           twin=draw_choice(*[groups_prompt(rows) for rows in image_video_rows()])),
     Check(IDS, "on CUDA", "call_ints", {**prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS),
@@ -984,6 +999,20 @@ MROPE_POSITION_IDS = Exercise(
                 "key line: `pieces.append(torch.stack([tt, hh, ww]).reshape(3, -1) + start)`",
             ),
             wrong="pieces.append(torch.stack([tt, ww, hh]).reshape(3, -1) + start)",
+        ),
+        "mrope_walked_column_major": Mistake(
+            "mrope_position_ids",
+            "the merged tokens were walked column by column: a vision group lists its tokens row by row, frame by "
+            "frame, so token k of a frame sits at row k // (W/m) and column k % (W/m)",
+            hints=(
+                "the tokens of an image come in reading order: the first row of merged tokens from left to right, then "
+                "the next row, and a video repeats that for each temporal patch.",
+                "in the vision branch (not when `kinds[i] == 0`, a text run), the meshgrid over (t, h, w) with "
+                "indexing=\"ij\" gives `tt`, `hh`, `ww` in that order: time outermost, the width innermost.",
+                "key line: `tt, hh, ww = torch.meshgrid(torch.arange(t), torch.arange(h), torch.arange(w), "
+                "indexing=\"ij\")`",
+            ),
+            wrong="tt, ww, hh = torch.meshgrid(torch.arange(t), torch.arange(w), torch.arange(h), indexing=\"ij\")",
         ),
         "mrope_grid_read_t_w_h": Mistake(
             "mrope_position_ids",
@@ -1078,7 +1107,8 @@ def vision_ids(groups):
 
 MROPE_MISTAKES = ("mrope_sections_reversed", "mrope_sections_over_full_head", "mrope_time_id_only",
                   "mrope_interleaved_sections", "mrope_interleaved_tables", "mrope_ladder_over_half_head",
-                  "mrope_ladder_without_factor_two", "mrope_height_width_swapped_sections")
+                  "mrope_ladder_without_factor_two", "mrope_height_width_swapped_sections",
+                  "mrope_sections_restart_ladder", "mrope_ids_height_width_time")
 # head sizes with their frequency sections (the three add up to head_dim / 2), for the twins
 SECTIONS = [(8, [1, 1, 2]), (8, [2, 1, 1]), (16, [2, 3, 3]), (16, [4, 2, 2]), (32, [4, 6, 6]), (32, [8, 4, 4]),
             (64, [8, 12, 12]), (64, [16, 8, 8])]
@@ -1190,6 +1220,32 @@ MROPE_COS_SIN = Exercise(
             ),
             wrong="theta = 1.0 / base ** (torch.arange(0, head_dim // 2, dtype=torch.float32, "
                   "device=position_ids.device) / head_dim)",
+        ),
+        "mrope_sections_restart_ladder": Mistake(
+            "mrope_cos_sin",
+            "each section starts the ladder again at θ_0: mrope_section cuts the d/2 frequencies into three consecutive "
+            "blocks, so the height's block goes on where the time's stopped, θ_(s_t), and the width's after it",
+            hints=(
+                "the three sections share one ladder of d/2 frequencies and take consecutive parts of it: together they "
+                "cover every frequency once.",
+                "the blocks of the angles `angles` (3, B, L, d/2): split the last axis into the section sizes, "
+                "consecutive pieces, rather than taking the first n frequencies for each.",
+                "key line: `blocks = angles.split(list(mrope_section), dim=-1)`",
+            ),
+            wrong="blocks = [angles[..., :n] for n in mrope_section]",
+        ),
+        "mrope_ids_height_width_time": Mistake(
+            "mrope_cos_sin",
+            "the ids were taken as (height, width, time): position_ids is (time, height, width), and block k of "
+            "mrope_section turns by id k, the time first",
+            hints=(
+                "the three ids come in the order (time, height, width), and so do the three blocks of frequencies: "
+                "block k turns by id k.",
+                "where the `chosen` angles are assembled from the three `blocks`: block k takes the angles of id k, "
+                "`block[k]`, with no reordering.",
+                "key line: `chosen = torch.cat([block[k] for k, block in enumerate(blocks)], dim=-1)`",
+            ),
+            wrong="chosen = torch.cat([block[(1, 2, 0)[k]] for k, block in enumerate(blocks)], dim=-1)",
         ),
         "mrope_height_width_swapped_sections": Mistake(
             "mrope_cos_sin",
