@@ -5,7 +5,8 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
-bash scripts/setup.sh
+# .ci/run has just set up the environment with more extras: POSENC_SET_UP=1 skips a second, idle pass
+[ "${POSENC_SET_UP:-}" = 1 ] || bash scripts/setup.sh
 TARGETS=(tests solutions)
 # the whole suite runs on one pytest-xdist worker per core, at most 4 (each starts a zygote that imports torch:
 # about 1 GB a worker), a test file per worker at a time; POSENC_TEST_WORKERS=1 runs it in one process

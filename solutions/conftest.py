@@ -20,6 +20,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in tests/conftest.py: small 
 
 FIGURE_TEXT = re.compile(r"<Figure size \d+x\d+ with \d+ Axes>")
 PICTURES = ("image/png", "image/svg+xml", "image/jpeg")
+# the experiment cells that must show a PNG, by notebook: chapter 7's draw matplotlib Figures made without pyplot
+# (tests/test_figures.py checks that the notebook calls each of them once)
+PICTURED = {"07_train_short_test_long.ipynb": ("extrapolation", "rope_scaling", "attention_maps", "position_probe")}
 
 
 def text_figures(outputs):
@@ -35,13 +38,29 @@ def text_figures(outputs):
     return found
 
 
+def experiment(source):
+    """The name of the chapter 7 experiment a cell's source calls (`experiment.NAME(...)`), or None."""
+    m = re.match(r"experiment\.(\w+)\(", source)
+    return m.group(1) if m else None
+
+
+def missing_picture(notebook, source, outputs):
+    """Whether the cell `source` of `notebook` is one of PICTURED's experiments and its outputs hold no PNG."""
+    return experiment(source) in PICTURED.get(notebook, ()) and \
+        not any("image/png" in o.get("data", {}) for o in outputs or ())
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     result = yield
-    figures = text_figures(getattr(item, "test_outputs", None))
+    outputs = getattr(item, "test_outputs", None)
+    figures = text_figures(outputs)
     if figures:
         pytest.fail(f"{item.name}: {len(figures)} figure(s) reached the notebook as text, not as a picture: "
                     f"{figures[0]} (display it, or return it where IPython can draw it)", pytrace=False)
+    cell = getattr(item, "cell", None)
+    if cell is not None and missing_picture(item.path.name, cell.source, outputs):
+        pytest.fail(f"{item.name}: experiment.{experiment(cell.source)}() showed no picture", pytrace=False)
     return result
 
 # solutions/zh/ holds the same notebooks with the Markdown in Chinese: their code cells are identical to these

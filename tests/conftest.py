@@ -84,3 +84,25 @@ def grade(submission, checks=None, settings_=None, **limits):
 def grade_with(submission, checks, **limits):
     """Grade `checks` of one submission; {check name: Verdict}."""
     return {v.check.name: v for v in grade(submission, checks, **limits).verdicts}
+
+
+# Test files that grade the bundled submissions through `graded` (every check, default settings). Its cache is
+# one process's: under `--dist loadfile` (scripts/test.sh) one worker runs these files together, so each submission
+# is graded once a session rather than once on each worker that runs one of them.
+GRADE_SHARERS = ("test_snapshot.py", "test_messages_grader.py", "test_examples.py", "test_practitioner_variants.py",
+                 "test_report_i18n.py", "test_ch03_grading.py", "test_ch04_grading.py", "test_ch07_grading.py",
+                 "test_ch08_grading.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, with the files of GRADE_SHARERS one unit of work (a file is one everywhere else)."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedGrades(LoadFileScheduling):
+        def _split_scope(self, nodeid):
+            path = super()._split_scope(nodeid)
+            return "tests/" + "+".join(GRADE_SHARERS) if path in [f"tests/{f}" for f in GRADE_SHARERS] else path
+
+    return SharedGrades(config, log)

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import nbformat
-from nbclient import NotebookClient
 
 from tests.conftest import ROOT
 
@@ -34,15 +33,15 @@ def test_a_figure_without_a_picture_is_found_and_one_with_a_picture_is_not():
     assert text_figures([{"output_type": "stream", "name": "stdout", "text": "Figure 1 of Press et al."}]) == []
 
 
-def _nbval(tmp_path, cells):
+def _nbval(tmp_path, cells, name="figures.ipynb"):
     """Run nbval (as scripts/test.sh runs the solutions) on a notebook of `cells`, with solutions/conftest.py."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, tmp_path / "figures.ipynb")
+    nbformat.write(nb, tmp_path / name)
     shutil.copy(ROOT / "solutions" / "conftest.py", tmp_path / "conftest.py")
     env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "pytest", "--nbval-lax", "-q", "-p", "no:cacheprovider",
-                           "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path / "figures.ipynb")],
+                           "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path / name)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -57,17 +56,29 @@ def test_nbval_passes_the_same_figure_once_the_lab_shows_figures(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:]
 
 
-def test_chapter_7s_experiments_display_their_figures_as_pictures(monkeypatch):
-    """The solution notebook in its reduced run: each experiment cell shows a picture, none a text figure."""
-    nb = nbformat.read(ROOT / "solutions" / "07_train_short_test_long.ipynb", as_version=4)
-    monkeypatch.setenv("POSENC_CH7_RUN", "reduced")  # the kernel inherits the environment
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
-    experiments = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("experiment.")
-                   and c.source.strip().rstrip(")").split(".")[1].split("(")[0] in
-                   ("extrapolation", "rope_scaling", "attention_maps", "position_probe")]
-    assert len(experiments) == 4
-    for cell in experiments:
-        assert text_figures(cell.outputs) == [], cell.source
-        assert any("image/png" in o.get("data", {}) for o in cell.outputs), cell.source
-    assert all(text_figures(c.get("outputs")) == [] for c in nb.cells if c.cell_type == "code")
+def test_nbval_fails_a_chapter_7_experiment_cell_that_shows_no_picture(tmp_path):
+    stub = "class experiment:\n    def extrapolation():\n        print('loss 1.2')\n"
+    run = _nbval(tmp_path, [stub, "experiment.extrapolation()"], name="07_train_short_test_long.ipynb")
+    assert run.returncode != 0, run.stdout
+    assert "experiment.extrapolation() showed no picture" in run.stdout
 
+
+def test_chapter_7s_experiments_display_their_figures_as_pictures():
+    """The solution notebook in its reduced run: each experiment cell shows a picture, none a text figure. The nbval
+    run of solutions/ executes it (solutions/conftest.py sets the reduced run): its hook fails a text figure in any
+    cell and an experiment cell of PICTURED without a PNG; here, that PICTURED names the notebook's four experiment
+    cells and that the rule fails a cell without a picture."""
+    nb = nbformat.read(ROOT / "solutions" / "07_train_short_test_long.ipynb", as_version=4)
+    name = "07_train_short_test_long.ipynb"
+    experiments = [c for c in nb.cells if c.cell_type == "code"
+                   and solutions_conftest.experiment(c.source) in solutions_conftest.PICTURED[name]]
+    assert len(experiments) == 4
+    assert sorted(solutions_conftest.experiment(c.source) for c in experiments) == \
+        sorted(solutions_conftest.PICTURED[name])
+    picture = {"output_type": "display_data", "data": {"text/plain": "<Figure>", "image/png": "iVBORw0KGgo="}}
+    printed = {"output_type": "stream", "name": "stdout", "text": "loss 1.2\n"}
+    for cell in experiments:
+        assert solutions_conftest.missing_picture(name, cell.source, [printed])
+        assert not solutions_conftest.missing_picture(name, cell.source, [printed, picture])
+    assert not solutions_conftest.missing_picture(name, "experiment.comparison()", [printed])
+    assert not solutions_conftest.missing_picture("01_sinusoidal.ipynb", experiments[0].source, [printed])
