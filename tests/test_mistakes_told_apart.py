@@ -4,15 +4,16 @@ wrong answer there would let one be blamed for the other. On a single row, say, 
 instead of width gives the answer of concatenating the column blocks first: a check on that input must name
 neither.
 
-Every value check with known mistakes, a main check on inputs drawn as for a submission: its mistakes' answers
-differ pairwise wherever they differ from the reference's (a mistake whose answer is the reference's there is never
-named: tests/test_judge_blame.py)."""
+Every value check with known mistakes, a main check on inputs drawn as for a submission: each mistake it names has
+an answer there that no other known mistake of its exercise gives, attached to the check or not, wherever it differs
+from the reference's (a mistake whose answer is the reference's there is never named: tests/test_judge_blame.py)."""
 
-from itertools import combinations
+from dataclasses import replace
 
 import pytest
 
 from grader.checks import all_checks
+from grader.mistakes import MISTAKES
 from grader.reference import answer, mistakes
 from posenc_selfcheck.evaluate import same_answer
 from posenc_selfcheck.messages import render
@@ -30,15 +31,17 @@ def spec(check):
 def test_the_mistakes_a_check_names_have_answers_of_their_own(check):
     check = drawn(check)
     reference = answer(check)
-    wrong = [(m, a) for m, a in mistakes(check) if not same_answer(spec(check), a, reference)]
-    alike = [(render(m1, "en")[:70], render(m2, "en")[:70]) for (m1, a1), (m2, a2) in combinations(wrong, 2)
-             if same_answer(spec(check), a1, a2)]
-    assert alike == [], f"{check.key}: mistakes its input cannot tell apart: {alike}"
+    every = tuple(name for name, m in MISTAKES.items() if m.exercise == check.exercise)  # its exercise's, all
+    answers = dict(zip(every, (a for _, a in mistakes(replace(check, mistakes=every)))))
+    alike = [(named, other) for named in check.mistakes if not same_answer(spec(check), answers[named], reference)
+             for other in every if other != named and "error" not in answers[other]
+             and same_answer(spec(check), answers[named], answers[other])]
+    assert alike == [], f"{check.key}: names mistakes its input cannot tell from others: {alike}"
 
 
 def test_the_detector_sees_a_mistake_equal_to_itself():
     """same_answer is the comparison the test relies on: a mistake's answer equals itself (else the test above
     could never fail)."""
     check = drawn(next(c for c in VALUE_CHECKS if c.key == "sincos_2d_table.grid_4x6_d_16"))
-    (_, first), *_ = mistakes(check)
-    assert same_answer(spec(check), first, first)
+    (message, first), *_ = mistakes(check)
+    assert same_answer(spec(check), first, first) and render(message, "en")

@@ -801,8 +801,9 @@ IDS_MISTAKES = ("mrope_text_counts_tokens", "mrope_text_after_largest_id", "mrop
 # text, one image of 2 x 2 merged tokens, text: no padding, no video, and 4 tokens = max(H, W) = 4 patches
 IDS_ONE_IMAGE_MISTAKES = but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
                              "mrope_text_counts_tokens", "mrope_advance_in_patches", "mrope_video_time_constant",
-                             # and a square image: (T, W, H) is (T, H, W), and walking it by columns swaps the ids
-                             "mrope_grid_read_t_w_h", "mrope_walked_column_major")
+                             # and a square image: (T, W, H) is (T, H, W), and walking it by columns is swapping the
+                             # ids (three mistakes it cannot tell apart)
+                             "mrope_grid_read_t_w_h", "mrope_walked_column_major", "mrope_height_width_swapped")
 
 
 def prompt(kinds, images=None, videos=None, mask=None, **kwargs):
@@ -918,7 +919,8 @@ MROPE_POSITION_IDS_CHECKS = [
           prompt([[I, I, I, I, T, V, V, V, V, V, V, V, V, T], [T, T, T, T, T, T, I, I, I, I, T, T, T, T]],
                  images=[[1, 4, 4], [1, 4, 4]], videos=[[2, 4, 4]], mask=[[1] * 14, [0] * 4 + [1] * 10]),
           # its video's T = 2 = max(h, w); square grids: (T, W, H) is (T, H, W), a walk by columns swaps the ids
-          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_grid_read_t_w_h", "mrope_walked_column_major"),
+          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_grid_read_t_w_h", "mrope_walked_column_major",
+                       "mrope_height_width_swapped"),
           id="image_video_padding_hidden",
           twin=draw_choice(*[groups_prompt(rows) for rows in image_video_rows()])),
     Check(IDS, "on CUDA", "call_ints", {**prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS),
