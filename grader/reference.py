@@ -29,8 +29,9 @@ def answer(check: Check):
 
 def mistakes(check: Check):
     """((message, answer), ...) of the known mistakes this check recognises."""
-    return _mistakes(check) if not check.drawn else _drawn(("mistakes", check.key, _params(check)), _run_mistakes,
-                                                           check)
+    # keyed by the mistakes asked about too: the same check with another list must not get this one's answers
+    key = ("mistakes", check.key, _params(check), tuple(check.mistakes))
+    return _mistakes(check) if not check.drawn else _drawn(key, _run_mistakes, check)
 
 
 # main checks and twins are resolved per student (grader/unseen.py): a bounded cache, keyed by what they ask

@@ -333,7 +333,7 @@ RESIZE_POSITION_TABLE_2D = Exercise(
 SINCOS_MISTAKES = ("sincos2d_columns_first", "sincos2d_interleaved", "sincos2d_column_major",
                    "sincos2d_sin_cos_swapped", "sincos2d_sines_first", "sincos2d_height_for_width",
                    "sincos2d_flattened_1d", "sincos2d_ladder_over_half", "sincos2d_row_for_both_halves",
-                   "sincos2d_ladder_over_d")
+                   "sincos2d_ladder_over_d", "sincos2d_ladder_to_one_over_base")
 
 SINCOS_2D_TABLE_CHECKS = [
     Check(SINCOS, "a 4x6 grid, d_model=16", "call", {"args": [4, 6, 16]}, points=2, public=True,
@@ -518,6 +518,19 @@ SINCOS_2D_TABLE = Exercise(
                 "key line: `omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / quarter)`",
             ),
             wrong="omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / d_model)",
+        ),
+        "sincos2d_ladder_to_one_over_base": Mistake(
+            "sincos_2d_table",
+            "the ladder reaches 1/base: exponents from 0 to 1 in D = d/4 points (linspace) give base^(-i/(D-1)); the "
+            "table's frequencies are base^(-i/D), i = 0 .. D - 1, whose last stops one step short of 1/base",
+            hints=(
+                "as in chapter 1, the exponents step by 1/D and never reach 1: the last frequency is base^(-(D-1)/D), "
+                "just above 1/base.",
+                "the frequencies `omega`: exponents i / quarter for i = 0 .. quarter - 1 (`torch.arange(quarter)` "
+                "divided by quarter), not quarter points from 0 to 1.",
+                "key line: `omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / quarter)`",
+            ),
+            wrong="omega = 1.0 / base ** torch.linspace(0, 1, quarter, dtype=torch.float64, device=device)",
         ),
         "sincos2d_ladder_over_half": Mistake(
             "sincos_2d_table",
@@ -797,13 +810,15 @@ CHECK_AXIAL_PROPERTY = Exercise(
 # ---- mrope_position_ids --------------------------------------------------------------------------
 IDS_MISTAKES = ("mrope_text_counts_tokens", "mrope_text_after_largest_id", "mrope_padding_counted",
                 "mrope_height_width_swapped", "mrope_no_advance_after_image", "mrope_advance_in_patches",
-                "mrope_padding_one", "mrope_video_time_constant", "mrope_grid_read_t_w_h", "mrope_walked_column_major")
+                "mrope_padding_one", "mrope_video_time_constant", "mrope_grid_read_t_w_h", "mrope_walked_column_major",
+                "mrope_padding_counted_then_zeroed")
 # text, one image of 2 x 2 merged tokens, text: no padding, no video, and 4 tokens = max(H, W) = 4 patches
 IDS_ONE_IMAGE_MISTAKES = but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
                              "mrope_text_counts_tokens", "mrope_advance_in_patches", "mrope_video_time_constant",
                              # and a square image: (T, W, H) is (T, H, W), and walking it by columns is swapping the
                              # ids (three mistakes it cannot tell apart)
-                             "mrope_grid_read_t_w_h", "mrope_walked_column_major", "mrope_height_width_swapped")
+                             "mrope_grid_read_t_w_h", "mrope_walked_column_major", "mrope_height_width_swapped",
+                             "mrope_padding_counted_then_zeroed")
 
 
 def prompt(kinds, images=None, videos=None, mask=None, **kwargs):
@@ -893,7 +908,8 @@ MROPE_POSITION_IDS_CHECKS = [
                "the text after it starts at s + max(H, W)/m", id="text_image_text", twin=draw_choice(*image_prompts())),
     Check(IDS, "two images and a video with 4 temporal patches (more time than space), between text", "call_ints",
           prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS), points=2, public=True,
-          mistakes=but(IDS_MISTAKES, "mrope_padding_counted", "mrope_padding_one"),  # no padding
+          mistakes=but(IDS_MISTAKES, "mrope_padding_counted", "mrope_padding_one",  # no padding
+                       "mrope_padding_counted_then_zeroed"),
           hint="a 1x4x8 image is a 2x4 grid of merged tokens (height 2, width 4); after a video, transformers 5.23 "
                "moves on by max(H, W)/m as after an image, whatever T is", id="two_images_video",
           twin=draw_choice(*[groups_prompt([g]) for g in several_groups()])),
@@ -911,7 +927,7 @@ MROPE_POSITION_IDS_CHECKS = [
           prompt([[T, I, I, I, I, I, I, T]], images=[[1, 2, 3]], spatial_merge_size=1), public=True,
           id="merge_size_1", twin=draw_choice(*image_prompts(merge=1)),  # an image, no padding; patches are tokens
           mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
-                       "mrope_advance_in_patches", "mrope_video_time_constant")),
+                       "mrope_advance_in_patches", "mrope_video_time_constant", "mrope_padding_counted_then_zeroed")),
     Check(IDS, "a group whose length does not match its grid raises ValueError naming grid_thw", "raises_ints",
           prompt([[T, I, I, I, T]], images=[[1, 4, 4]]), expect="raises", mentions=("grid_thw",), public=True,
           id="group_mismatch_raises_valueerror", twin=draw_choice(*mismatched_prompts())),
@@ -1015,6 +1031,22 @@ MROPE_POSITION_IDS = Exercise(
                 "indexing=\"ij\")`",
             ),
             wrong="tt, ww, hh = torch.meshgrid(torch.arange(t), torch.arange(w), torch.arange(h), indexing=\"ij\")",
+        ),
+        "mrope_padding_counted_then_zeroed": Mistake(
+            "mrope_position_ids",
+            "the ids were computed over the padding too and the padded entries zeroed afterwards: left padding then "
+            "shifts every real token's ids; count only the tokens where attention_mask is 1, so the first real token "
+            "of every row starts at 0",
+            hints=(
+                "padding is not part of the text: a row's first real token takes id 0 however many padded entries come "
+                "before it, so the padding must be left out before the counting starts.",
+                "the row's token kinds `kinds`, which the loop walks: take them only at the real positions `keep` "
+                "(attention_mask[b] as booleans), and write the ids back at those positions alone.",
+                "key line: `kinds = token_types[b][keep].tolist()`",
+            ),
+            wrong="kinds = token_types[b].tolist()",
+            also={"position_ids[:, b, keep] = torch.cat(pieces, dim=1).to(position_ids.device)":
+                  "position_ids[:, b] = torch.cat(pieces, dim=1).to(position_ids.device) * keep"},
         ),
         "mrope_grid_read_t_w_h": Mistake(
             "mrope_position_ids",
