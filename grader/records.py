@@ -22,21 +22,23 @@ def _learner_statuses():
 _LEARNER = _learner_statuses()
 
 
-def _messages():
-    """posenc_selfcheck/messages.py, read on its own (standard library only), as status.py is."""
+def standalone(name):
+    """posenc_selfcheck/<name>.py read on its own (standard library only, as status.py is), without the package's
+    __init__, which imports torch: the report and results.json are written where torch could not be set up."""
     import sys
 
-    if "posenc_selfcheck.messages" in sys.modules:  # the same classes as the self-check's evaluate() returns
-        return sys.modules["posenc_selfcheck.messages"]
-    path = Path(__file__).resolve().parent.parent / "posenc_selfcheck" / "messages.py"
-    spec = importlib.util.spec_from_file_location("posenc_selfcheck.messages", path)
+    full = f"posenc_selfcheck.{name}"
+    if full in sys.modules:  # the same classes as the self-check's evaluate() returns
+        return sys.modules[full]
+    path = Path(__file__).resolve().parent.parent / "posenc_selfcheck" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(full, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["posenc_selfcheck.messages"] = module
+    sys.modules[full] = module
     spec.loader.exec_module(module)
     return module
 
 
-messages = _messages()
+messages = standalone("messages")
 
 
 class Status(str, Enum):

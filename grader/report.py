@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from posenc_selfcheck.columns import pad
-
 from . import course
 from .checks import chapter_of
 from .escape import one_line
 from .language import check_name, phrasebook
-from .records import Status, messages, totals
+from .records import Status, messages, standalone, totals
 from .settings import REPORT
+
+pad = standalone("columns").pad  # display-width padding, without torch
 
 STATUS_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.SKIPPED: "-", Status.MISSING: "…"}
 

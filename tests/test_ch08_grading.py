@@ -12,6 +12,7 @@ from grader.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check, probes_ch08
 from tests.conftest import ROOT
 from tests.conftest import grade as grade_submission
+from tests.test_ch08_independent import EXPECTED as INDEPENDENT
 from tests.test_ch08_mistakes_named import NAMED as HELD_OUT
 
 CHECKS = chapter_checks("ch08")
@@ -36,9 +37,11 @@ def grade(path):
 
 
 def test_every_chapter_8_mistake_has_its_submission():
-    """Here, or in the held-out set written as learners write (tests/test_ch08_mistakes_named.py grades it)."""
+    """Here, in the held-out set written as learners write (tests/test_ch08_mistakes_named.py grades it), or in the
+    independent sets (tests/test_ch08_independent.py)."""
     ch08 = {name for name, m in MISTAKES.items() if m.exercise in {c.exercise for c in CHECKS}}
-    assert set(NAMED.values()) | set(HELD_OUT.values()) == ch08
+    independent = {want["mistake"] for want in INDEPENDENT.values() if "mistake" in want}
+    assert set(NAMED.values()) | set(HELD_OUT.values()) | independent == ch08
     assert {p.stem for p in SUBMISSIONS.glob("ch08_*.py")} == {f"ch08_{name}" for name in NAMED}
 
 

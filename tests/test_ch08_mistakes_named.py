@@ -38,6 +38,7 @@ NAMED = {
     "sincos_flattened_1d": "sincos2d_flattened_1d",
     "sincos_ladder_over_half": "sincos2d_ladder_over_half",
     "sincos_row_for_both_halves": "sincos2d_row_for_both_halves",
+    "sincos_divides_by_height": "sincos2d_height_for_width",
     "axial_ladder_over_full_head": "axial_ladder_over_full_head",
     "axial_rows_then_columns": "axial_rows_then_columns",
     "axial_columns_first": "axial_columns_first",

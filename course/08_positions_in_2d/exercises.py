@@ -511,11 +511,12 @@ SINCOS_2D_TABLE = Exercise(
             "the frequencies stop at base^(-1/4): the exponent i/d spreads one ladder over the whole vector, but each "
             "quarter holds a whole ladder of its own, ω_i = base^(-i/(d/4)), from 1 down to nearly 1/base",
             hints=(
-                "each quarter of the vector is a complete sinusoidal block of d/4 frequencies, so its ladder runs from 1 "
-                "to nearly 1/base within those d/4 channels.",
+                "each quarter of the vector is a complete sinusoidal block of d/4 frequencies, so its ladder runs from "
+                "1 to nearly 1/base within those d/4 channels.",
                 "the frequencies `omega`: exponents i / quarter for i = 0 .. quarter - 1, where `quarter` is d_model "
                 "// 4, not i / d_model.",
-                "key line: `omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / quarter)`",
+                "key line: `omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / "
+                "quarter)`",
             ),
             wrong="omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / d_model)",
         ),
@@ -528,7 +529,8 @@ SINCOS_2D_TABLE = Exercise(
                 "just above 1/base.",
                 "the frequencies `omega`: exponents i / quarter for i = 0 .. quarter - 1 (`torch.arange(quarter)` "
                 "divided by quarter), not quarter points from 0 to 1.",
-                "key line: `omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / quarter)`",
+                "key line: `omega = 1.0 / base ** (torch.arange(quarter, dtype=torch.float64, device=device) / "
+                "quarter)`",
             ),
             wrong="omega = 1.0 / base ** torch.linspace(0, 1, quarter, dtype=torch.float64, device=device)",
         ),
@@ -935,8 +937,8 @@ MROPE_POSITION_IDS_CHECKS = [
           prompt([[I, I, I, I, T, V, V, V, V, V, V, V, V, T], [T, T, T, T, T, T, I, I, I, I, T, T, T, T]],
                  images=[[1, 4, 4], [1, 4, 4]], videos=[[2, 4, 4]], mask=[[1] * 14, [0] * 4 + [1] * 10]),
           # its video's T = 2 = max(h, w); square grids: (T, W, H) is (T, H, W), a walk by columns swaps the ids
-          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_grid_read_t_w_h", "mrope_walked_column_major",
-                       "mrope_height_width_swapped"),
+          mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_grid_read_t_w_h",
+                       "mrope_walked_column_major", "mrope_height_width_swapped"),
           id="image_video_padding_hidden",
           twin=draw_choice(*[groups_prompt(rows) for rows in image_video_rows()])),
     Check(IDS, "on CUDA", "call_ints", {**prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS),
@@ -1257,11 +1259,12 @@ MROPE_COS_SIN = Exercise(
         ),
         "mrope_sections_restart_ladder": Mistake(
             "mrope_cos_sin",
-            "each section starts the ladder again at θ_0: mrope_section cuts the d/2 frequencies into three consecutive "
-            "blocks, so the height's block goes on where the time's stopped, θ_(s_t), and the width's after it",
+            "each section starts the ladder again at θ_0: mrope_section cuts the d/2 frequencies into three "
+            "consecutive blocks, so the height's block goes on where the time's stopped, θ_(s_t), and the width's "
+            "after it",
             hints=(
-                "the three sections share one ladder of d/2 frequencies and take consecutive parts of it: together they "
-                "cover every frequency once.",
+                "the three sections share one ladder of d/2 frequencies and take consecutive parts of it: together "
+                "they cover every frequency once.",
                 "the blocks of the angles `angles` (3, B, L, d/2): split the last axis into the section sizes, "
                 "consecutive pieces, rather than taking the first n frequencies for each.",
                 "key line: `blocks = angles.split(list(mrope_section), dim=-1)`",
