@@ -69,8 +69,10 @@ def _needs():
 
 
 @contextlib.contextmanager
-def jupyterlab(tmp, root, **env_vars):
-    """JupyterLab serving `root`, with its own Jupyter path and settings under `tmp`: (base URL, token)."""
+def jupyterlab(tmp, root, command=(sys.executable, "-m", "jupyterlab"), settings=None, **env_vars):
+    """JupyterLab serving `root`, started by `command`, with its own Jupyter path and user-wide settings under `tmp`:
+    (base URL, token). The test's settings go there too, or into `settings`, the folder a `command` such as
+    scripts/lab.sh passes JupyterLab instead (`tmp`'s are then the learner's own, which it must leave alone)."""
     # the course's kernel, for this interpreter, in a Jupyter path of the test's own; settings of its own:
     # every cell in the page (no windowing), no news or update checks (no network here)
     kernel = tmp / "jupyter" / "kernels" / "posenc-course"
@@ -78,11 +80,12 @@ def jupyterlab(tmp, root, **env_vars):
     (kernel / "kernel.json").write_text(json.dumps({
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3 (posenc-course)", "language": "python"}))
-    settings = tmp / "settings" / "@jupyterlab"
-    (settings / "notebook-extension").mkdir(parents=True)
-    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    (settings / "apputils-extension").mkdir(parents=True)
-    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+    settings = Path(settings or tmp / "settings")
+    (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True, exist_ok=True)
+    (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        '{"windowingMode": "none"}')
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True, exist_ok=True)
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         '{"checkForUpdates": false, "fetchNews": "false"}')
     token, port = secrets.token_hex(16), _free_port()
     env = {**os.environ, "JUPYTER_PATH": str(tmp / "jupyter"), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
@@ -92,7 +95,7 @@ def jupyterlab(tmp, root, **env_vars):
     env.pop("POSENC_LANG", None)  # the language comes from the notebook
     log = open(tmp / "jupyterlab.log", "w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+        [*command, "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
          "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
          "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
          *(["--allow-root"] if os.geteuid() == 0 else [])],
