@@ -34,8 +34,10 @@ while [ $# -gt 0 ]; do
     shift
 done
 set -- "${ARGS[@]+"${ARGS[@]}"}"
-# the Chinese interface needs JupyterLab's language pack (the notebook extra): an environment without it is set up again
-if ! "$PY" -c "import jupyterlab, torch${LANG_DIR:+, jupyterlab_language_pack_zh_CN}" 2>/dev/null || [ ! -f "$ENV_DIR/share/jupyter/kernels/$KERNEL_NAME/kernel.json" ]; then
+# what the lab imports; the Chinese interface also JupyterLab's language pack (the notebook extra), which an
+# environment set up before the pack joined that extra lacks
+MODULES="jupyterlab, torch${LANG_DIR:+, jupyterlab_language_pack_zh_CN}"
+if ! "$PY" -c "import $MODULES" 2>/dev/null || [ ! -f "$ENV_DIR/share/jupyter/kernels/$KERNEL_NAME/kernel.json" ]; then
     bash scripts/setup.sh
 fi
 WORK="$ROOT/my_notebooks${LANG_DIR:+/$LANG_DIR}"
