@@ -6,10 +6,14 @@
 # kernel is missing. Arguments go to `jupyter lab`, except --lang zh: the Chinese notebooks (notebooks/zh/),
 # copied the same way into my_notebooks/zh/. Both languages share one posenc_mine/ (my_notebooks/posenc_mine/,
 # the exercises the export cells hand from chapter to chapter), so a learner may switch languages between chapters.
+# JupyterLab's own menus and status bar speak the same language: each language has JupyterLab settings of its own,
+# my_notebooks/.jupyterlab-settings/en/ and zh/ (the user-wide ~/.jupyter settings are neither read nor changed), whose
+# interface language lab.sh writes only where none is set; a learner's later change there is kept.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
 LANG_DIR=""
+LOCALE="en"
 ARGS=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -21,8 +25,8 @@ while [ $# -gt 0 ]; do
                 lang="${1#--lang=}"
             fi
             case "$lang" in
-                en) LANG_DIR="" ;;
-                zh|zh_CN|zh-CN) LANG_DIR="zh" ;;
+                en) LANG_DIR=""; LOCALE="en" ;;
+                zh|zh_CN|zh-CN) LANG_DIR="zh"; LOCALE="zh_CN" ;;
                 *) die "--lang $lang: the course has en and zh" ;;
             esac ;;
         *) ARGS+=("$1") ;;
@@ -30,7 +34,10 @@ while [ $# -gt 0 ]; do
     shift
 done
 set -- "${ARGS[@]+"${ARGS[@]}"}"
-if ! "$PY" -c "import jupyterlab, torch" 2>/dev/null || [ ! -f "$ENV_DIR/share/jupyter/kernels/$KERNEL_NAME/kernel.json" ]; then
+# what the lab imports; the Chinese interface also JupyterLab's language pack (the notebook extra), which an
+# environment set up before the pack joined that extra lacks
+MODULES="jupyterlab, torch${LANG_DIR:+, jupyterlab_language_pack_zh_CN}"
+if ! "$PY" -c "import $MODULES" 2>/dev/null || [ ! -f "$ENV_DIR/share/jupyter/kernels/$KERNEL_NAME/kernel.json" ]; then
     bash scripts/setup.sh
 fi
 WORK="$ROOT/my_notebooks${LANG_DIR:+/$LANG_DIR}"
@@ -68,6 +75,13 @@ overrides.setdefault("@jupyterlab/apputils-extension:notification", {}).update(f
 path.parent.mkdir(parents=True, exist_ok=True)
 path.write_text(json.dumps(overrides, indent=2) + "\n")
 PY
+# the interface language, in this language's own settings folder, written only where none is set
+SETTINGS="$ROOT/my_notebooks/.jupyterlab-settings/${LANG_DIR:-en}"
+LOCALE_FILE="$SETTINGS/@jupyterlab/translation-extension/plugin.jupyterlab-settings"
+if [ ! -e "$LOCALE_FILE" ]; then
+    mkdir -p "$(dirname "$LOCALE_FILE")"
+    printf '{"locale": "%s"}\n' "$LOCALE" > "$LOCALE_FILE"
+fi
 ROOT_FLAG=()
 [ "$(id -u)" != 0 ] || ROOT_FLAG=(--allow-root)  # JupyterLab refuses root without it (containers, CI)
-exec "$PY" -m jupyterlab --ServerApp.root_dir="$WORK" "${ROOT_FLAG[@]}" "$@"
+exec "$PY" -m jupyterlab --ServerApp.root_dir="$WORK" --LabApp.user_settings_dir="$SETTINGS" "${ROOT_FLAG[@]}" "$@"

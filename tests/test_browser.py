@@ -69,8 +69,11 @@ def _needs():
 
 
 @contextlib.contextmanager
-def jupyterlab(tmp, root, **env_vars):
-    """JupyterLab serving `root`, with its own Jupyter path and settings under `tmp`: (base URL, token)."""
+def jupyterlab(tmp, root, command=None, settings=None, **env_vars):
+    """JupyterLab serving `root`, with its own Jupyter path and user-wide settings under `tmp`: (base URL, token).
+    Started by this interpreter, or by `command`, such as scripts/lab.sh, which serves `root` of itself; the test's
+    settings go under `tmp`, or into `settings`, the folder such a command passes JupyterLab instead (`tmp`'s are
+    then the learner's own, which it must leave alone)."""
     # the course's kernel, for this interpreter, in a Jupyter path of the test's own; settings of its own:
     # every cell in the page (no windowing), no news or update checks (no network here)
     kernel = tmp / "jupyter" / "kernels" / "posenc-course"
@@ -78,11 +81,12 @@ def jupyterlab(tmp, root, **env_vars):
     (kernel / "kernel.json").write_text(json.dumps({
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3 (posenc-course)", "language": "python"}))
-    settings = tmp / "settings" / "@jupyterlab"
-    (settings / "notebook-extension").mkdir(parents=True)
-    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    (settings / "apputils-extension").mkdir(parents=True)
-    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+    settings = Path(settings or tmp / "settings")
+    (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True, exist_ok=True)
+    (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        '{"windowingMode": "none"}')
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True, exist_ok=True)
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         '{"checkForUpdates": false, "fetchNews": "false"}')
     token, port = secrets.token_hex(16), _free_port()
     env = {**os.environ, "JUPYTER_PATH": str(tmp / "jupyter"), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
@@ -92,8 +96,9 @@ def jupyterlab(tmp, root, **env_vars):
     env.pop("POSENC_LANG", None)  # the language comes from the notebook
     log = open(tmp / "jupyterlab.log", "w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+        [*(command or (sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root}")), "--no-browser",
+         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+         f"--IdentityProvider.token={token}",
          "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
          *(["--allow-root"] if os.geteuid() == 0 else [])],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -177,12 +182,13 @@ def type_into(page, cell, source):
     page.keyboard.insert_text(source)
 
 
-def run_all_above(page, cell):
-    """Run > Run All Above Selected Cell, then wait until the import of the self-check has run (its prompt has a
-    number): typing into the exercise before that raced the kernel, and the self-check found no `check`."""
+def run_all_above(page, cell, run_menu="Run"):
+    """Run > Run All Above Selected Cell (`run_menu`: the Run menu in the lab's language), then wait until the import
+    of the self-check has run (its prompt has a number): typing into the exercise before that raced the kernel, and
+    the self-check found no `check`."""
     cell.locator(".cm-content").click()
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator(".lm-Menu-item", has_text="Run All Above Selected Cell").first.click()
+    page.locator(".lm-MenuBar-item", has_text=run_menu).first.click()
+    page.locator(".lm-Menu-item[data-command='notebook:run-all-above']").first.click()
     setup = code_cell(page, "from posenc_selfcheck import check")
     deadline = time.monotonic() + TIMEOUT_MS / 1000
     while not re.search(r"\[\d+\]", setup.locator(".jp-InputPrompt").first.inner_text()):

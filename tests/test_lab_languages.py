@@ -3,10 +3,13 @@ my_notebooks/zh/, beside the self-check package, made like the English ones (onc
 never overwritten). Both languages share one posenc_mine/, so the exercises a chapter exports reach a later chapter
 whichever language either is read in. The book's note on each chapter page names, in the page's language, the
 command and the folder that open that notebook, and both work as written. In a copy of the repository, with
-`--version` passed on to JupyterLab so that nothing is served (tests/test_browser.py opens the lab for real)."""
+`--version` passed on to JupyterLab so that nothing is served, and for real, in a browser: JupyterLab's own menus are
+in the lab's language, from settings of lab.sh's own (the user-wide ones are left alone)."""
 
 from __future__ import annotations
 
+import contextlib
+import gettext
 import importlib.util
 import json
 import os
@@ -14,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +29,7 @@ from tests.test_learner_work import _fake_environment, _repository_copy
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     pytest.importorskip("jupyterlab", reason="no JupyterLab (bash scripts/setup.sh)")
+    pytest.importorskip("jupyterlab_language_pack_zh_CN", reason="no JupyterLab language pack (bash scripts/setup.sh)")
     root = tmp_path_factory.mktemp("course") / "repo"
     _repository_copy(root)
     env = {**os.environ, "VIRTUAL_ENV": str(_fake_environment(root.parent / "env"))}
@@ -75,6 +80,91 @@ def test_lab_zh_copies_the_chinese_notebooks_once_beside_the_self_check(course):
     assert (root / "my_notebooks" / nb).read_text() == (root / "notebooks" / nb).read_text()
     refused = run("bash", "scripts/lab.sh", "--lang", "fr", "--version")
     assert refused.returncode != 0 and "en and zh" in refused.stderr
+
+
+def test_lab_sh_sets_jupyterlabs_language_once_in_settings_of_each_language(course):
+    root, run = course
+    for lang, locale in (("zh", "zh_CN"), ("en", "en")):
+        path = _settings(root, lang) / "@jupyterlab" / "translation-extension" / "plugin.jupyterlab-settings"
+        path.unlink(missing_ok=True)
+        assert run("bash", "scripts/lab.sh", "--lang", lang, "--version").returncode == 0
+        assert json.loads(path.read_text()) == {"locale": locale}
+        # the learner chose another language in JupyterLab's Settings menu: lab.sh keeps it
+        mine = '{\n    // mine\n    "locale": "fr_FR"\n}'
+        path.write_text(mine)
+        assert run("bash", "scripts/lab.sh", "--lang", lang, "--version").returncode == 0
+        assert path.read_text() == mine
+        path.unlink()
+    ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", "my_notebooks/.jupyterlab-settings/zh"])
+    assert ignored.returncode == 0  # the learner's, like the notebooks
+
+
+def _settings(root, lang):
+    """The JupyterLab settings folder that `lab.sh --lang LANG` passes JupyterLab."""
+    return root / "my_notebooks" / ".jupyterlab-settings" / lang
+
+
+@contextlib.contextmanager
+def _lab_sh(root, tmp, lang):
+    """JupyterLab as `bash scripts/lab.sh --lang LANG` starts it, with the browser tests' kernel, and their settings
+    (every cell in the page) in lab.sh's settings folder; the learner's user-wide settings, under `tmp`, ask for the
+    other language: (base URL, token)."""
+    from tests import test_browser as tb
+
+    other = json.dumps({"locale": {"en": "zh_CN", "zh": "en"}[lang]})
+    mine = tmp / "settings" / "@jupyterlab" / "translation-extension" / "plugin.jupyterlab-settings"
+    mine.parent.mkdir(parents=True)
+    mine.write_text(other)
+    work = root / "my_notebooks" / ("zh" if lang == "zh" else "")
+    command = ("bash", str(root / "scripts" / "lab.sh"), "--lang", lang)
+    # the course fixture's environment (tests/test_learner_work.py's _fake_environment): this interpreter
+    with tb.jupyterlab(tmp, work, command, _settings(root, lang), VIRTUAL_ENV=str(root.parent / "env")) as served:
+        yield served
+    assert mine.read_text() == other  # untouched
+
+
+def _menu_labels(page):
+    labels = page.locator(".lm-MenuBar-itemLabel")
+    labels.first.wait_for()
+    return labels.all_inner_texts()
+
+
+def _chinese_catalog():
+    """The language pack's catalog of JupyterLab's strings."""
+    import jupyterlab_language_pack_zh_CN as pack
+
+    with (Path(pack.__file__).parent / "locale" / "zh_CN" / "LC_MESSAGES" / "jupyterlab.mo").open("rb") as f:
+        return gettext.GNUTranslations(f)
+
+
+def test_lab_sh_shows_jupyterlabs_own_menus_in_the_labs_language(course, tmp_path):
+    """Every menu of the menu bar in English, and in Chinese as the language pack translates it."""
+    from tests import test_browser as tb
+
+    tb._needs()
+    from playwright.sync_api import expect, sync_playwright
+
+    root, _ = course
+    zh = _chinese_catalog()
+    labels = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=tb.CHROMIUM, headless=True, args=tb.FLAGS)
+        try:
+            for lang, file_menu in (("en", "File"), ("zh", zh.pgettext("menu", "File"))):
+                with _lab_sh(root, tmp_path / lang, lang) as (base, token):
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                    page.goto(f"{base}/lab?token={token}")
+                    expect(page.locator(".lm-MenuBar-itemLabel").first).to_have_text(file_menu, timeout=tb.TIMEOUT_MS)
+                    labels[lang] = _menu_labels(page)
+                    page.close()
+        finally:
+            browser.close()
+    # JupyterLab's own menus, all in Chinese; an extension's (nbgrader's, where installed) as the pack has it
+    own = ["File", "Edit", "View", "Run", "Kernel", "Tabs", "Settings", "Help"]
+    assert [label for label in labels["en"] if label in own] == own, labels
+    assert labels["zh"] == [zh.pgettext("menu", label) for label in labels["en"]], labels
+    assert labels["zh"][0] == "文件", labels
+    assert all(re.search(r"[\u4e00-\u9fff]", zh_label) for en, zh_label in zip(*labels.values()) if en in own), labels
 
 
 def _export_script(folder):
@@ -169,8 +259,8 @@ def _english_words(report):
 
 
 def test_a_chinese_learner_works_chapter_1_in_the_lab_that_lab_sh_lang_zh_opens(course, tmp_path, capsys):
-    """A real JupyterLab on the folder `lab.sh --lang zh` opens (served as lab.sh serves it, with the browser tests'
-    own settings and kernel): chapter 1 in Chinese, a wrong answer diagnosed in Chinese, then a right one passes."""
+    """A real JupyterLab, started by `lab.sh --lang zh` (with the browser tests' kernel): its menus in Chinese,
+    chapter 1 in Chinese, a wrong answer diagnosed in Chinese, then a right one passes."""
     from tests import test_browser as tb
 
     tb._needs()
@@ -180,14 +270,15 @@ def test_a_chinese_learner_works_chapter_1_in_the_lab_that_lab_sh_lang_zh_opens(
     lab = run("bash", "scripts/lab.sh", "--lang", "zh", "--version")
     work = root / "my_notebooks" / "zh"
     assert lab.returncode == 0 and f"JupyterLab 打开 {work} 中你的 notebook" in lab.stdout, lab.stdout + lab.stderr
-    with tb.jupyterlab(tmp_path, work) as (base, token), sync_playwright() as p:
+    with _lab_sh(root, tmp_path, "zh") as (base, token), sync_playwright() as p:
         browser = p.chromium.launch(executable_path=tb.CHROMIUM, headless=True, args=tb.FLAGS)
         try:
             page = tb.open_notebook(browser, base, token, "01_sinusoidal.ipynb")
             expect(page.locator(".jp-Notebook .jp-MarkdownOutput").first).to_contain_text("正弦位置编码")
+            assert _menu_labels(page)[0] == "文件"
             exercise = tb.code_cell(page, "def sinusoidal_table")
             selfcheck = tb.code_cell(page, 'check("sinusoidal_table"')
-            tb.run_all_above(page, exercise)
+            tb.run_all_above(page, exercise, _chinese_catalog().pgettext("menu", "Run"))
             tb.type_into(page, exercise, tb.wrong_answer())
             tb.run_selected_and_next(page)
             text = tb.wait_for_output(selfcheck, r"项检查中有 \d+ 项未通过")
