@@ -1,0 +1,43 @@
+"""docs/chapter9/README.md, written from README.in.md and results.json: every number it quotes is a placeholder
+filled from the measurement ({{path.to.value}} or {{path.to.value:format}}, as a chapter's text), and {{table}} is
+the table of every row at every length. Run after the full run:
+
+    python -m posenc_selfcheck.modernlab.readme docs/chapter9
+
+(a tool of the course's repository: it uses the course build's filler; tests/test_ch09_lab.py checks that the
+README is what this writes)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def table(results):
+    """The loss of every row at every length, as Markdown (English: the README is English)."""
+    ext = results["extrapolation"]
+    factors = [n // results["config"]["train_len"] for n in ext["lengths"]]
+    head = "| row | " + " | ".join(f"{f} L" if f > 1 else "L" for f in factors) + " |\n"
+    head += "| --- " * (len(factors) + 1) + "|\n"
+    return head + "\n".join(f"| {name} | " + " | ".join(f"{v:.2f}" for v in losses) + " |"
+                            for name, losses in ext["loss"].items())
+
+
+def render(folder):
+    from grader.render import fill
+
+    folder = Path(folder)
+    results = json.loads((folder / "results.json").read_text())
+    template = (folder / "README.in.md").read_text()
+    return fill(template.replace("{{table}}", table(results)), results, where=str(folder / "README.in.md"))
+
+
+def main(argv=None):
+    folder = Path((argv if argv is not None else sys.argv[1:] or ["docs/chapter9"])[0])
+    (folder / "README.md").write_text(render(folder))
+    print(f"wrote {folder / 'README.md'}")
+
+
+if __name__ == "__main__":
+    main()
