@@ -215,9 +215,14 @@ class ModernLab:
     def _report_first_token(self, out):
         for name in out["first"]:
             for n, first, sink in zip(out["lengths"], out["first"][name], out["sink"][name]):
-                print(render(msg("{arm} at L={length}: attention on the first token per layer {first}; on the sinks "
-                                 "{sink}", arm=label(name), length=n, first=", ".join(f"{v:.2f}" for v in first),
-                                 sink=", ".join(f"{v:.2f}" for v in sink))))
+                first = ", ".join(f"{v:.2f}" for v in first)
+                if max(sink) > 1e-3:  # an arm with sinks
+                    line = msg("{arm} at L={length}: attention on the first token per layer {first}; on the sinks "
+                               "{sink}", arm=label(name), length=n, first=first, sink=", ".join(f"{v:.2f}" for v in sink))
+                else:
+                    line = msg("{arm} at L={length}: attention on the first token per layer {first}", arm=label(name),
+                               length=n, first=first)
+                print(render(line))
         self.figures["first_token"] = plots.first_token(out)
         return self.figures["first_token"]
 
@@ -232,17 +237,21 @@ class ModernLab:
                           path=str(folder / "results.json"))))
 
     def run(self, folder=None, command=None):
-        start = time.perf_counter()
-        self.results["seconds_per_step"] = {}
+        # wall time, and this process's CPU time: on a machine shared with other jobs the two differ
+        start, cpu_start = time.perf_counter(), time.process_time()
+        self.results["seconds_per_step"], self.results["cpu_seconds_per_step"] = {}, {}
         for step in self.STEPS:
-            tick = time.perf_counter()
+            tick, cpu_tick = time.perf_counter(), time.process_time()
             getattr(self, step)()
             self.results["seconds_per_step"][step] = round(time.perf_counter() - tick, 1)
+            self.results["cpu_seconds_per_step"][step] = round(time.process_time() - cpu_tick, 1)
         self.results["seconds"] = round(time.perf_counter() - start, 1)
+        self.results["cpu_seconds"] = round(time.process_time() - cpu_start, 1)
         self.results["command"] = command or " ".join(["python"] + sys.argv)
         if folder is not None:
             self.save(folder)
-        print(render(msg("{run} run: {seconds:.0f} s", run=self.config.name, seconds=self.results["seconds"])))
+        print(render(msg("{run} run: {seconds:.0f} s ({cpu:.0f} s of CPU time)", run=self.config.name,
+                         seconds=self.results["seconds"], cpu=self.results["cpu_seconds"])))
         return self.results
 
 
