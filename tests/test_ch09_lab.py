@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import types
 from pathlib import Path
 
@@ -22,6 +23,8 @@ matplotlib.use("Agg")
 
 from posenc_selfcheck.modernlab import arms, experiments, readme  # noqa: E402
 from posenc_selfcheck.modernlab.layers import CHUNKED, WINDOW  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:Glyph")  # this machine may lack a CJK font: the text is what counts
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "chapter9"
@@ -252,11 +255,13 @@ def test_the_temperature_changes_the_nope_layer_and_the_sinks_take_mass(ci_lab):
     assert all((1 - p.sum(-1)).mean() > 1e-2 for p in probs)
 
 
-# ---- the ci run: every arm and variant at every length, and the figures --------------------------------------------
-def test_the_ci_run_writes_every_arm_at_every_length(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("POSENC_LANG", "en")
+# ---- the ci run: every arm and variant at every length, the figures, and no English prose in Chinese ----------------
+def test_the_ci_run_writes_every_arm_at_every_length_and_says_it_in_chinese(tmp_path, capsys, monkeypatch):
     from posenc_selfcheck.modernlab.__main__ import main
+    from tests.test_drivers_zh import _texts
+    from tests.test_messages import english_prose
 
+    monkeypatch.setenv("POSENC_LANG", "zh_CN")
     assert main(["--run", "ci", "--impl", "tests.test_ch09_lab", "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "results.json").read_text())
     c = experiments.CI
@@ -272,5 +277,35 @@ def test_the_ci_run_writes_every_arm_at_every_length(tmp_path, capsys, monkeypat
     assert all(abs(v) < 1e-5 for name in ("all-RoPE", "iRoPE", "local/global") for per in sink[name] for v in per)
     assert all(v > 0 for per in sink["RoPE + sinks"] for v in per)
     assert {p.name for p in tmp_path.iterdir()} == {"results.json", "extrapolation.png", "first_token.png"}
-    out = capsys.readouterr().out
-    assert "ci run: " in out and "evaluating" in out and "[========================]" in out
+    # what it printed and drew, and what the stored run and the "nothing trained yet" paths print and draw
+    stored = experiments.ModernLab(None, experiments.STORED)
+    figures = [stored.train_arms(), stored.extrapolation(), stored.first_token()]
+    empty = experiments.ModernLab(None, experiments.CI)
+    assert empty.extrapolation() is None and empty.first_token() is None
+    printed = capsys.readouterr().out.replace("\r", "\n").splitlines()
+    texts = [t for f in figures if f is not None for t in _texts(f)]
+    assert len(printed) >= 40 and len(texts) >= 30
+    assert "[========================]" in "\n".join(printed)
+    prose = [f"{english_prose(line)} | {line}" for line in printed + texts if english_prose(line)]
+    assert prose == []
+
+
+# ---- the stored full run and its README -----------------------------------------------------------------------------
+def test_the_stored_run_is_the_full_configuration_with_every_arm():
+    results = json.loads((DOCS / "results.json").read_text())
+    assert results["run"] == "full"
+    assert results["config"] == json.loads(json.dumps(dataclasses.asdict(experiments.FULL)))
+    assert list(results["extrapolation"]["loss"]) == [*arms.ARMS, *arms.VARIANTS]
+    assert results["command"].startswith("python -m posenc_selfcheck.modernlab --run full")
+    assert results["threads"] == 1
+    assert {"extrapolation.png", "first_token.png", "README.md", "README.in.md"} <= {p.name for p in DOCS.iterdir()}
+
+
+def test_the_readme_is_what_its_template_and_the_results_make():
+    """Every number docs/chapter9/README.md quotes is filled in from results.json (python -m
+    posenc_selfcheck.modernlab.readme docs/chapter9): edited by hand or left behind by a new run, it fails here."""
+    assert (DOCS / "README.md").read_text() == readme.render(DOCS)
+    template = (DOCS / "README.in.md").read_text()
+    prose = re.sub(r"\{\{[^}]*\}\}|`[^`]*`|\|[^\n]*\|", " ", template)  # placeholders, code, tables
+    typed = re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", prose)
+    assert typed == [], f"numbers typed by hand in README.in.md: {typed}"

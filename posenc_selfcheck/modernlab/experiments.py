@@ -100,8 +100,7 @@ class ModernLab:
         self.corpus = data.load_corpus()
         self.results = {"run": c.name, "config": dataclasses.asdict(c), "corpus": str(self.corpus.describe()),
                         "torch": str(torch.__version__), "python": platform.python_version(),
-                        "threads": torch.get_num_threads(), "machine": platform.machine(),
-                        "arms": {name: [p.describe() for p in plans(impl, name, c)] for name in ARMS}}
+                        "threads": torch.get_num_threads(), "machine": platform.machine()}
         announce(c.name, ABOUT, CONFIGS, ENV)
         print(render(msg("{run} run: d_model={d_model}, {layers} layers, {heads} heads, trained on {steps} batches of "
                          "{batch} x {length} bytes; torch threads: {threads}", run=c.name, d_model=c.d_model,
@@ -144,6 +143,7 @@ class ModernLab:
                               "stored: {n} models trained at L={length} ({names}) in {seconds:.0f} s", n=len(trained),
                               length=c.train_len, names=", ".join(map(label, trained)), seconds=seconds)))
             return
+        self.results["arms"] = {name: [p.describe() for p in plans(self.impl, name, c)] for name in names}
         self.results["training"] = {}
         for name in names:
             model = self.new_model(name)
@@ -231,10 +231,14 @@ class ModernLab:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "results.json").write_text(json.dumps(self.results, indent=1) + "\n")
-        for name, figure in self.figures.items():
-            figure.savefig(folder / f"{name}.png", dpi=110, bbox_inches="tight")
+        self.save_figures(folder)
         print(render(nmsg("wrote {path} and {n} figure", "wrote {path} and {n} figures", n=len(self.figures),
                           path=str(folder / "results.json"))))
+
+    def save_figures(self, folder):
+        """One PNG per figure (a stored run redraws the full run's figures from its results.json)."""
+        for name, figure in self.figures.items():
+            figure.savefig(Path(folder) / f"{name}.png", dpi=110, bbox_inches="tight")
 
     def run(self, folder=None, command=None):
         # wall time, and this process's CPU time: on a machine shared with other jobs the two differ
