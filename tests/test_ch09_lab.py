@@ -94,9 +94,11 @@ def test_scratch_matches_transformers():
 
     assert no_rope_layers(8, 4) == Llama4TextConfig(num_hidden_layers=8).no_rope_layers
     zero = torch.zeros(1, dtype=torch.long)
-    for ours, theirs in ((chunked_causal_mask(7, 3, past=5), and_masks(chunked_overlay(3, zero), causal_mask_function)),
-                         (sliding_window_mask(7, 3, past=5), and_masks(sliding_window_overlay(3), causal_mask_function))):
-        expected = torch.tensor([[bool(theirs(0, 0, torch.tensor(q), torch.tensor(k))) for k in range(12)] for q in range(5, 12)])
+    chunked = and_masks(chunked_overlay(3, zero), causal_mask_function)
+    sliding = and_masks(sliding_window_overlay(3), causal_mask_function)
+    for ours, theirs in ((chunked_causal_mask(7, 3, past=5), chunked), (sliding_window_mask(7, 3, past=5), sliding)):
+        expected = torch.tensor([[bool(theirs(0, 0, torch.tensor(q), torch.tensor(k))) for k in range(12)]
+                                 for q in range(5, 12)])  # queries 5 .. 11 after 5 cached tokens
         assert torch.equal(ours, expected)
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 5, 4, generator=g) for _ in range(3))

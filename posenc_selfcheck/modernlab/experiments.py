@@ -23,8 +23,8 @@ from pathlib import Path
 
 import torch
 
-from ..lab import data, train
 from ..columns import pad
+from ..lab import data, train
 from ..lab.experiments import _bins, _config, announce, stored_results
 from ..lab.schemes import PositionScheme
 from ..messages import msg, nmsg, render
@@ -217,8 +217,9 @@ class ModernLab:
             for n, first, sink in zip(out["lengths"], out["first"][name], out["sink"][name]):
                 first = ", ".join(f"{v:.2f}" for v in first)
                 if max(sink) > 1e-3:  # an arm with sinks
+                    sinks = ", ".join(f"{v:.2f}" for v in sink)
                     line = msg("{arm} at L={length}: attention on the first token per layer {first}; on the sinks "
-                               "{sink}", arm=label(name), length=n, first=first, sink=", ".join(f"{v:.2f}" for v in sink))
+                               "{sink}", arm=label(name), length=n, first=first, sink=sinks)
                 else:
                     line = msg("{arm} at L={length}: attention on the first token per layer {first}", arm=label(name),
                                length=n, first=first)

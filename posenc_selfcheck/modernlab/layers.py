@@ -37,8 +37,8 @@ class LayerPlan:
 
     def describe(self):
         """The plan as data for results.json (English keys, the same in every language)."""
-        return {"rope": self.inv_freq is not None,
-                "rope_wavelength_max": None if self.inv_freq is None else round(2 * math.pi / self.inv_freq.min().item(), 1),
+        longest = None if self.inv_freq is None else round(2 * math.pi / self.inv_freq.min().item(), 1)
+        return {"rope": self.inv_freq is not None, "rope_wavelength_max": longest,
                 "mask": self.mask, "span": self.span or None,
                 "temperature": list(self.temperature) if self.temperature else None, "sinks": self.sinks}
 

@@ -46,7 +46,7 @@ def first_token(out):
     """Per layer, the attention on the first token (solid) and on the sinks (hatched), at L and at the longest
     length: one group of bars per layer, one bar per arm."""
     names = list(out["first"])
-    fig = Figure(figsize=(12, 3.8))
+    fig = Figure(figsize=(12, 4.6))
     axes = fig.subplots(1, len(out["lengths"]), sharey=True)
     width = 0.8 / len(names)
     for ax, n, k in zip(axes, out["lengths"], range(len(out["lengths"]))):

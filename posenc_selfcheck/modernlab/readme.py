@@ -1,6 +1,7 @@
 """docs/chapter9/README.md, written from README.in.md and results.json: every number it quotes is a placeholder
-filled from the measurement ({{path.to.value}} or {{path.to.value:format}}, as a chapter's text), and {{table}} is
-the table of every row at every length. Run after the full run:
+filled from the measurement ({{path.to.value}} or {{path.to.value:format}}, as a chapter's text; the reduced and ci
+runs' results, stored beside it as reduced_results.json and ci_results.json, under "reduced" and "ci"), and {{table}}
+is the table of every row at every length. Run after the full run:
 
     python -m posenc_selfcheck.modernlab.readme docs/chapter9
 
@@ -29,6 +30,10 @@ def render(folder):
 
     folder = Path(folder)
     results = json.loads((folder / "results.json").read_text())
+    for run in ("reduced", "ci"):  # the smaller runs' results.json, kept for their times: {{reduced.seconds}}
+        path = folder / f"{run}_results.json"
+        if path.exists():
+            results[run] = json.loads(path.read_text())
     template = (folder / "README.in.md").read_text()
     return fill(template.replace("{{table}}", table(results)), results, where=str(folder / "README.in.md"))
 
