@@ -306,7 +306,9 @@ def test_the_stored_run_is_the_full_configuration_with_every_arm():
 def test_the_readme_is_what_its_template_and_the_results_make():
     """Every number docs/chapter9/README.md quotes is filled in from results.json (python -m
     posenc_selfcheck.modernlab.readme docs/chapter9): edited by hand or left behind by a new run, it fails here."""
-    assert (DOCS / "README.md").read_text() == readme.render(DOCS)
+    text = (DOCS / "README.md").read_text()
+    assert text == readme.render(DOCS)
+    assert f"\n{json.loads((DOCS / 'results.json').read_text())['command']}\n" in text  # the command, as it ran
     template = (DOCS / "README.in.md").read_text()
     prose = re.sub(r"\{\{[^}]*\}\}|`[^`]*`|\|[^\n]*\|", " ", template)  # placeholders, code, tables
     typed = re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", prose)
