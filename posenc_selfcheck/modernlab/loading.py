@@ -8,7 +8,7 @@ import importlib
 import types
 
 from ..messages import msg, render
-from ..mine import exercise_chapters, load_exercises
+from ..mine import course_reference, exercise_chapters, load_exercises
 from .arms import EXERCISES
 
 EARLIER = ("apply_rope", "TinyDecoder")  # chapter 4's rotation, chapter 7's decoder
@@ -25,10 +25,7 @@ def load_impl(module=None, quiet=False):
         loaded = load_exercises(list(EXERCISES), quiet=quiet)
         ch9 = {name: getattr(loaded, name, None) for name in EXERCISES}
     else:
-        try:
-            source = importlib.import_module("posenc_ref.ch09_todays_models")
-        except ImportError:
-            source = None
+        source = course_reference()  # inside the course's repository, once chapter 9 is in its reference
         ch9 = {name: getattr(source, name, None) for name in EXERCISES}
     missing = [name for name, fn in ch9.items() if fn is None]
     if missing:

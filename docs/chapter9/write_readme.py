@@ -3,16 +3,19 @@ filled from the measurement ({{path.to.value}} or {{path.to.value:format}}, as a
 runs' results, stored beside it as reduced_results.json and ci_results.json, under "reduced" and "ci"), and {{table}}
 is the table of every row at every length. Run after the full run:
 
-    python -m posenc_selfcheck.modernlab.readme docs/chapter9
+    python docs/chapter9/write_readme.py
 
-(a tool of the course's repository: it uses the course build's filler; tests/test_ch09_lab.py checks that the
-README is what this writes)."""
+(a tool of the course's repository, beside what it writes: it uses the course build's filler, which the learner's
+side never imports; tests/test_ch09_lab.py checks that the README is what this writes)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent  # docs/chapter9
+sys.path.insert(0, str(FOLDER.parents[1]))  # the repository root: grader
 
 
 def table(results):
@@ -38,8 +41,7 @@ def render(folder):
     return fill(template.replace("{{table}}", table(results)), results, where=str(folder / "README.in.md"))
 
 
-def main(argv=None):
-    folder = Path((argv if argv is not None else sys.argv[1:] or ["docs/chapter9"])[0])
+def main(folder=FOLDER):
     (folder / "README.md").write_text(render(folder))
     print(f"wrote {folder / 'README.md'}")
 
