@@ -9,11 +9,13 @@
 # JupyterLab's own menus and status bar speak the same language: each language has JupyterLab settings of its own,
 # my_notebooks/.jupyterlab-settings/en/ and zh/ (the user-wide ~/.jupyter settings are neither read nor changed), whose
 # interface language lab.sh writes only where none is set; a learner's later change there is kept.
-# The instructor's tools stay out of the learner's lab: nbgrader (the nbgrader extra, possibly in the same environment)
-# adds a menu and a Validate button in English and serves its formgrader. scripts/lab-config/ is a Jupyter config
-# folder of the learner's lab alone, read before the environment's (JUPYTER_CONFIG_PATH): it disables nbgrader's lab
-# extension (labconfig/page_config.json) and its server extensions (jupyter_server_config.d/), as `jupyter labextension
-# disable` and `jupyter server extension disable` would, without changing the environment the instructor uses.
+# The instructor's and the author's tools stay out of the learner's lab: nbgrader (the nbgrader extra, possibly in the
+# same environment) adds a menu and a Validate button in English and serves its formgrader; jupytext (which builds the
+# notebooks) adds menus, in English, that pair a notebook with a text file. scripts/lab-config/ is a Jupyter config
+# folder of the learner's lab alone, read before the environment's (JUPYTER_CONFIG_PATH): it disables both lab
+# extensions (labconfig/page_config.json) and nbgrader's server extensions (jupyter_server_config.d/), as `jupyter
+# labextension disable` and `jupyter server extension disable` would, without changing the environment the instructor
+# and the author use (`jupyter lab` there keeps them).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
