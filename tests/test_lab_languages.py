@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -441,6 +442,7 @@ def test_a_chinese_learner_works_chapter_1_in_the_lab_that_lab_sh_lang_zh_opens(
             assert "✗" not in text and "未通过" not in text
             shots.append(tb.shot(page, "08_zh_lab_right_answer.png"))
             # the lab's interface, every word of it in Chinese, and nothing of nbgrader's
+            started = time.monotonic()
             texts = _interface_texts(page, _chinese_catalog().pgettext("menu", "Kernel"))
             kernel = json.loads((tmp_path / "jupyter" / "kernels" / "posenc-course" / "kernel.json").read_text())
             names = [str(work), *(p.name for p in work.iterdir()), kernel["display_name"], "posenc-course",
@@ -448,7 +450,7 @@ def test_a_chinese_learner_works_chapter_1_in_the_lab_that_lab_sh_lang_zh_opens(
             offenders = _latin_words_outside_the_allowed(texts, names)
             with capsys.disabled():
                 print(f"\nthe Chinese lab's interface: {sum(map(len, texts.values()))} characters in {len(texts)} "
-                      f"regions; English words: {offenders or 'none'}")
+                      f"regions, read in {time.monotonic() - started:.1f} s; English words: {offenders or 'none'}")
             assert offenders == {}, offenders
             assert all(re.search(r"[\u4e00-\u9fff]", texts[region]) for region in ("menu bar", "status bar", "dialog"))
             _assert_no_nbgrader(page, base, token)
