@@ -9,6 +9,13 @@
 # JupyterLab's own menus and status bar speak the same language: each language has JupyterLab settings of its own,
 # my_notebooks/.jupyterlab-settings/en/ and zh/ (the user-wide ~/.jupyter settings are neither read nor changed), whose
 # interface language lab.sh writes only where none is set; a learner's later change there is kept.
+# The instructor's and the author's tools stay out of the learner's lab: nbgrader (the nbgrader extra, possibly in the
+# same environment) adds a menu and a Validate button in English and serves its formgrader; jupytext (which builds the
+# notebooks) adds menus, in English, that pair a notebook with a text file. scripts/lab-config/ is a Jupyter config
+# folder of the learner's lab alone, read before the environment's (JUPYTER_CONFIG_PATH): it disables both lab
+# extensions (labconfig/page_config.json) and nbgrader's server extensions (jupyter_server_config.d/), as `jupyter
+# labextension disable` and `jupyter server extension disable` would, without changing the environment the instructor
+# and the author use (`jupyter lab` there keeps them).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
@@ -84,4 +91,5 @@ if [ ! -e "$LOCALE_FILE" ]; then
 fi
 ROOT_FLAG=()
 [ "$(id -u)" != 0 ] || ROOT_FLAG=(--allow-root)  # JupyterLab refuses root without it (containers, CI)
+export JUPYTER_CONFIG_PATH="$ROOT/scripts/lab-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
 exec "$PY" -m jupyterlab --ServerApp.root_dir="$WORK" --LabApp.user_settings_dir="$SETTINGS" "${ROOT_FLAG[@]}" "$@"

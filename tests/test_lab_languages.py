@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,64 @@ def _chinese_catalog():
         return gettext.GNUTranslations(f)
 
 
+# nbgrader's parts, disabled in the learner's lab by scripts/lab-config/ (see scripts/lab.sh), with jupytext's menus
+NBGRADER_LAB_EXTENSION = "@jupyter/nbgrader"
+NBGRADER_SERVER_EXTENSIONS = "nbgrader."  # their modules' prefix
+JUPYTEXT_LAB_EXTENSION = "jupyterlab-jupytext"
+
+
+def _jupyter_state(config_path):
+    """nbgrader's server extensions as the Jupyter config path enables them ({module: enabled}), JupyterLab's
+    federated extensions and the disabled ones, read as JupyterLab reads them, with JUPYTER_CONFIG_PATH=config_path."""
+    from jupyter_core.paths import jupyter_config_path, jupyter_path
+    from jupyter_server.extension.config import ExtensionConfigManager
+    from jupyterlab_server.config import get_page_config
+
+    with pytest.MonkeyPatch.context() as mp:
+        if config_path:
+            mp.setenv("JUPYTER_CONFIG_PATH", str(config_path))
+        else:
+            mp.delenv("JUPYTER_CONFIG_PATH", raising=False)
+        server = ExtensionConfigManager(read_config_path=jupyter_config_path()).get_jpserver_extensions()
+        page = get_page_config(jupyter_path("labextensions"))
+    nbgrader = {m: on for m, on in server.items() if m.startswith(NBGRADER_SERVER_EXTENSIONS)}
+    return nbgrader, {e["name"] for e in page["federated_extensions"]}, set(page["disabledExtensions"])
+
+
+def test_the_learners_lab_config_disables_nbgrader_and_the_instructors_environment_keeps_it():
+    """scripts/lab-config/ (lab.sh's JUPYTER_CONFIG_PATH) disables every server extension nbgrader enables in this
+    environment, its lab extension and jupytext's; without it (the instructor's `jupyter lab`, `nbgrader`) all stay
+    enabled."""
+    pytest.importorskip("nbgrader", reason="no nbgrader (bash scripts/setup.sh nbgrader)")
+    pytest.importorskip("jupyterlab", reason="no JupyterLab (bash scripts/setup.sh)")
+    server, lab_extensions, disabled = _jupyter_state(None)
+    assert server and all(server.values()), server  # as nbgrader's install enables them
+    learners = {NBGRADER_LAB_EXTENSION, JUPYTEXT_LAB_EXTENSION}
+    assert learners <= lab_extensions and not learners & disabled, (lab_extensions, disabled)
+    learner_server, _, learner_disabled = _jupyter_state(ROOT / "scripts" / "lab-config")
+    assert learner_server == {module: False for module in server}, learner_server
+    assert learner_disabled - disabled == learners
+
+
+def _assert_no_nbgrader(page, base, token):
+    """The page's JupyterLab has nbgrader's lab extension (and jupytext's) disabled where it is installed, shows nothing
+    of nbgrader, and its server serves no formgrader."""
+    import urllib.error
+    import urllib.request
+
+    config = json.loads(page.locator("#jupyter-config-data").text_content())
+    federated = {e["name"] for e in config["federated_extensions"]}
+    installed = federated & {NBGRADER_LAB_EXTENSION}
+    assert installed <= set(config["disabledExtensions"]), config["disabledExtensions"]
+    assert federated & {JUPYTEXT_LAB_EXTENSION} <= set(config["disabledExtensions"])  # jupytext's menus neither
+    assert bool(installed) == (importlib.util.find_spec("nbgrader") is not None)  # installed, hence checked
+    assert page.locator("[class*='nbgrader' i], [id*='nbgrader' i]").count() == 0
+    assert not [label for label in _menu_labels(page) if "nbgrader" in label.lower()]
+    with pytest.raises(urllib.error.HTTPError) as served:
+        urllib.request.urlopen(f"{base}/formgrader?token={token}", timeout=10)
+    assert served.value.code == 404
+
+
 def test_lab_sh_shows_jupyterlabs_own_menus_in_the_labs_language(course, tmp_path):
     """Every menu of the menu bar in English, and in Chinese as the language pack translates it."""
     from tests import test_browser as tb
@@ -156,10 +215,11 @@ def test_lab_sh_shows_jupyterlabs_own_menus_in_the_labs_language(course, tmp_pat
                     page.goto(f"{base}/lab?token={token}")
                     expect(page.locator(".lm-MenuBar-itemLabel").first).to_have_text(file_menu, timeout=tb.TIMEOUT_MS)
                     labels[lang] = _menu_labels(page)
+                    _assert_no_nbgrader(page, base, token)  # the learner's lab, in either language
                     page.close()
         finally:
             browser.close()
-    # JupyterLab's own menus, all in Chinese; an extension's (nbgrader's, where installed) as the pack has it
+    # JupyterLab's own menus, all in Chinese (nbgrader's, where installed, is not there: _assert_no_nbgrader)
     own = ["File", "Edit", "View", "Run", "Kernel", "Tabs", "Settings", "Help"]
     assert [label for label in labels["en"] if label in own] == own, labels
     assert labels["zh"] == [zh.pgettext("menu", label) for label in labels["en"]], labels
@@ -258,6 +318,96 @@ def _english_words(report):
     return words
 
 
+# JupyterLab's interface, region by region: the text it shows (the DOM's rendered text, not tooltips), without the
+# notebook's own content
+INTERFACE = {
+    "menu bar": "#jp-menu-panel",
+    "tab bar": ".lm-DockPanel-tabBar",
+    "notebook toolbar": ".jp-NotebookPanel-toolbar",
+    "status bar": "#jp-main-statusbar",
+    "side bars": ".jp-SideBar",
+    "side panel": "#jp-left-stack",
+}
+# Latin words the Chinese interface may show: product and format names, as the language pack writes them too
+# ("保存 Notebook"), and the names of keys in shortcuts ("Ctrl+Shift+Up"); single letters (keys: "D, D") pass. The
+# file names of the lab's folder and the kernel's name pass too, as do the kernel's help links (ipykernel's own
+# text, which JupyterLab's Help menu shows as the kernel gives it: the kernel speaks no language of the lab's)
+LATIN_ALLOWED = {
+    "products": {"JupyterLab", "Jupyter", "Notebook", "Python", "Markdown"},
+    "abbreviations": {"URL"},
+    # File > Save and Export Notebook As: nbconvert's formats
+    "formats": {"Asciidoc", "HTML", "LaTeX", "PDF", "Qtpdf", "Qtpng", "ReStructured", "Reveal", "js", "Webpdf"},
+    "keys": {"Ctrl", "Shift", "Alt", "Enter", "Backspace", "Up", "Down", "Esc", "Tab", "Space", "Delete"},
+}
+
+# submenus (by id) that list names, the same in every language, which the check leaves out
+NAME_LISTS = {
+    "jp-mainmenu-view-codemirror-language": "the languages the text editor highlights: APL, C++, Common Lisp, ...",
+    "jp-mainmenu-settings-codemirror-theme": "the text editor's themes: jupyter, codemirror",
+    "jp-mainmenu-settings-language": "the interface's languages, each also in its own name: 英语 - English",
+}
+
+
+def _kernel_help_links():
+    from ipykernel.ipkernel import IPythonKernel
+
+    return [link["text"] for link in IPythonKernel.class_traits()["help_links"].default()]
+
+
+def _interface_texts(page, kernel_menu):
+    """The interface's text, region by region: each region of INTERFACE, every menu of the menu bar opened with its
+    submenus, and the kernel's restart dialog (cancelled; `kernel_menu`: the Kernel menu's label)."""
+    texts = {name: "\n".join(page.locator(selector).all_inner_texts()) for name, selector in INTERFACE.items()}
+    bar = page.locator(".lm-MenuBar-item")
+    for i in range(bar.count()):
+        bar.nth(i).click()
+        menu = page.locator(".lm-Menu").first  # a submenu opens after it
+        menu.wait_for()
+        name = f"menu {bar.nth(i).inner_text()}"
+        texts[name] = menu.inner_text()
+        submenus = menu.locator(".lm-Menu-item[data-type='submenu']")
+        command = menu.locator(".lm-Menu-item[data-type='command']").first
+        for j in range(submenus.count()):
+            # the previous submenu closed (the pointer on a command), this one opened
+            command.hover()
+            page.wait_for_function("() => document.querySelectorAll('.lm-Menu').length === 1")
+            item = submenus.nth(j)
+            label = item.locator(".lm-Menu-itemLabel").inner_text()
+            item.hover()
+            page.wait_for_function("() => document.querySelectorAll('.lm-Menu').length > 1")
+            submenu = page.locator(".lm-Menu").nth(1)
+            if submenu.get_attribute("id") not in NAME_LISTS:
+                texts[f"{name} > {label}"] = submenu.inner_text()
+        for _ in range(3):  # a submenu, then its menu
+            if not page.locator(".lm-Menu").count():
+                break
+            page.keyboard.press("Escape")
+            page.wait_for_timeout(100)
+        assert not page.locator(".lm-Menu").count(), name
+    page.locator(".lm-MenuBar-item", has_text=kernel_menu).first.click()  # Restart Kernel…
+    page.locator(".lm-Menu-item[data-command='kernelmenu:restart']").first.click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for()
+    texts["dialog"] = dialog.inner_text()
+    dialog.locator(".jp-mod-reject").click()
+    dialog.wait_for(state="detached")
+    return texts
+
+
+def _latin_words_outside_the_allowed(texts, names):
+    """{region: [word, ...]}: the Latin words of each region's text that LATIN_ALLOWED does not allow, once the names
+    passed (file names, the kernel's) are taken out."""
+    allowed = set().union(*LATIN_ALLOWED.values())
+    offenders = {}
+    for region, text in texts.items():
+        for name in sorted(names, key=len, reverse=True):
+            text = text.replace(name, " ")
+        words = [w for w in re.findall(r"[A-Za-z][A-Za-z'-]+", text) if w not in allowed]
+        if words:
+            offenders[region] = words
+    return offenders
+
+
 def test_a_chinese_learner_works_chapter_1_in_the_lab_that_lab_sh_lang_zh_opens(course, tmp_path, capsys):
     """A real JupyterLab, started by `lab.sh --lang zh` (with the browser tests' kernel): its menus in Chinese,
     chapter 1 in Chinese, a wrong answer diagnosed in Chinese, then a right one passes."""
@@ -291,6 +441,19 @@ def test_a_chinese_learner_works_chapter_1_in_the_lab_that_lab_sh_lang_zh_opens(
             text = tb.wait_for_output(selfcheck, r"(?<!未)通过（\d")
             assert "✗" not in text and "未通过" not in text
             shots.append(tb.shot(page, "08_zh_lab_right_answer.png"))
+            # the lab's interface, every word of it in Chinese, and nothing of nbgrader's
+            started = time.monotonic()
+            texts = _interface_texts(page, _chinese_catalog().pgettext("menu", "Kernel"))
+            kernel = json.loads((tmp_path / "jupyter" / "kernels" / "posenc-course" / "kernel.json").read_text())
+            names = [str(work), *(p.name for p in work.iterdir()), kernel["display_name"], "posenc-course",
+                     *_kernel_help_links()]
+            offenders = _latin_words_outside_the_allowed(texts, names)
+            with capsys.disabled():
+                print(f"\nthe Chinese lab's interface: {sum(map(len, texts.values()))} characters in {len(texts)} "
+                      f"regions, read in {time.monotonic() - started:.1f} s; English words: {offenders or 'none'}")
+            assert offenders == {}, offenders
+            assert all(re.search(r"[\u4e00-\u9fff]", texts[region]) for region in ("menu bar", "status bar", "dialog"))
+            _assert_no_nbgrader(page, base, token)
         finally:
             browser.close()
     with capsys.disabled():

@@ -83,7 +83,8 @@ def test_an_existing_torch_is_kept_and_never_asked_of_pip(tmp_path):
     assert torch_installs(log) == []
     assert "torch 2.6.0 is installed: kept" in run.stdout
     requirements = [line.split(": ", 1)[1] for line in log.splitlines() if line.startswith("  requirement: ")]
-    assert "numpy>=1.24" in requirements and "jupyterlab>=4" in requirements  # the default extras
+    # the default extras: the notebook one with JupyterLab pinned to the language pack's release
+    assert "numpy>=1.24" in requirements and "jupyterlab>=4.5.11,<4.6" in requirements
     assert not [r for r in requirements if r.startswith("torch")]  # an existing torch is never upgraded
 
 
