@@ -88,7 +88,8 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
     def on_reply(reply):
         if not reply.ok:
             write_json(out / "errors" / f"{reply.student}.json",
-                       {"student": reply.student, "ok": False, "error": reply.error, "run_id": run_id})
+                       {"student": reply.student, "ok": False, "error": reply.error, "message": reply.message,
+                        "run_id": run_id})
         replies.append(reply)
         bar.step(reply.ok, reply.student)
 
@@ -115,7 +116,8 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
         announce("writing the grades into nbgrader's gradebook…", settings.progress, stream)
         recorded = save_to_gradebook(folder, assignment, out, entries, settings.language)
     announce("writing the gradebook, summary and plots…", settings.progress and bool(entries), stream)
-    summary = write_outputs(out, entries, hashes, fingerprint, assignment, due, nbgrader=recorded)
+    summary = write_outputs(out, entries, hashes, fingerprint, assignment, due, nbgrader=recorded,
+                            language=settings.language)
     summary["layout"] = f"{used} layout"
     write_json(out / "run.json", {
         "run_id": run_id, "folder": str(folder), "layout": used, "assignment": assignment.name, "jobs": jobs,
