@@ -373,3 +373,29 @@ def test_the_batch_gradebooks_notes_read_in_chinese(tmp_path):
     notes = {row["student"]: row["notes"] for row in rows}
     assert all(notes.values()) and len(notes) == 4, notes  # every row has its note
     assert {s: english_prose(n) for s, n in notes.items() if english_prose(n)} == {}
+
+
+def test_the_progress_bar_and_the_batch_commands_lines_read_in_chinese(tmp_path):
+    """The bar a grading run redraws (with an error, an estimate, then done) and the batch command's refusals."""
+    import io
+    import subprocess
+    import sys
+
+    from grader.progress import Progress
+
+    say, stream = language.phrasebook("zh_CN"), io.StringIO()
+    bar = Progress(say("grading"), 3, stream, every=0.0, say=say)
+    for ok, student in ((False, "al"), (True, "bo"), (True, "cy")):
+        bar.step(ok, student)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 3 and "1" in lines[0]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for args in (["--nbgrader-gradebook"], ["--due", "not a time"], []):
+        folder = tmp_path if args else tmp_path / "missing"
+        run = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--out", str(tmp_path / "out"),
+                              "--lang", "zh_CN", *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                             env=env)
+        assert run.returncode == 2, run.stderr[-2000:]
+        lines += [line.replace(str(tmp_path), " ") for line in run.stderr.splitlines()]
+    assert len(lines) == 6
+    assert [line for line in lines if english_prose(line)] == []
