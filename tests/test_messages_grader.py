@@ -399,3 +399,21 @@ def test_the_progress_bar_and_the_batch_commands_lines_read_in_chinese(tmp_path)
         lines += [line.replace(str(tmp_path), " ") for line in run.stderr.splitlines()]
     assert len(lines) == 6
     assert [line for line in lines if english_prose(line)] == []
+
+
+def test_gradescopes_failure_reads_in_chinese(marked, monkeypatch):
+    """results.json when the autograder itself failed: each cause (a broken package, out of memory with and without
+    the container's limit and the assignment's need, none found), in the students' language."""
+    from grader import gradescope
+    from grader.assignment import get
+
+    outputs = []
+    for problem, memory, assignment in [("No module named 'torch'", (2048, 1), get("ch03")), ("", (None, 1), None),
+                                        ("", (2048, 1), None), ("", (None, 0), None)]:
+        monkeypatch.setattr(gradescope, "_import_problem", lambda python, problem=problem: problem)
+        monkeypatch.setattr(gradescope, "_memory_events", lambda memory=memory: memory)
+        monkeypatch.setattr(gradescope, "container_mb", lambda a: 4096 if a is not None else None)
+        for step in (messages.msg("starting the sandbox"), messages.msg("grading the submission")):
+            outputs.append(gradescope.failure(step, RuntimeError("x"), assignment, "zh_CN")["output"])
+    assert len(set(outputs)) == len(outputs) == 8
+    assert [o for o in outputs if english_prose(o.replace(MARK, " "))] == []
