@@ -11,6 +11,8 @@ one writes nothing.
   render       notebooks/, solutions/ (grader/render.py), posenc_ref/ch*.py and __init__.py
   ids          grader/checks/ids.lock.json: new check keys added (a ledger: what it holds is never changed)
   hints        posenc_selfcheck/data/hints.json: the hint ladders declared in course/NN_name/exercises.py
+  probes       posenc_selfcheck/probes_chNN.py, properties_chNN.py and their lists (chapter_probes.py,
+               chapter_properties.py): course/NN_name/probes.py and properties.py, shipped (grader/selfcheck_code.py)
   selfcheck    posenc_selfcheck/data/chNN.{json,safetensors}: public checks with the reference's answers and
                the known mistakes' answers, so self-checks need no reference code
   hidden       grader/data/shipped_calls.json: the chapters' literal calls, which no draw may equal
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import course
+from . import course, selfcheck_code
 from .files import cells_fingerprint
 from .render import MARK, ROOT, reference_module_name, render
 from .settings import WAITS
@@ -44,7 +46,7 @@ LEARNER_COPIES = "my_notebooks"  # where scripts/lab.sh puts the learner's own c
 SELFCHECK_DATA = ROOT / "posenc_selfcheck" / "data"
 # where a generated file no longer planned (a chapter renamed or removed) is deleted by `write`
 GENERATED_GLOBS = ("notebooks/*.ipynb", "notebooks/zh/*.ipynb", "solutions/*.ipynb", "solutions/zh/*.ipynb",
-                   "posenc_ref/ch[0-9][0-9]_*.py")
+                   "posenc_ref/ch[0-9][0-9]_*.py", *selfcheck_code.SHIPPED_GLOBS)
 
 
 @dataclass(frozen=True)
@@ -118,10 +120,25 @@ def hint_ladders():
                 json.loads(json.dumps(data)))
 
 
-def selfcheck_data(rendered):
-    """{chapter: results} for public checks, computed from the reference just rendered: on one thread, as
-    the grader computes them (grader/remote.py), so the data is the same on every machine; the tensors are
-    small, and a second thread only added waiting. Value: the same results."""
+def shipped_code():
+    """The self-check's chapter modules: each chapter's probes.py and properties.py as the package ships them, and
+    the lists probes.py and properties.py import; value: {module name: text}."""
+    texts = selfcheck_code.planned()
+    return Made({selfcheck_code.path(name): text for name, text in texts.items()}, texts)
+
+
+def selfcheck_data(rendered, code):
+    """{chapter: results} for public checks, computed from the reference just rendered, with the probes just
+    planned (`code`: served from memory): on one thread, as the grader computes them (grader/remote.py), so the
+    data is the same on every machine; the tensors are small, and a second thread only added waiting. Value: the
+    same results."""
+    from .memory_import import shipped
+
+    with shipped(code.value, selfcheck_code.FOLDER):
+        return _selfcheck_data(rendered)
+
+
+def _selfcheck_data(rendered):
     import torch
 
     from grader import checks as checks_pkg
@@ -230,13 +247,15 @@ STEPS = (
     Step("render", render_chapters, reads="course/*/chapter.py, docs/chapterN/results.json"),
     Step("ids", lock_ids, reads="course/*/exercises.py, grader/checks/ids.lock.json"),
     Step("hints", hint_ladders, reads="course/*/exercises.py"),
-    Step("selfcheck", selfcheck_data, needs=("render",),
-         reads="course/*/exercises.py, mistakes.py and hidden_probes.py, posenc_selfcheck/"),
+    Step("probes", shipped_code, reads="course/*/probes.py and properties.py"),
+    Step("selfcheck", selfcheck_data, needs=("render", "probes"),
+         reads="course/*/exercises.py, mistakes.py and hidden_probes.py, posenc_selfcheck/ (its hand-edited modules)"),
     Step("hidden", shipped_calls, reads="course/*/chapter.py and exercises.py"),
     Step("conventions", conventions_tables, needs=("render",), reads="docs/conventions.md outside its tables"),
     Step("catalogs", catalogs, needs=("render",),
          reads="course/*/zh_CN.po, locale/zh_CN/, book/pages/, course/*/exercises.py, the code's messages"),
-    Step("write", write, needs=("check", "render", "ids", "hints", "selfcheck", "hidden", "conventions", "catalogs"),
+    Step("write", write, needs=("check", "render", "ids", "hints", "probes", "selfcheck", "hidden", "conventions",
+                                "catalogs"),
          reads="the generated files on disk (compared)"),
 )
 

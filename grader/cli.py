@@ -209,7 +209,8 @@ def cmd_grade(args):
     start = time.perf_counter()
     assignment = _assignment(args)
     settings = _settings(args, cuda_only=args.cuda_only)
-    announce("starting the sandbox and loading the reference…", enabled=not args.quiet)
+    say = phrasebook(settings.language)
+    announce(say("starting the sandbox and loading the reference…"), enabled=not args.quiet)
     # grades in a fork of the sandbox's zygote: this process never loads torch
     grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
     startup = time.perf_counter() - start
@@ -219,13 +220,13 @@ def cmd_grade(args):
         nonlocal bar
         if args.quiet:
             return
-        bar = bar or Progress("grading", total, every=0.0)
+        bar = bar or Progress(say("grading"), total, every=0.0, say=say)
         bar.update(done, exercise or "")
 
     try:
         grade = grader.grade(args.submission, progress, student=args.student)
     except (SubmissionError, SandboxError) as exc:  # SandboxError: a mode this machine refuses, with remedies
-        print(f"error: {phrasebook(settings.language).render(exc.message)}", file=sys.stderr)
+        print(say("error: {problem}", problem=exc.message), file=sys.stderr)
         return 2
     if assignment:
         grade = assignment.apply(grade)
@@ -246,30 +247,35 @@ def cmd_batch(args):
     from .batch.discovery import DiscoveryError
     from .batch.run import parse_due, run_batch
     from .language import phrasebook
+    from .records import messages
 
+    settings = _settings(args, progress=not args.quiet)
+    say = phrasebook(settings.language)
     if not Path(args.folder).is_dir():
-        print(f"error: {args.folder!r} is not a folder", file=sys.stderr)
+        print(say("error: {folder} is not a folder", folder=messages.verbatim(repr(args.folder))), file=sys.stderr)
         return 2
     if args.nbgrader_gradebook and not args.assignment:
-        print("error: --nbgrader-gradebook needs --assignment (the nbgrader assignment to write)", file=sys.stderr)
+        print(say("error: --nbgrader-gradebook needs --assignment (the nbgrader assignment to write)"),
+              file=sys.stderr)
         return 2
     _assignment(args)  # an unknown name fails here, before any worker starts
     try:
         due = parse_due(args.due) if args.due else None
-    except ValueError as exc:
-        print(f"error: --due: {exc}", file=sys.stderr)
+    except ValueError:
+        print(say("error: --due: {value} is not a time in ISO 8601 (2026-03-01T23:59, UTC without an offset)",
+                  value=messages.verbatim(repr(args.due))), file=sys.stderr)
         return 2
-    settings = _settings(args, progress=not args.quiet)
     try:
         summary = run_batch(args.folder, args.out, settings, jobs=args.jobs, timeout=args.timeout,
                             layout=args.layout, due=due, nbgrader_gradebook=args.nbgrader_gradebook)
     except KeyboardInterrupt:
         return 130
     except DiscoveryError as exc:
-        print(f"error: {phrasebook(settings.language).render(exc.message)}", file=sys.stderr)
+        print(say("error: {problem}", problem=exc.message), file=sys.stderr)
         return 2
-    print(f"{summary['graded']} of {summary['submissions']} submissions graded ({summary['layout']}); gradebook: "
-          f"{Path(args.out) / 'gradebook.csv'}; summary: {Path(args.out) / 'summary.md'}")
+    print(say("{graded} of {submissions} submissions graded ({layout} layout); gradebook: {gradebook}; summary: "
+              "{summary}", graded=summary["graded"], submissions=summary["submissions"], layout=summary["layout"],
+              gradebook=str(Path(args.out) / "gradebook.csv"), summary=str(Path(args.out) / "summary.md")))
     return 0 if not summary["errors"] else 1
 
 

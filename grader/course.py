@@ -7,6 +7,9 @@
     mistakes.py       only where a mistake is written by hand: IMPLEMENTATIONS (imported as posenc_ref.mistakes.chNN)
     hidden_probes.py  only where the grader keeps probes to itself (imported as grader.hidden_probes.probes_chNN_hidden,
                       the name it has in the sandbox's folder: grader/hidden_probes/__init__.py)
+    probes.py         only where the chapter adds public probes (the self-check's and the grader's): shipped by the
+                      build as posenc_selfcheck/probes_chNN.py (grader/selfcheck_code.py), imported from there
+    properties.py     only where the chapter adds properties: shipped as posenc_selfcheck/properties_chNN.py
 
 This is the one list of chapters: whatever reads a chapter's part asks here for its path or its module, and a
 chapter counts once its folder is here. Standard library only: the sandbox's host side reads it too (the hidden
@@ -26,7 +29,7 @@ COURSE = ROOT / "course"
 
 # {part: its file in a chapter's folder}
 FILES = {"source": "chapter.py", "exercises": "exercises.py", "catalog": "zh_CN.po", "mistakes": "mistakes.py",
-         "hidden_probes": "hidden_probes.py"}
+         "hidden_probes": "hidden_probes.py", "probes": "probes.py", "properties": "properties.py"}
 # {part: the module name it is imported under}: the names its importers used before the folders existed
 MODULES = {"exercises": "grader.checks.{key}", "mistakes": "posenc_ref.mistakes.{key}",
            "hidden_probes": "grader.hidden_probes.probes_{key}_hidden"}

@@ -41,6 +41,7 @@ from pathlib import Path
 from . import course
 from .escape import clean
 from .files import write_atomic, write_json
+from .records import messages
 from .settings import (
     DEFAULT_SECRET,
     GRADESCOPE_CONTAINER_MB,
@@ -231,24 +232,40 @@ def _memory_events():
     return limit, kills
 
 
-def failure(step, exc, assignment=None):
-    """results.json for grading that could not run: which step, and the cause where it can be found."""
+def _out_of_memory(limit, need):
+    """The out-of-memory cause, with the container's limit and the assignment's need where they are known."""
+    if limit and need:
+        return messages.msg("out of memory: the container's limit is {limit} MB; this assignment needs {need} MB "
+                            "(docs/instructor.md)", limit=limit, need=need)
+    if limit:
+        return messages.msg("out of memory: the container's limit is {limit} MB", limit=limit)
+    if need:
+        return messages.msg("out of memory; this assignment needs {need} MB (docs/instructor.md)", need=need)
+    return messages.msg("out of memory")
+
+
+def failure(step, exc, assignment=None, language="en"):
+    """results.json for grading that could not run: which step (a message), and the cause where it can be found,
+    in the students' `language`."""
+    from .language import phrasebook
+
     causes = []
     problem = _import_problem(sys.executable)
     if problem:
-        causes.append(f"a package is missing or broken ({problem}): setup.sh installs torch, numpy and "
-                      "safetensors; read the autograder's build output")
+        causes.append(messages.msg("a package is missing or broken ({problem}): setup.sh installs torch, numpy and "
+                                   "safetensors; read the autograder's build output",
+                                   problem=messages.verbatim(problem)))
     limit, kills = _memory_events()
     if kills or isinstance(exc, MemoryError):
-        need = container_mb(assignment)
-        causes.append("out of memory" + (f": the container's limit is {limit} MB" if limit else "")
-                      + (f"; this assignment needs {need} MB (docs/instructor.md)" if need else ""))
-    cause = "; ".join(causes) or "no cause found (the package check passed and no process ran out of memory)"
+        causes.append(_out_of_memory(limit, container_mb(assignment)))
+    cause = messages.joined(causes) if causes else messages.msg("no cause found (the package check passed and no "
+                                                                "process ran out of memory)")
+    say = phrasebook(language)
+    output = say("The autograder failed while {step}: {error_type}: {error}. Cause: {cause}. Your submission was not "
+                 "graded; please tell your instructor.", step=step, error_type=type(exc).__name__,
+                 error=messages.verbatim(clean(exc, REPORT.title_chars)), cause=cause)
     return {"score": 0, "execution_time": 0.0, "visibility": "visible", "stdout_visibility": "hidden",
-            "output": f"The autograder failed while {step}: {type(exc).__name__}: {clean(exc, REPORT.title_chars)}. "
-                      f"Cause: {cause}. "
-                      "Your submission was not graded; please tell your instructor.", "output_format": "text",
-            "tests": []}
+            "output": output, "output_format": "text", "tests": []}
 
 
 def container_mb(assignment=None):
@@ -294,7 +311,7 @@ def results_payload(root):
     _private(source, submission, results_dir)
     _secret_modes(source)
     assignment = Assignment.from_spec(config["assignment"]) if config["assignment"] else None
-    step = "starting the sandbox"
+    step = messages.msg("starting the sandbox")
     try:
         settings = Settings.from_env(limits={"wall_seconds": config["wall_seconds"], "memory_mb": config["memory_mb"]},
                                      protect=(str(submission), str(results_dir)),
@@ -302,7 +319,7 @@ def results_payload(root):
                                      hidden_visibility=config["hidden_visibility"], language=config["language"])
         grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
         startup = time.perf_counter() - start
-        step = "grading the submission"
+        step = messages.msg("grading the submission")
         student, assignment_id = identity(root / "submission_metadata.json")
         result = grader.grade(submission, student=student, assignment=assignment_id)
     except SubmissionError as exc:
@@ -312,7 +329,7 @@ def results_payload(root):
                               why=clean(say.render(exc.message))),
                 "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
     except Exception as exc:  # the grader itself failed: say where and why, never a silent zero
-        return failure(step, exc, assignment)
+        return failure(step, exc, assignment, config["language"])
     if assignment:
         result = assignment.apply(result)
     # start-up plus the visible work (grader/grading.py): a hidden child's time would tell its inputs

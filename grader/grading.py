@@ -43,7 +43,7 @@ from pathlib import Path
 from . import shipped, twins, unseen
 from .candidates import Calls
 from .checks import all_checks, mistakes
-from .records import Grade, Status, Verdict, messages
+from .records import Grade, Status, Verdict, messages, no_result
 from .sandbox.host.client import Zygote
 from .sandbox.wire import Probe
 from .settings import ANSWER, DEFAULT_SECRET
@@ -291,7 +291,7 @@ class Grader:
                     seconds = budget.left(exercise)
                     if seconds <= 0:
                         why = budget.why(exercise)
-                        results.update({c.key: {"error": f"not run: {why}", "error_type": "NoResult"} for c in graded})
+                        results.update({c.key: no_result(msg("not run: {why}", why=why)) for c in graded})
                         logs[phase].append(("sandbox", msg("{exercise}: not run: {why}", exercise=exercise, why=why)))
                         continue
                     session = session or self.zygote.session(self.settings)
@@ -299,10 +299,9 @@ class Grader:
                     run, tokens = self._run(session, sources[exercise].statements, graded, seconds)
                     budget.spend(exercise, time.monotonic() - begun)
                     if run.ended not in ("ok", ""):
-                        logs[phase].append((exercise, f"the process running it {run.ended}"))
+                        logs[phase].append((exercise, run.ended))  # a message: "the process ended early", ...
                     logs[phase] += run.log
-                    results.update({c.key: run.results.get(tokens[c.key], {"error": "no result",
-                                                                            "error_type": "NoResult"})
+                    results.update({c.key: run.results.get(tokens[c.key]) or no_result(msg("no result"))
                                     for c in graded})
             if progress:
                 progress(None, 2 * len(runnable), 2 * len(runnable))

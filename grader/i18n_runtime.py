@@ -33,13 +33,13 @@ def _literal(node):
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def code_messages(folder, skip=(), root=ROOT):
+def code_messages(folder, skip=(), root=ROOT, paths=()):
     """{(context, id): where} of every message a package's code constructs with literal templates (an id is a
-    (singular, plural) pair for `nmsg`), in source order; `where` is the module (never a line: inserting code
-    changes no entry), relative to `root`."""
+    (singular, plural) pair for `nmsg`), in source order, then of the modules `paths`; `where` is the module (never
+    a line: inserting code changes no entry), relative to `root`."""
     found = {}
-    for path in sorted(folder.rglob("*.py")):
-        if path.name in skip:
+    for path in [*sorted(folder.rglob("*.py")), *paths]:
+        if path.parent == folder and path.name in skip:
             continue
         calls = [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                  if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None))
@@ -118,9 +118,13 @@ def ladder_messages():
 
 def messages():
     """[((context, id), where)] of runtime.po: the code's messages, then the public declarations'."""
+    from . import selfcheck_code
     from .checks import all_checks
 
-    found = code_messages(PACKAGE)
+    # the package's hand-edited modules, then the chapters' probes and properties it ships (read in their folders)
+    shipped = selfcheck_code.planned()
+    found = code_messages(PACKAGE, skip={selfcheck_code.path(name).name for name in shipped},
+                          paths=selfcheck_code.sources())
     for source in (check_messages(c for c in all_checks() if c.public), ladder_messages()):
         for entry, where in source.items():
             found.setdefault(entry, where)

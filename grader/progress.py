@@ -1,7 +1,8 @@
 """Progress on stderr for anything that takes more than a couple of seconds.
 
 One line that redraws itself on a terminal; elsewhere (a log, CI) a line per step, at most every
-`every` seconds. The estimate of what is left comes from a moving average of the recent steps.
+`every` seconds. The estimate of what is left comes from a moving average of the recent steps. Its words are
+messages in the caller's language (`say`: grader/language.py's phrasebook; `what` comes rendered).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ def clock(seconds, up=False):
 
 
 class Progress:
-    def __init__(self, what, total, stream=None, enabled=True, every=10.0, window=10):
-        self.what, self.total = what, total
+    def __init__(self, what, total, stream=None, enabled=True, every=10.0, window=10, say=None):
+        from .language import phrasebook
+
+        self.what, self.total, self.say = what, total, say or phrasebook()
         self.stream = stream or sys.stderr
         self.enabled = enabled and total > 0
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
@@ -62,10 +65,12 @@ class Progress:
         width = 24
         filled = int(width * self.done / self.total)
         bar = "=" * filled + (">" if filled < width else "") + " " * max(0, width - filled - 1)
-        left = self.left(now)
-        line = (f"{self.what} [{bar}] {self.done}/{self.total}" + (f"  errors {self.errors}" if self.errors else "")
-                + f"  {clock(now - self.start)} elapsed"
-                + (f", ~{clock(left, up=True)} left" if left is not None and self.done < self.total else "")
+        left, say = self.left(now), self.say
+        elapsed = clock(now - self.start)
+        line = (f"{self.what} [{bar}] {self.done}/{self.total}"
+                + ("  " + say("errors {n}", n=self.errors) if self.errors else "") + "  "
+                + (say("{elapsed} elapsed, ~{left} left", elapsed=elapsed, left=clock(left, up=True))
+                   if left is not None and self.done < self.total else say("{elapsed} elapsed", elapsed=elapsed))
                 + (f"  {label}" if label else ""))
         if self.tty:
             self.stream.write("\r\x1b[K" + line + ("\n" if self.done == self.total else ""))

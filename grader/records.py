@@ -138,3 +138,9 @@ class Grade:
                                         for key, status, feedback, mistake in data["verdicts"]],
                    [decode(n) for n in data["notes"]], data["seconds"], data["flags"],
                    [decode(n) for n in data["hidden_notes"]])
+
+
+def no_result(message):
+    """A check's result when its exercise's process gave none: the grader's words (`message`) in `said`, for the
+    feedback, and in English in `error`, as an error is compared and stored."""
+    return {"error": str(message), "error_type": "NoResult", "said": message}

@@ -106,7 +106,7 @@ class RemoteGrader:
         while True:
             message = self.channel.receive()
             if message is None:
-                raise SandboxError("the grading process ended unexpectedly")
+                raise SandboxError(messages.msg("the grading process ended unexpectedly"))
             step = GradingProgress.from_wire(message)
             if step is not None:
                 if progress:
@@ -120,7 +120,7 @@ class RemoteGrader:
                 raise ERRORS.get(failed.error_type, RuntimeError)(failed.message)
             graded = Graded.from_wire(message)
             if graded is None:
-                raise SandboxError("the grading process answered with something other than a grade")
+                raise SandboxError(messages.msg("the grading process answered with something other than a grade"))
             grade = Grade.from_json(graded.grade, by_key())
             grade.submission = str(submission)
             return grade

@@ -14,10 +14,11 @@ import json
 import torch
 from safetensors.torch import load as load_tensors
 
-from posenc_selfcheck import store
+from posenc_selfcheck import messages, store
 
 from .escape import clean
 from .files import read_regular
+from .records import no_result
 from .settings import ANSWER
 
 
@@ -73,18 +74,22 @@ def collect(outdir, requests, ended, tensor_limit):
         try:
             result = load_result(outdir, request.token, tensor_limit)
         except FileNotFoundError:
-            why = ended if ended != "ok" else "it left no result"
-            result = {"error": f"no result: the exercise's process {why}", "error_type": "NoResult"}
+            why = ended if ended != "ok" else messages.msg("the process left no result")
+            result = no_result(messages.msg("no result: {why}", why=why))
         except Exception as exc:  # whatever a hostile child managed to send: a missing result
-            why = clean(exc, ANSWER.quoted_error_chars)
-            result = {"error": f"no result: what came back was not a plain result ({why})",
-                      "error_type": "NoResult"}
+            why = messages.verbatim(clean(exc, ANSWER.quoted_error_chars))
+            result = no_result(messages.msg("no result: what came back was not a plain result ({why})", why=why))
         results[request.token] = result
     log, timed_out = [], []
     try:
         entries = [e for e in json.loads(read_file(outdir / "_exec.json", ANSWER.json_bytes)) if isinstance(e, dict)]
-        log = [(clean(e.get("where"), ANSWER.log_where_chars), clean(e.get("error"), ANSWER.log_error_chars))
-               for e in entries][:ANSWER.log_entries]
+        # a statement the alarm cut is said by the session's note on it (host/session.py); a statement that called
+        # sys.exit, in the grader's words; any other, what the learner's code raised
+        log = [(clean(e.get("where"), ANSWER.log_where_chars),
+                messages.msg("called sys.exit({code}); skipped",
+                             code=messages.verbatim(clean(e["exit"], ANSWER.log_error_chars)))
+                if "exit" in e else clean(e.get("error"), ANSWER.log_error_chars))
+               for e in entries if "timed_out" not in e][:ANSWER.log_entries]
         timed_out = [e["timed_out"] for e in entries if type(e.get("timed_out")) is int]
     except Exception:
         pass

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from .compare import close, describe, label, tensor_keys, tolerance
-from .messages import from_child, joined, msg, verbatim
+from .messages import Message, from_child, joined, msg, verbatim
 from .properties import PROPERTIES
 from .status import FAILED, MISSING, PASSED, SKIPPED
 
@@ -30,6 +30,8 @@ def _error_message(got):
         if said:
             return MISSING, msg("not implemented yet ({said})", said=verbatim(said))
         return MISSING, msg("not implemented yet")
+    if got.get("error_type") == "NoResult" and isinstance(got.get("said"), Message):  # the grader's words
+        return FAILED, got["said"]
     return FAILED, msg("raised {error}", error=verbatim(got["error"]))
 
 

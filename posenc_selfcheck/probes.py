@@ -5,7 +5,8 @@ learner's code inside their own kernel (self-checks), and on the reference in th
 process. The results are compared elsewhere (`evaluate.py`), never here, so nothing a
 submission does to torch can change a verdict.
 
-Chapters add probes in `probes_chNN.py` beside this file, and the device probes (the meta device
+Chapters add probes in their folder, `course/NN_name/probes.py`, which the build ships beside this file as
+`probes_chNN.py` (listed in `chapter_probes.py`), and the device probes (the meta device
 standing in for a GPU) live in `probes_meta.py`, each with a registry of its own; what they share
 (registry, `build`, `_pack`, ...) is in `probes_base.py`. The catalog at the end of this module lists
 them explicitly (inside the package and in the sandbox, where these files sit flat in a folder of their
@@ -151,18 +152,14 @@ def run(ns, probe_name, params, exercise, table=None):
 # the catalog: this module's probes and every chapter's, listed explicitly
 # ----------------------------------------------------------------------------------------------
 try:  # (at the end: the chapter modules use the helpers above)
-    from . import probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08, probes_meta
+    from . import chapter_probes, probes_meta
 except ImportError:  # flat in the sandbox
-    import probes_ch03
-    import probes_ch04
-    import probes_ch05
-    import probes_ch06
-    import probes_ch07
-    import probes_ch08
+    import chapter_probes
     import probes_meta
 
-# every probe module beside this one (the sandbox copies each of these files)
-CHAPTER_MODULES = (probes_meta, probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08)
+# every probe module beside this one (the sandbox copies each of these files): the device probes, and each
+# chapter's (course/NN_name/probes.py, shipped as probes_chNN.py and listed in chapter_probes.py by the build)
+CHAPTER_MODULES = (probes_meta, *chapter_probes.MODULES)
 
 
 def catalog(*extra_modules):

@@ -1,3 +1,4 @@
+# Generated from course/03_relative/probes.py by `python -m grader build`: edit there.
 """Chapter 3 probes: the gradients that reach the relative tables (they must be trainable)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# Generated from course/04_rope/probes.py by `python -m grader build`: edit there.
 """Chapter 4 probes: RoPE applied with tables built here, a property test fed candidate RoPEs, and
 RoPEAttention loaded from a seeded state_dict (full forward, and decoding with its KV cache).
 

@@ -1,3 +1,4 @@
+# Generated from course/05_long_context/probes.py by `python -m grader build`: edit there.
 """Chapter 5 probes: an exercise that returns (inv_freq, attention_factor)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# Generated from course/06_performance/probes.py by `python -m grader build`: edit there.
 """Chapter 6 probes: a module whose forward takes a dtype, and what a module keeps in its state_dict."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# Generated from course/07_train_short_test_long/probes.py by `python -m grader build`: edit there.
 """Chapter 7 probes: the learner's PositionalAttention and TinyDecoder wired to position schemes built
 here from plain seeded tensors, with seeded weights loaded by name.
 

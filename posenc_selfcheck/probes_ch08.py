@@ -1,3 +1,4 @@
+# Generated from course/08_positions_in_2d/probes.py by `python -m grader build`: edit there.
 """Chapter 8 probes: functions called with integer tensors written out as data (token kinds, grids, position
 ids), rope functions applied with given tables, and a 2-D property test fed candidate rope functions.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from . import properties_ch03, properties_ch04, properties_ch07, properties_ch08
+from .chapter_properties import MODULES as CHAPTER_MODULES
 from .messages import msg
 from .probes_base import registry
 
@@ -68,9 +68,9 @@ def orthogonal(got, atol=1e-5):
     return True, ""
 
 
-# every chapter's properties, listed explicitly (each has its own registry; none imports this module)
-
-for _module in (properties_ch03, properties_ch04, properties_ch07, properties_ch08):
+# every chapter's properties (course/NN_name/properties.py, shipped as properties_chNN.py and listed in
+# chapter_properties.py by the build; each has its own registry; none imports this module)
+for _module in CHAPTER_MODULES:
     if set(PROPERTIES) & set(_module.PROPERTIES):
         raise ValueError(f"property names defined twice: {sorted(set(PROPERTIES) & set(_module.PROPERTIES))}")
     PROPERTIES.update(_module.PROPERTIES)

@@ -1,3 +1,4 @@
+# Generated from course/03_relative/properties.py by `python -m grader build`: edit there.
 """Chapter 3 properties: what a relative bias or relative attention must satisfy, from mathematics alone."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# Generated from course/04_rope/properties.py by `python -m grader build`: edit there.
 """Chapter 4 properties: decoding with a KV cache reproduces the full forward pass; a property test
 gives the right verdict on correct and broken RoPEs."""
 

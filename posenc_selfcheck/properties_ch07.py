@@ -1,3 +1,4 @@
+# Generated from course/07_train_short_test_long/properties.py by `python -m grader build`: edit there.
 """Chapter 7 properties: a decoder learns a fixed batch in a few steps, and trains its scheme too."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# Generated from course/08_positions_in_2d/properties.py by `python -m grader build`: edit there.
 """Chapter 8 properties: a 2-D property test gives the right verdict on correct and broken 2-D RoPEs."""
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ from tests.conftest import ROOT
 # every generated file (grader/checks/ids.lock.json is the ledger of released check keys: a source too, kept)
 GENERATED = ("notebooks/*.ipynb", "notebooks/zh/*.ipynb", "solutions/*.ipynb", "solutions/zh/*.ipynb",
              "posenc_ref/ch[0-9][0-9]_*.py", "posenc_ref/__init__.py", "posenc_selfcheck/data/*",
-             "grader/data/*")
+             "posenc_selfcheck/probes_ch[0-9][0-9].py", "posenc_selfcheck/properties_ch[0-9][0-9].py",
+             "posenc_selfcheck/chapter_probes.py", "posenc_selfcheck/chapter_properties.py", "grader/data/*")
 CONVENTIONS = "docs/conventions.md"
 TABLE = re.compile(r"(<!-- BEGIN GENERATED (ch\d\d):[^\n]*-->\n).*?(<!-- END GENERATED \2 -->)", re.S)
 CHAPTER = "01_sinusoidal"
@@ -74,7 +75,8 @@ def _same_as_checkout(repo):
 
 def test_the_steps_run_in_one_declared_order_and_only_write_touches_the_disk(tmp_path):
     names = [step.name for step in build.STEPS]
-    assert names == ["validate", "render", "ids", "hints", "selfcheck", "hidden", "conventions", "catalogs", "write"]
+    assert names == ["validate", "render", "ids", "hints", "probes", "selfcheck", "hidden", "conventions", "catalogs",
+                     "write"]
     for n, step in enumerate(build.STEPS):
         assert set(step.needs) <= {"check", *names[:n]}, step.name
     repo = _copy(tmp_path / "repo")

@@ -70,12 +70,12 @@ S = "shift_matrix"
 CASES = {
     "sys_exit_at_import": Case(note="sys.exit(0)"),
     "os_exit_at_import": Case(note="this statement ended the process"),
-    "exit_like_the_sandbox": Case(note="this statement ended the process (ended early)"),
+    "exit_like_the_sandbox": Case(note="this statement ended the process and was skipped (the process ended early)"),
     "sys_exit_in_exercise": Case(zero=S, feedback="SystemExit"),
     "os_exit_in_exercise": Case(zero=S, feedback="no result"),
     "infinite_loop_in_exercise": Case(zero=S, feedback="timed out", seconds=30, limits={"wall_seconds": 3}),
-    "infinite_loop_at_import": Case(note="this statement ended the process (was ended: one top-level statement ran",
-                                    seconds=35),
+    "infinite_loop_at_import": Case(note="this statement ended the process and was skipped (the process was ended: one "
+                                         "top-level statement ran", seconds=35),
     "memory_bomb": Case(zero=S, feedback="can't allocate memory", seconds=60, limits={"wall_seconds": 20}),
     "fork_outlives_parent": Case(),
     "fork_bomb": Case(zero=S, root_only=True, seconds=30, bystander=True, limits={"wall_seconds": 3}),

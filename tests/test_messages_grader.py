@@ -7,6 +7,7 @@ it). A note that crosses from the sandbox child is message data, decoded strictl
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -234,3 +235,185 @@ def test_an_exercise_not_run_reads_in_chinese(monkeypatch):
     spent.total = Limits().submission_seconds
     assert len(lines) == 1 and "submission used up" in str(spent.why("x"))
     assert [m for m in lines + [spent.why("x")] if _chinese_prose(m)] == []
+
+
+# ---- the sandbox's and the batch's last English lines (issue 26): each path triggered, read in Chinese -----------
+def _chinese_note(note):
+    """A policy.Note (what the sandbox's standard-library side says) as the report renders it, in Chinese."""
+    from grader.sandbox.host.session import note_message
+
+    return _chinese_prose(note_message(note))
+
+
+def test_the_cgroup_diagnostics_read_in_chinese(tmp_path, monkeypatch):
+    """Why no cgroup can be made (cgroup.probe, on /proc and mounts this test lays out), as the policy's note quotes
+    it, and the clean-up's notes when a process or a group outlives an exercise."""
+    from grader.sandbox.confine import cgroup, policy
+    from grader.sandbox.runtime import cleanup
+    from tests.test_sandbox_cgroup import fake_v2
+
+    bare = tmp_path / "bare"  # no cgroup mounted at all
+    bare.mkdir()
+    (bare / "mountinfo").write_text("24 1 0:22 / /proc rw,nosuid - proc proc rw\n")
+    (bare / "cgroup").write_text("0::/\n")
+    no_memory = {"/": "cpu", "/user.slice": "", "/user.slice/user-1000.slice": ""}
+    _, undelegated = fake_v2(tmp_path / "v2", enabled=no_memory)
+    v1 = tmp_path / "v1"  # a v1 memory hierarchy mounted where this user cannot write (nowhere: root or not)
+    v1.mkdir()
+    (v1 / "mountinfo").write_text(f"24 1 0:22 / {v1 / 'gone'} rw - cgroup cgroup rw,memory\n")
+    (v1 / "cgroup").write_text("4:memory:/\n")
+    reasons = [cgroup.probe(str(proc))[1] for proc in (bare, undelegated, v1, tmp_path / "no such proc")]
+    assert all(isinstance(r, policy.Note) for r in reasons), reasons
+    said = {part.id for r in reasons for part in ([r.params["v2"], r.params["v1"]] if "v2" in r.params else [r])}
+    assert len(said) == 5, said  # v2: not mounted, not delegated; v1: not mounted, not writable; /proc unreadable
+    assert [str(r) for r in reasons if _chinese_note(r)] == []
+    quoted = policy.msg("here ({reason})", reason=reasons[1])  # as policy.decide quotes the reason
+    assert _chinese_note(quoted) == []
+    outlived = []
+    for left in ([], [4321, 4322]):
+        monkeypatch.setattr(cleanup.procs, "survivors", lambda pids, seconds, left=left: left)
+        outlived.append(cleanup.outlived(None, False, 0.0))
+    assert {n.id for n in outlived} == {"{n} process(es) of this exercise outlived it and could not be killed",
+                                        "this exercise's cgroup could not be removed: a process of it outlived its end"}
+    assert [str(n) for n in outlived if _chinese_note(n)] == []
+
+
+class _Limits:
+    cpu_seconds, stmt_seconds, wall_seconds, submission_seconds = 60, 10.0, 30.0, 300.0
+    result_bytes, submission_result_bytes = 8 << 20, 100 << 20
+
+
+def _bare_session(cgroup_kind):
+    """A Session with only what its `_ended`, `_server_ended` and `_within_results_cap` read."""
+    import types
+
+    from grader.sandbox.host.session import Session
+
+    session = Session.__new__(Session)
+    session.limits, session.results_left = _Limits(), 1
+    session.capabilities = types.SimpleNamespace(cgroup=cgroup_kind)
+    session.pid, session.zygote = 1, types.SimpleNamespace(how_it_ended=lambda pid: None)
+    return session
+
+
+def test_how_an_exercises_process_ended_reads_in_chinese(tmp_path):
+    """Every way the session says a child ended (a signal, with and without a cgroup to blame; CPU time; an exit
+    status; a lost session server), each as the notes and a check's feedback say it: the grading note, the skipped
+    statement's note, the missing result."""
+    import signal
+    import types
+
+    from grader.results import collect
+    from posenc_selfcheck.evaluate import _error_message
+
+    endings = []
+    for kind in ("v2", None):
+        session = _bare_session(kind)
+        endings += [session._ended(signal.SIGKILL, 2.5), session._ended(signal.SIGKILL),
+                    session._ended(signal.SIGXCPU, 61.0), session._ended(signal.SIGXCPU)]
+    session = _bare_session("v2")
+    endings += [session._ended(3 << 8, 1.0), session._server_ended(4.0)]
+    assert all(isinstance(e, messages.Message) for e in endings), endings
+    said = [messages.msg("this statement ended the process and was skipped ({why})", why=e) for e in endings]
+    (tmp_path / "_exec.json").write_text(json.dumps([
+        {"where": "a.py:1", "timed_out": 0}, {"where": "a.py:2", "exit": "3"}, {"where": "a.py:3", "error": "E: x"}]))
+    requests = [types.SimpleNamespace(token="t0")]
+    results, log, timed_out = collect(tmp_path, requests, endings[0], 1 << 20)
+    assert timed_out == [0] and [where for where, _ in log] == ["a.py:2", "a.py:3"]  # the cut one: the session's
+    said += [log[0][1]] + [_error_message(results["t0"])[1]]
+    results, _, _ = collect(tmp_path, requests, "ok", 1 << 20)
+    said.append(_error_message(results["t0"])[1])
+    assert [str(m) for m in said if _chinese_prose(m)] == []
+
+
+def test_the_results_cap_note_reads_in_chinese(tmp_path):
+    import types
+
+    session = _bare_session("v2")
+    (tmp_path / "t0.json").write_text("{}")  # more than the one byte left
+    tried = types.SimpleNamespace(outdir=tmp_path, run=types.SimpleNamespace(log=[]))
+    session._within_results_cap(tried)
+    assert not (tmp_path / "t0.json").exists() and len(tried.run.log) == 1
+    assert _chinese_prose(tried.run.log[0][1]) == []
+
+
+def test_the_batch_gradebooks_notes_read_in_chinese(tmp_path):
+    """The gradebook written in Chinese: an entry with nothing handed in, one renamed, one the worker died on, one
+    that timed out, one refused, one nbgrader could not process; no note of its notes column carries English."""
+    import csv
+
+    from grader.assignment import get
+    from grader.batch.discovery import Entry
+    from grader.batch.reporting import write_outputs
+    from grader.batch.scheduling import _failed
+
+    out = tmp_path / "out"
+    for sub in ("results", "errors"):
+        (out / sub).mkdir(parents=True)
+    ch01 = get("ch01")
+    renamed = messages.msg("id {wanted} is another entry's: this one is {student}", wanted="bo", student="bo-2")
+    entries = {"al": Entry("al", None, "al", messages.msg("nothing handed in for {assignment}", assignment="ch01")),
+               "bo-2": Entry("bo-2", tmp_path / "bo", "bo", renamed, folder="bo"),
+               "cy": Entry("cy", tmp_path / "cy", "cy"), "di": Entry("di", tmp_path / "di", "di")}
+    hashes = {s: "h" for s in entries}
+    for student, reply in {"al": _failed("al", messages.msg("the grading worker died")),
+                           "cy": _failed("cy", messages.msg("grading did not finish within {seconds:g} s",
+                                                            seconds=600))}.items():
+        (out / "errors" / f"{student}.json").write_text(json.dumps({"error": reply.error, "message": reply.message}))
+    refusal = messages.msg("nothing handed in for this assignment")
+    for student in ("bo-2", "di"):
+        record = {"student": student, "sha256": "h", "fingerprint": "f", "run_id": "r", "total": 0.0,
+                  "max": ch01.max_points(), "exercises": {}, "notes": [], "flags": [], "checks": []}
+        if student == "di":
+            record.update(refused=str(refusal), refused_message=messages.to_json(refusal))
+        (out / "results" / f"{student}.json").write_text(json.dumps(record))
+    write_outputs(out, entries, hashes, "f", ch01, plots=False, nbgrader={"bo": "x"}, language="zh_CN")
+    with open(out / "gradebook.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    notes = {row["student"]: row["notes"] for row in rows}
+    assert all(notes.values()) and len(notes) == 4, notes  # every row has its note
+    assert {s: english_prose(n) for s, n in notes.items() if english_prose(n)} == {}
+
+
+def test_the_progress_bar_and_the_batch_commands_lines_read_in_chinese(tmp_path):
+    """The bar a grading run redraws (with an error, an estimate, then done) and the batch command's refusals."""
+    import io
+    import subprocess
+    import sys
+
+    from grader.progress import Progress
+
+    say, stream = language.phrasebook("zh_CN"), io.StringIO()
+    bar = Progress(say("grading"), 3, stream, every=0.0, say=say)
+    for ok, student in ((False, "al"), (True, "bo"), (True, "cy")):
+        bar.step(ok, student)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 3 and "1" in lines[0]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for args in (["--nbgrader-gradebook"], ["--due", "not a time"], []):
+        folder = tmp_path if args else tmp_path / "missing"
+        run = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--out", str(tmp_path / "out"),
+                              "--lang", "zh_CN", *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                             env=env)
+        assert run.returncode == 2, run.stderr[-2000:]
+        lines += [line.replace(str(tmp_path), " ") for line in run.stderr.splitlines()]
+    assert len(lines) == 6
+    assert [line for line in lines if english_prose(line)] == []
+
+
+def test_gradescopes_failure_reads_in_chinese(marked, monkeypatch):
+    """results.json when the autograder itself failed: each cause (a broken package, out of memory with and without
+    the container's limit and the assignment's need, none found), in the students' language."""
+    from grader import gradescope
+    from grader.assignment import get
+
+    outputs = []
+    for problem, memory, assignment in [("No module named 'torch'", (2048, 1), get("ch03")), ("", (None, 1), None),
+                                        ("", (2048, 1), None), ("", (None, 0), None)]:
+        monkeypatch.setattr(gradescope, "_import_problem", lambda python, problem=problem: problem)
+        monkeypatch.setattr(gradescope, "_memory_events", lambda memory=memory: memory)
+        monkeypatch.setattr(gradescope, "container_mb", lambda a: 4096 if a is not None else None)
+        for step in (messages.msg("starting the sandbox"), messages.msg("grading the submission")):
+            outputs.append(gradescope.failure(step, RuntimeError("x"), assignment, "zh_CN")["output"])
+    assert len(set(outputs)) == len(outputs) == 8
+    assert [o for o in outputs if english_prose(o.replace(MARK, " "))] == []

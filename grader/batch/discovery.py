@@ -51,7 +51,7 @@ class Entry:
     student: str  # the id: safe, unique, stable
     path: Path | None  # None: nothing handed in for this assignment
     name: str  # the entry's own name, printable (what the instructor sees in the gradebook)
-    note: str = ""  # said in the gradebook: an id that had to change, nothing handed in
+    note: object = ""  # said in the gradebook (a message, or ""): an id that had to change, nothing handed in
     submitted: str = ""  # when it was handed in, as this machine records it (ISO 8601, UTC); "" when unknown
     time_source: str = ""  # where that time comes from: "file time" (the handed-in files' time here), or ""
     folder: str = ""  # nbgrader: the student's folder name as nbgrader knows it (its student id)
@@ -124,7 +124,7 @@ def _nbgrader_entries(submitted, assignment):
         path = Path(e.path) / assignment if assignment else Path(e.path)
         item = {"stem": e.name, "name": e.name, "path": path, "folder": e.name}
         if assignment and not stat.S_ISDIR(_mode(path)):
-            item.update(path=None, note=f"nothing handed in for {assignment}")
+            item.update(path=None, note=messages.msg("nothing handed in for {assignment}", assignment=assignment))
         elif assignment:
             # the collected files' time on this machine; timestamp.txt is the student's side's (`nbgrader submit`
             # writes it, and a student can write any): kept as their claim, never used for late
@@ -161,7 +161,9 @@ def _assign(raw):
             while f"{wanted[:REPORT.student_chars - 4]}-{n}".casefold() in taken:
                 n += 1
             student = f"{wanted[:REPORT.student_chars - 4]}-{n}"
-            note = "; ".join(filter(None, [note, f"id {wanted} is another entry's: this one is {student}"]))
+            renamed = messages.msg("id {wanted} is another entry's: this one is {student}", wanted=wanted,
+                                   student=student)
+            note = messages.joined([note, renamed]) if note else renamed
         taken.add(student.casefold())
         out[student] = Entry(student, item["path"], one_line(item["name"], REPORT.entry_chars), note,
                              item.get("submitted", ""), item.get("time_source", ""), item.get("folder", ""),

@@ -50,12 +50,21 @@ def _late(entry, due):
     return "late" if datetime.fromisoformat(entry.submitted) > due else "on time"
 
 
-def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots=True, nbgrader=None):
+def _said(data, english):
+    """A message stored as JSON (messages.to_json), or, where a record has none, its English text as it is."""
+    try:
+        return messages.from_json(data) if data is not None else english
+    except (TypeError, ValueError, KeyError):
+        return english
+
+
+def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots=True, nbgrader=None, language=None):
     """gradebook.csv (a row per student, a column per exercise of the assignment), gradebook_checks.csv (a row per
     student, a column per check of the assignment, named by the check's key), lms.csv (a row per student, one
     total column), manifest.json, summary.json and .md, plots. `nbgrader`: what writing nbgrader's gradebook.db
-    gave ({nbgrader student id: "" or why nbgrader could not process the notebook}: nbgrader_export.py)."""
-    nbgrader = nbgrader or {}
+    gave ({nbgrader student id: "" or why nbgrader could not process the notebook}: nbgrader_export.py). The
+    gradebook's notes are in `language` (the settings'); the JSON files keep English."""
+    nbgrader, say = nbgrader or {}, phrasebook(language)
     records = {}
     for student in entries:
         rec = read_json(out / "results" / f"{student}.json")
@@ -73,15 +82,20 @@ def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots
     for student, entry in entries.items():
         rec = records.get(student)
         when = [entry.submitted, entry.time_source, _late(entry, due), entry.claimed]
-        nbgrader_note = f"nbgrader could not process the notebook ({nbgrader[entry.folder]}): its points were " \
-                        "written into gradebook.db directly" if nbgrader.get(entry.folder) else ""
+        nbgrader_note = say("nbgrader could not process the notebook ({why}): its points were written into "
+                            "gradebook.db directly", why=messages.verbatim(nbgrader[entry.folder])) \
+            if nbgrader.get(entry.folder) else ""
+        entry_note = say.render(entry.note) if entry.note else ""
         if rec is None:
-            reason = (errors.get(student) or {}).get("error", "not graded")
+            error = errors.get(student) or {}
+            reason = _said(error.get("message"), error.get("error", ""))
+            not_graded = say("not graded: {reason}", reason=reason) if reason else say("not graded")
             writer.writerow(_row([student, entry.name, *[""] * len(names), "", f"{top:g}", "error", *when, "",
-                                  "; ".join(filter(None, [entry.note, f"not graded: {reason}"]))]))
+                                  "; ".join(filter(None, [entry_note, not_graded]))]))
             lms_writer.writerow(_row([student, ""]))
             continue
-        notes = "; ".join(filter(None, [entry.note, rec.get("refused", ""), nbgrader_note]))
+        refused = say.render(_said(rec.get("refused_message"), rec.get("refused", ""))) if rec.get("refused") else ""
+        notes = "; ".join(filter(None, [entry_note, refused, nbgrader_note]))
         writer.writerow(_row([student, entry.name, *[f"{rec['exercises'].get(n, {}).get('score', 0):g}" for n in names],
                               f"{rec['total']:g}", f"{rec['max']:g}", "refused" if rec.get("refused") else "graded",
                               *when, "; ".join(rec["flags"]), notes]))
@@ -96,7 +110,8 @@ def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots
                          "total": records[s]["total"] if s in records else None,
                          "max": records[s]["max"] if s in records else top,
                          "submitted": entries[s].submitted, "time_source": entries[s].time_source,
-                         "late": _late(entries[s], due), "claimed_time": entries[s].claimed, "note": entries[s].note,
+                         "late": _late(entries[s], due), "claimed_time": entries[s].claimed,
+                         "note": str(entries[s].note),
                          "run_id": records[s]["run_id"] if s in records else None,
                          "result": f"results/{s}.json" if s in records else f"errors/{s}.json"}
                      for s in entries}})
@@ -104,7 +119,7 @@ def write_outputs(out, entries, hashes, fingerprint, assignment, due=None, plots
     summary["assignment"] = {"name": assignment.name, "title": assignment.title, "max": top}
     summary["late"] = sorted(s for s, e in entries.items() if _late(e, due) == "late")
     summary["refused"] = {s: r["refused"] for s, r in sorted(records.items()) if r.get("refused")}
-    summary["renamed"] = {s: e.note for s, e in entries.items() if e.note}
+    summary["renamed"] = {s: str(e.note) for s, e in entries.items() if e.note}
     if nbgrader:
         summary["nbgrader"] = {s: e.folder for s, e in entries.items() if e.folder in nbgrader}  # recorded there
         summary["nbgrader_unprocessed"] = {s: nbgrader[e.folder] for s, e in entries.items() if nbgrader.get(e.folder)}

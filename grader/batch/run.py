@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..assignment import resolve
 from ..files import read_json, write_json
+from ..language import phrasebook
 from ..progress import Progress, announce
 from ..sandbox.wire import GradeJob
 from ..settings import BATCH_TIMEOUT_SECONDS
@@ -55,40 +56,41 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
     """Grade every submission in `folder` not yet graded into `out`; write the gradebook and summary.
     `due`: an aware datetime; later submissions are flagged late. `nbgrader_gradebook`: also write the
     grades into the gradebook.db of the nbgrader course holding `folder` (grader/nbgrader_export.py)."""
-    stream = stream or sys.stderr
+    stream, say = stream or sys.stderr, phrasebook(settings.language)
     assignment = resolve(settings)
     folder, out = Path(folder).resolve(), Path(out).resolve()
     for sub in ("results", "feedback", "errors", "plots"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     for tmp in out.rglob(".*.tmp"):  # left by a run that was killed mid-write
         tmp.unlink(missing_ok=True)
-    announce(f"reading {folder}…", settings.progress, stream)
+    announce(say("reading {folder}…", folder=str(folder)), settings.progress, stream)
     used, entries = discover(folder, layout, assignment.nbgrader_name if settings.assignment else None)
     if used == "nbgrader" and layout == "auto":
-        announce(f"layout: nbgrader's submitted/<student>/<assignment>/ (every entry of {folder} fits it)",
-            settings.progress, stream)
+        announce(say("layout: nbgrader's submitted/<student>/<assignment>/ (every entry of {folder} fits it)",
+                     folder=str(folder)), settings.progress, stream)
     fingerprint, run_id = grader_fingerprint(assignment), uuid.uuid4().hex[:12]
     hashes = {student: submission_hash(entry.path, settings.read) for student, entry in entries.items()}
     todo = [s for s in entries if not _current(read_json(out / "results" / f"{s}.json"), hashes[s], fingerprint)]
     settings = settings.replace(protect=(*settings.protect, str(folder), str(out)))
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    bar = Progress("grading", len(todo), stream, settings.progress)
+    bar = Progress(say("grading"), len(todo), stream, settings.progress, say=say)
     workers = max(1, min(jobs, len(todo)))
-    announce(f"{len(entries)} submissions, {len(entries) - len(todo)} already graded; starting "
-             f"{workers if todo else 0} worker(s) (each loads torch and the sandbox: a few seconds)…",
-             settings.progress, stream)
+    announce(say("{n} submissions, {graded} already graded; starting {workers} worker(s) (each loads torch and the "
+                 "sandbox: a few seconds)…", n=len(entries), graded=len(entries) - len(todo),
+                 workers=workers if todo else 0), settings.progress, stream)
     replies, ready = [], []
     start = time.monotonic()
 
     def on_ready():
         ready.append(time.monotonic() - start)
         if len(ready) == workers:
-            announce(f"workers ready after {ready[-1]:.1f} s", settings.progress, stream)
+            announce(say("workers ready after {seconds:.1f} s", seconds=ready[-1]), settings.progress, stream)
 
     def on_reply(reply):
         if not reply.ok:
             write_json(out / "errors" / f"{reply.student}.json",
-                       {"student": reply.student, "ok": False, "error": reply.error, "run_id": run_id})
+                       {"student": reply.student, "ok": False, "error": reply.error, "message": reply.message,
+                        "run_id": run_id})
         replies.append(reply)
         bar.step(reply.ok, reply.student)
 
@@ -102,7 +104,8 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
     try:
         stats = schedule(job_list, jobs, lambda: Worker(env, settings.to_json(), REPO), timeout, on_reply, on_ready)
     except KeyboardInterrupt:
-        stream.write("\ninterrupted: graded submissions are kept; run the same command again to finish\n")
+        stream.write("\n" + say("interrupted: graded submissions are kept; run the same command again to finish")
+                     + "\n")
         raise
     finally:
         for s, handler in previous.items():
@@ -112,11 +115,12 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
     if nbgrader_gradebook:
         from ..nbgrader_export import save_to_gradebook
 
-        announce("writing the grades into nbgrader's gradebook…", settings.progress, stream)
+        announce(say("writing the grades into nbgrader's gradebook…"), settings.progress, stream)
         recorded = save_to_gradebook(folder, assignment, out, entries, settings.language)
-    announce("writing the gradebook, summary and plots…", settings.progress and bool(entries), stream)
-    summary = write_outputs(out, entries, hashes, fingerprint, assignment, due, nbgrader=recorded)
-    summary["layout"] = f"{used} layout"
+    announce(say("writing the gradebook, summary and plots…"), settings.progress and bool(entries), stream)
+    summary = write_outputs(out, entries, hashes, fingerprint, assignment, due, nbgrader=recorded,
+                            language=settings.language)
+    summary["layout"] = used  # "plain" or "nbgrader"
     write_json(out / "run.json", {
         "run_id": run_id, "folder": str(folder), "layout": used, "assignment": assignment.name, "jobs": jobs,
         "submissions": len(entries), "graded": len(todo),

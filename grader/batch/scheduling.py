@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+from ..records import messages
 from ..sandbox import procs
 from ..sandbox.wire import GradeReply, Quit, WorkerReady, WorkerStats, frame, unframe
 from ..settings import WAITS
@@ -82,9 +83,10 @@ def schedule(jobs, workers_wanted, start_worker, timeout, on_reply, on_ready=Non
                     line = w.proc.stdout.readline()
                     reply = GradeReply.from_wire(unframe(line)) if line else None
                     broken = reply is None
-                    reply = reply or GradeReply(w.job.student, False, error="the grading worker died")
+                    reply = reply or _failed(w.job.student, messages.msg("the grading worker died"))
                 elif time.monotonic() >= w.deadline:
-                    reply = GradeReply(w.job.student, False, error=f"grading did not finish within {timeout:g} s")
+                    reply = _failed(w.job.student, messages.msg("grading did not finish within {seconds:g} s",
+                                                                seconds=timeout))
                 else:
                     continue
                 if broken:
@@ -98,3 +100,8 @@ def schedule(jobs, workers_wanted, start_worker, timeout, on_reply, on_ready=Non
         for w in workers:
             w.kill()
         raise
+
+
+def _failed(student, message):
+    """The reply for a job its worker could not answer: `message` says why (in English too, as `error`)."""
+    return GradeReply(student, False, error=str(message), message=messages.to_json(message))

@@ -70,7 +70,8 @@ def grade_one(grader, job, assignment, language="en"):
     text = report_for(grade, assignment, language)
     rec = record(entry, grade, job)
     if reason:
-        rec["refused"] = str(reason)  # in English, as the record's feedback is
+        rec["refused"] = str(reason)  # in English, as the record's feedback is; "refused_message" in any language
+        rec["refused_message"] = messages.to_json(reason)
     say = phrasebook(language)
     write_atomic(out / "feedback" / f"{entry.student}.txt",
                  say("Feedback for {name}", name=entry.name) + f"\n\n{text}\n")
@@ -95,7 +96,10 @@ def main(settings_json):
         try:
             reply = grade_one(grader, job, assignment, settings.language)
         except Exception as exc:  # the grader failed: report it, keep serving
-            reply = GradeReply(job.student, False, error=f"{type(exc).__name__}: {exc}"[:REPORT.message_chars])
+            why = getattr(exc, "message", None) or messages.verbatim(str(exc)[:REPORT.message_chars])
+            said = messages.msg("{error_type}: {error}", error_type=type(exc).__name__, error=why)
+            reply = GradeReply(job.student, False, error=str(said)[:REPORT.message_chars],
+                               message=messages.to_json(said))
         channel.write(frame(reply))
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     channel.write(frame(WorkerStats(os.getpid(), own, _peak_mb(grader.pid), _peak_mb(grader.zygote_pid))))

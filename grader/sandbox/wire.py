@@ -41,14 +41,14 @@ import socket
 import time
 import types
 import typing
-from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
-    from .confine.policy import Caps, Policy
+    from .confine.policy import Caps, Note, Policy
     from .constants import SANDBOX
 except ImportError:
     from constants import SANDBOX
-    from policy import Caps, Policy
+    from policy import Caps, Note, Policy
 
 # How a sandbox child's process ends, as its session server and the grader read its wait status
 EXIT_OK = 0
@@ -379,7 +379,7 @@ class Ended(_Message):
     progress: str | None  # the child's last progress marker: a statement's index, "probes" or "done"
     dropped: int = 0  # result lines it could not parse
     oom: bool = False
-    note: str | None = None  # what the server could not do as asked (no cgroup, ...)
+    notes: list[Note] = field(default_factory=list)  # what the server could not do as asked (no cgroup, ...)
     overran: bool = False  # the server ended it: one top-level statement ran past its alarm
 
 
@@ -457,6 +457,7 @@ class GradeReply(_Message):
     max: float | None = None
     seconds: float | None = None
     error: str = ""
+    message: Json = None  # the error as message data (messages.to_json), rendered in the gradebook's language
 
 
 @dataclass

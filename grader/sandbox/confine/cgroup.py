@@ -23,21 +23,33 @@ makes sweeps the groups of processes that are gone (a grader killed before it co
 their processes are killed and the groups removed.
 """
 
+import errno
 import os
 import time
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
     from .. import procs
     from ..constants import SANDBOX
+    from .policy import msg
 except ImportError:
     import procs
     from constants import SANDBOX
+    from policy import msg
 
 PREFIX = "posenc-"
 
 
 class Unavailable(OSError):
-    """No cgroup can be made here; the message says why."""
+    """No cgroup can be made here; `note` (a policy.Note, the report's words) says why."""
+
+    def __init__(self, note):
+        super().__init__(str(note))
+        self.note = note
+
+
+def _errno_name(exc):
+    """'ENOENT': an OSError's errno by its name, which reads the same in every language."""
+    return errno.errorcode.get(exc.errno, type(exc).__name__)
 
 
 # ---- where ---------------------------------------------------------------------------------------
@@ -116,10 +128,10 @@ def locate(proc="/proc/self"):
                 continue
             if "memory" in enabled and os.access(folder, os.W_OK):
                 return Place("v2", folder, folder if "pids" in enabled else None)
-        reasons.append(f"cgroup v2 at {mount}: no folder from {member['']} upwards enables the memory "
-                       "controller in cgroup.subtree_control and may be written by this user")
+        reasons.append(msg("cgroup v2 at {mount}: no folder from {folder} upwards enables the memory controller in "
+                           "cgroup.subtree_control and may be written by this user", mount=mount, folder=member[""]))
     else:
-        reasons.append("no cgroup v2 hierarchy is mounted")
+        reasons.append(msg("no cgroup v2 hierarchy is mounted"))
     v1 = {}
     for mount, root, fstype, options in mounts:
         for controller in ("memory", "pids"):
@@ -129,17 +141,20 @@ def locate(proc="/proc/self"):
     if memory and os.path.isdir(memory) and os.access(memory, os.W_OK):
         pids = v1.get("pids")
         return Place("v1", memory, pids if pids and os.access(pids, os.W_OK) else None)
-    reasons.append("cgroup v1: " + (f"{memory} may not be written by this user" if memory
-                                    else "no memory hierarchy is mounted for this process"))
-    raise Unavailable("; ".join(reasons))
+    reasons.append(msg("cgroup v1: {folder} may not be written by this user", folder=memory) if memory
+                   else msg("cgroup v1: no memory hierarchy is mounted for this process"))
+    raise Unavailable(msg("{v2}; {v1}", v2=reasons[0], v1=reasons[1]))
 
 
 def probe(proc="/proc/self"):
-    """(kind or None, reason): what the zygote reports in its capabilities (probe.py)."""
+    """(kind or None, reason): what the zygote reports in its capabilities (probe.py); the reason for None is a
+    policy.Note, which the report renders in its reader's language."""
     try:
         place = locate(proc)
-    except (Unavailable, OSError) as exc:
-        return None, str(exc)
+    except Unavailable as exc:
+        return None, exc.note
+    except OSError as exc:  # /proc unreadable: the error's name says why (ENOENT, EACCES), in every language
+        return None, msg("the cgroup hierarchy could not be read: {error}", error=_errno_name(exc))
     return place.kind, f"{place.kind} below {place.memory}"
 
 
@@ -191,7 +206,8 @@ class Cgroup:
             group._limit(memory_bytes, pids if place.pids else None)
         except OSError as exc:
             cls(place.kind, folders).kill_and_remove(gone_seconds)
-            raise Unavailable(exc.errno, f"could not set up the cgroup {base}: {exc}") from exc
+            raise Unavailable(msg("could not set up the cgroup {group}: {error}", group=base,
+                                  error=_errno_name(exc))) from exc
         return group
 
     def _limit(self, memory_bytes, pids):

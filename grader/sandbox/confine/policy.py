@@ -78,7 +78,7 @@ class Caps:
     landlock: int = 0  # Landlock ABI, 0 when absent (landlock.abi)
     seccomp: bool = False  # seccomp.available()
     cgroup: str | None = None  # "v2", "v1", None (cgroup.probe)
-    cgroup_reason: str = ""  # why not, when None
+    cgroup_reason: str | Note = ""  # why not, when None (a Note: cgroup.probe)
     python_readable: bool = False  # root: a uid of no account, no groups reads Python (probe.python_readable_by)
     forced: str = "auto"  # POSENC_SANDBOX_MODE
 

@@ -23,6 +23,7 @@ import sys
 import time
 
 from ... import hidden_probes
+from ...records import messages
 from .. import procs, wire
 from ..errors import SandboxError
 from . import runtime_files, tmpdirs
@@ -46,7 +47,7 @@ class ZygoteClient:
             self.hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + self.timings.start_seconds))
             if self.hello is None:
                 self.close()
-                raise SandboxError("the sandbox's fork server did not start")
+                raise SandboxError(messages.msg("the sandbox's fork server did not start"))
         return {**dataclasses.asdict(self.hello.caps), "python": self.hello.python}
 
     def _fork(self, what, fds):
@@ -55,11 +56,11 @@ class ZygoteClient:
         try:
             self.channel.send(wire.Fork(what), fds=fds)
         except OSError:
-            raise SandboxError("the sandbox's fork server is gone") from None
+            raise SandboxError(messages.msg("the sandbox's fork server is gone")) from None
         forked = wire.Forked.from_wire(self.channel.receive(time.monotonic() + self.timings.fork_seconds))
         if forked is None:
             self.close()
-            raise SandboxError(f"the sandbox's fork server did not start a {what}")
+            raise SandboxError(messages.msg("the sandbox's fork server did not start a {what}", what=what))
         return int(forked.pid)
 
     def fork_session(self):

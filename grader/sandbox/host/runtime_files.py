@@ -16,6 +16,8 @@ from .. import constants
 
 SANDBOX = Path(__file__).resolve().parent.parent
 PUBLIC = SANDBOX.parent.parent / "posenc_selfcheck"
+# a chapter's public probes, course/NN_name/probes.py, as the build ships them (grader/selfcheck_code.py's name)
+CHAPTER_PROBES = "probes_ch[0-9][0-9].py"
 
 # {folder: its files}: the runtime (the zygote and what it forks), the confinement it applies, the base it shares
 # with the grader's side, the public probes
@@ -24,8 +26,8 @@ FOLDERS = {
                           "sigchld.py", "cleanup.py", "probe.py"),
     SANDBOX / "confine": ("confine.py", "jail.py", "landlock.py", "seccomp.py", "cgroup.py", "kernel.py", "policy.py"),
     SANDBOX: ("constants.py", "modes.py", "paths.py", "procs.py", "wire.py"),
-    PUBLIC: ("store.py", "messages.py", "i18n.py", "probes_base.py", "probes.py", "probes_ch03.py", "probes_ch04.py",
-             "probes_ch05.py", "probes_ch06.py", "probes_ch07.py", "probes_ch08.py", "probes_meta.py"),
+    PUBLIC: ("store.py", "messages.py", "i18n.py", "probes_base.py", "probes.py", "probes_meta.py", "chapter_probes.py",
+             *sorted(p.name for p in PUBLIC.glob(CHAPTER_PROBES))),
 }
 _listed = [(name, folder / name) for folder, names in FOLDERS.items() for name in names]
 _listed += list(hidden_probes.FILES.items())

@@ -40,7 +40,6 @@ from ..errors import SandboxError
 from . import slots, tmpdirs
 
 REPO = Path(__file__).resolve().parents[3]  # the grader's repository: the reference, the checks
-TIMED_OUT = "skipped: ran longer than {:g} s at grading time"  # child.py's words for the same
 NO_CALLS = "no candidate function can be called in this request"
 
 
@@ -252,13 +251,15 @@ class Session:
             # a statement the alarm cut here would be cut again: later children of this submission skip it
             for index in timed_out:
                 if 0 <= index < len(kept):
-                    self.skipped.setdefault(kept[index], TIMED_OUT.format(self.limits.stmt_seconds))
+                    self.skipped.setdefault(kept[index], messages.msg("skipped: ran longer than {seconds:g} s at "
+                                                                      "grading time", seconds=self.limits.stmt_seconds))
             progress = tried.progress or ""
             if not progress.isdigit() or int(progress) >= len(kept):
                 break
             # the child died while executing statement `progress`: this submission's later children skip it, and
             # this one runs again without it while its time lasts
-            self.skipped[kept[int(progress)]] = f"this statement ended the process ({tried.run.ended}); it was skipped"
+            self.skipped[kept[int(progress)]] = messages.msg("this statement ended the process and was skipped ({why})",
+                                                             why=tried.run.ended)
             if attempt == self.limits.retries or time.monotonic() >= deadline:
                 break
         run = tried.run
@@ -277,9 +278,9 @@ class Session:
         if size > self.results_left:
             for entry in files:
                 os.unlink(entry.path)
-            tried.run.log.append(("sandbox", f"results were not read: together they were over the "
-                                             f"{self.limits.submission_result_bytes >> 20} MB of results the grader "
-                                             "accepts from one submission"))
+            tried.run.log.append(("sandbox", messages.msg("results were not read: together they were over the {mb} MB "
+                                                          "of results the grader accepts from one submission",
+                                                          mb=self.limits.submission_result_bytes >> 20)))
             size = 0
         self.results_left -= size
 
@@ -342,7 +343,7 @@ class Session:
             os.close(read_end)
         if started is None:
             os.close(write_end)
-            run.ended = "the sandbox could not start this exercise"
+            run.ended = messages.msg("the sandbox could not start this exercise")
             self._close_server()
             shutil.rmtree(workdir, ignore_errors=True)
             return Attempt(run, outdir, None)
@@ -362,9 +363,11 @@ class Session:
         if ended is None:
             ended = self._until(deadline, lambda m: False)
         if ended == "late":
-            run.ended = (f"timed out after {time.monotonic() - begun:.1f} s, the time left of its wall-clock budget "
-                         f"({self.limits.wall_seconds:g} s per exercise, {self.limits.submission_seconds:g} s per "
-                         "submission)")
+            run.ended = messages.msg("the process timed out after {seconds:.1f} s, the time left of its wall-clock "
+                                     "budget ({exercise_seconds:g} s per exercise, {submission_seconds:g} s per "
+                                     "submission)", seconds=time.monotonic() - begun,
+                                     exercise_seconds=self.limits.wall_seconds,
+                                     submission_seconds=self.limits.submission_seconds)
             self._kill_submission()
             # the server reports the killed child
             ended = self._until(time.monotonic() + self.settings.sandbox.killed_seconds, lambda m: False)
@@ -373,17 +376,20 @@ class Session:
             self._close_server()
             ended = None
         elif not run.ended:
-            run.ended = ("was killed by the kernel: out of memory (its cgroup's limit)" if ended.oom else
-                         f"was ended: one top-level statement ran past {self.limits.stmt_seconds:g} s, ignoring the "
-                         "statement's alarm" if ended.overran else
+            run.ended = (messages.msg("the process was killed by the kernel: out of memory (its cgroup's limit)")
+                         if ended.oom else
+                         messages.msg("the process was ended: one top-level statement ran past {seconds:g} s, "
+                                      "ignoring the statement's alarm", seconds=self.limits.stmt_seconds)
+                         if ended.overran else
                          self._ended(ended.status, time.monotonic() - begun, started.pid, ended.progress))
-        if ended is not None and ended.note:
-            run.log.append(("sandbox", ended.note))
+        if ended is not None:
+            run.log += [("sandbox", note_message(note)) for note in ended.notes]
         if ended is not None and ended.dropped:
-            run.log.append(("sandbox", f"{ended.dropped} result line(s) were not accepted: not a result the grader "
-                                       "asked for, or over the results it accepts "
-                                       f"({self.limits.result_bytes >> 20} MB per exercise, "
-                                       f"{self.limits.submission_result_bytes >> 20} MB per submission)"))
+            run.log.append(("sandbox", messages.msg("{n} result line(s) were not accepted: not a result the grader "
+                                                    "asked for, or over the results it accepts ({exercise_mb} MB per "
+                                                    "exercise, {submission_mb} MB per submission)", n=ended.dropped,
+                                                    exercise_mb=self.limits.result_bytes >> 20,
+                                                    submission_mb=self.limits.submission_result_bytes >> 20)))
         shutil.rmtree(workdir, ignore_errors=True)
         return Attempt(run, outdir, ended.progress if ended is not None else None)
 
@@ -413,21 +419,31 @@ class Session:
     def _server_ended(self, seconds):
         """Why the session server is gone (the zygote reaped it and says how), with the time it had run."""
         status = self.zygote.how_it_ended(self.pid) if self.pid is not None else None
-        how = "for a reason the grader could not learn" if status is None else describe_status(status)
-        return f"was lost: the sandbox's session server ended after {seconds:.3g} s ({how})"
+        how = messages.msg("for a reason the grader could not learn") if status is None else describe_status(status)
+        return messages.msg("the process was lost: the sandbox's session server ended after {seconds:.3g} s ({how})",
+                            seconds=seconds, how=how)
 
     def _ended(self, status, seconds=None, pid=None, progress=None):
-        after = f" after {seconds:.3g} s" if seconds is not None else ""
+        seconds = -1.0 if seconds is None else seconds  # a negative time: not measured, not said
         if os.WIFSIGNALED(status):
             if os.WTERMSIG(status) == signal.SIGXCPU:
-                return f"ran out of CPU time ({self.limits.cpu_seconds} s){after}"
-            why = "" if self.capabilities.cgroup else ", perhaps by the kernel for want of memory (no cgroup here says)"
-            return f"was {describe_status(status)}{after}{why}"
+                return (messages.msg("the process ran out of CPU time ({limit} s) after {seconds:.3g} s",
+                                     limit=self.limits.cpu_seconds, seconds=seconds) if seconds >= 0 else
+                        messages.msg("the process ran out of CPU time ({limit} s)", limit=self.limits.cpu_seconds))
+            how = describe_status(status)
+            if self.capabilities.cgroup:
+                return (messages.msg("the process was {how} after {seconds:.3g} s", how=how, seconds=seconds)
+                        if seconds >= 0 else messages.msg("the process was {how}", how=how))
+            return (messages.msg("the process was {how} after {seconds:.3g} s, perhaps by the kernel for want of "
+                                 "memory (no cgroup here says)", how=how, seconds=seconds) if seconds >= 0 else
+                    messages.msg("the process was {how}, perhaps by the kernel for want of memory (no cgroup here "
+                                 "says)", how=how))
         code = os.WEXITSTATUS(status)
         if code == wire.EXIT_SETUP_FAILED and progress is None:  # before the first statement: the grader's problem
-            raise SandboxError("the sandbox could not confine a child (see grader/sandbox/confine/confine.py); "
-                               "set POSENC_SANDBOX_MODE=user to grade with weaker isolation")
-        return "ok" if code == 0 else "ended early"  # the exit status is the learner's to choose: not shown
+            raise SandboxError(messages.msg("the sandbox could not confine a child (see grader/sandbox/confine/"
+                                            "confine.py); set POSENC_SANDBOX_MODE=user to grade with weaker isolation"))
+        # the exit status is the learner's to choose: not shown
+        return "ok" if code == 0 else messages.msg("the process ended early")
 
 
 def describe_status(status):
@@ -438,7 +454,7 @@ def describe_status(status):
             name = signal.Signals(sig).name
         except ValueError:
             name = "unknown"
-        return f"killed by signal {sig} ({name})"
+        return messages.msg("killed by signal {signal} ({name})", signal=sig, name=name)
     if os.WIFEXITED(status):
-        return f"exited with status {os.WEXITSTATUS(status)}"
-    return f"ended (wait status {status})"
+        return messages.msg("exited with status {status}", status=os.WEXITSTATUS(status))
+    return messages.msg("ended (wait status {status})", status=status)

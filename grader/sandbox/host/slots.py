@@ -12,6 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from ...records import messages
 from .. import procs
 from ..errors import SandboxError
 
@@ -22,7 +23,8 @@ def slots_dir():
     path.mkdir(mode=0o700, exist_ok=True)
     info = path.lstat()
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o077:
-        raise SandboxError(f"{path} is not a private root-owned folder; remove it and grade again")
+        raise SandboxError(messages.msg("{path} is not a private root-owned folder; remove it and grade again",
+                                        path=str(path)))
     return path
 
 
@@ -45,4 +47,4 @@ def acquire_uid(base, slots):
             continue
         procs.kill_all(lambda: procs.uid_pids(uid))  # left over by a grader that was killed
         return fd, uid
-    raise SandboxError("no free sandbox user id (all lock files are held)")
+    raise SandboxError(messages.msg("no free sandbox user id (all lock files are held)"))

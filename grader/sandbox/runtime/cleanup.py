@@ -12,9 +12,11 @@ import shutil
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
     from .. import procs
     from ..confine.kernel import libc
+    from ..confine.policy import msg
 except ImportError:
     import procs
     from kernel import libc
+    from policy import msg
 
 
 def kill_and_reap(uid):
@@ -32,13 +34,13 @@ def kill_and_reap(uid):
 
 def outlived(uid, group_removed, seconds):
     """Verify that nothing of the exercise is left (below this process; of its uid; in its cgroup), giving what was
-    killed `seconds` to go: a sentence for the report when something is, else None."""
+    killed `seconds` to go: a sentence for the report (a policy.Note) when something is, else None."""
     left = procs.survivors(lambda: procs.descendants(os.getpid()) + (procs.uid_pids(uid) if uid is not None else []),
                            seconds)
     if not left and group_removed:
         return None
-    return (f"{len(left)} process(es) of this exercise outlived it and could not be killed" if left
-            else "this exercise's cgroup could not be removed: a process of it outlived its end")
+    return (msg("{n} process(es) of this exercise outlived it and could not be killed", n=len(left)) if left
+            else msg("this exercise's cgroup could not be removed: a process of it outlived its end"))
 
 
 # ---- what no namespace took away ---------------------------------------------------------------------------

@@ -38,6 +38,7 @@ import kernel
 import sigchld
 import wire
 from constants import SANDBOX
+from policy import msg
 
 NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 
@@ -150,8 +151,8 @@ def _reap(wake_fd, pid, read_fd, receiver, job):
 
 
 def _group(job, n):
-    """(a fresh memory cgroup for one child as the policy asks, or None; a note for the report when it asked
-    for one that could not be made)."""
+    """(a fresh memory cgroup for one child as the policy asks, or None; a note for the report (a policy.Note) when
+    it asked for one that could not be made)."""
     rule = job.policy
     if not rule.cgroup_mb:
         return None, None
@@ -160,9 +161,10 @@ def _group(job, n):
                                     gone_seconds=job.gone_seconds), None
     except OSError:
         if rule.memory_mb is None:
-            return None, ("no cgroup could be made for this exercise, and it had no address-space limit: it ran "
-                          "without a memory limit")
-        return None, "no cgroup could be made for this exercise, so only its address space was limited (RLIMIT_AS)"
+            return None, msg("no cgroup could be made for this exercise, and it had no address-space limit: it ran "
+                             "without a memory limit")
+        return None, msg("no cgroup could be made for this exercise, so only its address space was limited "
+                         "(RLIMIT_AS)")
 
 
 def run_exercise(job, request_fd, out, n, catalog, wake_fd):
@@ -198,14 +200,14 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd):
     cleanup.kill_and_reap(job.uid)
     oom = group is not None and group.oom_killed()
     removed = group.kill_and_remove(job.gone_seconds) if group is not None else True
-    note = "; ".join(filter(None, [note, cleanup.outlived(job.uid, removed, job.gone_seconds)]))
+    notes = [n for n in (note, cleanup.outlived(job.uid, removed, job.gone_seconds)) if n is not None]
     if rule.clean_ipc == "uid":
         cleanup.remove_sysv_ipc(job.uid)
     elif rule.clean_ipc == "new":
         cleanup.remove_sysv_ipc(os.getuid(), keep=ipc_before)
     if rule.clean_files_of_uid:
         cleanup.remove_files_of(job.uid)
-    out.send(wire.Ended(pid, status, receiver.progress, receiver.dropped, oom, note, overran))
+    out.send(wire.Ended(pid, status, receiver.progress, receiver.dropped, oom, notes, overran))
 
 
 def serve(sock, catalog):
