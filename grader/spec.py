@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import builtins
+import copy
 import dataclasses
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 ID = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
+GRADER_ONLY = ("twin", "twin_of", "proves_work")  # a check's fields that stay in the grader (left out of Check.spec)
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,10 @@ class Check:
 
     def spec(self):
         """The JSON-able form shared with the self-check and the sandbox."""
-        d = asdict(self)
-        del d["twin"], d["twin_of"], d["proves_work"]  # a twin's draws never leave the grader
+        # a copy of every field but the twin's (its draws never leave the grader), taken without copying them first:
+        # a twin may hold thousands of drawn prompts, and a judgement asks for its check's spec
+        d = {f.name: copy.deepcopy(getattr(self, f.name)) for f in dataclasses.fields(self)
+             if f.name not in GRADER_ONLY}
         d["key"] = self.key  # "id" stays the check's id within its exercise
         d["mentions"] = list(self.mentions)
         d["mistakes"] = list(self.mistakes)
