@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 ID = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
@@ -120,6 +121,42 @@ def draw_float(lo, hi, digits=4, log=False, name=None):
 
 def draw_choice(*options, name=None):
     return {"draw": "choice", "of": list(options), "name": name}
+
+
+class Options(Sequence):
+    """The options of `draw_among`, made by `make()` the first time a draw (or a count) needs them, then kept."""
+
+    def __init__(self, make):
+        self._make, self._made = make, None
+
+    def _options(self):
+        if self._made is None:
+            self._made = list(self._make())
+            if any(_named_draws(o) for o in self._made):
+                raise ValueError("draw_among's options hold a named draw: declare it with draw_choice")
+        return self._made
+
+    def __len__(self):
+        return len(self._options())
+
+    def __getitem__(self, index):
+        return self._options()[index]
+
+
+def draw_among(make):
+    """draw_choice among the options `make()` returns, made only when a student's draw needs them: a twin's thousands
+    of prompts cost nothing to load the course, nor to grade another exercise. For twins only (a main check's
+    params are part of its meaning), and with no named draw in them (a `same` elsewhere could not find it)."""
+    return {"draw": "choice", "of": Options(make), "name": None}
+
+
+def _named_draws(value):
+    if isinstance(value, dict):
+        named = value.get("draw") not in (None, "same") and value.get("name")  # what unseen._Draws declares
+        return bool(named) or any(_named_draws(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_named_draws(v) for v in value)
+    return False
 
 
 def same(name, times=1, plus=0):
