@@ -132,8 +132,6 @@ class Options(Sequence):
     def _options(self):
         if self._made is None:
             self._made = list(self._make())
-            if any(_named_draws(o) for o in self._made):
-                raise ValueError("draw_among's options hold a named draw: declare it with draw_choice")
         return self._made
 
     def __len__(self):
@@ -146,8 +144,20 @@ class Options(Sequence):
 def draw_among(make):
     """draw_choice among the options `make()` returns, made only when a student's draw needs them: a twin's thousands
     of prompts cost nothing to load the course, nor to grade another exercise. For twins only (a main check's
-    params are part of its meaning), and with no named draw in them (a `same` elsewhere could not find it)."""
+    params are part of its meaning), and with no named draw in them (unseen._Draws does not look for names there:
+    `named_among` finds one, and build --check refuses it)."""
     return {"draw": "choice", "of": Options(make), "name": None}
+
+
+def named_among(value):
+    """True when draw_among's options somewhere in `value` hold a named draw."""
+    if isinstance(value, dict):
+        if isinstance(value.get("of"), Options):
+            return any(_named_draws(o) for o in value["of"])
+        return any(named_among(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(named_among(v) for v in value)
+    return False
 
 
 def _named_draws(value):
