@@ -1,8 +1,8 @@
 """The zygote: the sandbox's forking server. It runs in its own interpreter (`python -I`, from a runtime
 folder that holds only the files host/runtime_files.py lists), never inside the grader.
 
-It imports torch (and matplotlib, and warms up the meta device) once, probes what the machine allows
-(probe.py) and says so in its hello line, then forks, on the grader's request:
+It probes what the machine allows (probe.py), imports torch (and matplotlib, and warms up the meta device) once,
+and says what it found in its hello line, then forks, on the grader's request:
 
 - a **session server** (session_server.py) for one submission, which forks one confined child
   (child.py) per run of an exercise. The zygote never receives a submission's code or results: a session
@@ -19,7 +19,7 @@ AskEnded(pid) with WaitStatus (a wait status or None). What a session says is in
 A grader that wants its trusted grading process at once hands the zygote that process's three sockets when it
 starts it (argv): the zygote forks it as soon as torch is loaded, says Forked(pid) before its Hello, and says Hello
 on that process's control socket too. The process then reads the submission and computes the reference's answers
-while the zygote loads pyplot and probes the machine; it asks for its first session once it has the Hello.
+while the zygote loads pyplot; it asks for its first session once it has the Hello.
 """
 
 import os
@@ -33,11 +33,22 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the runtime files (host/runtime_files.py lists them) are copied flat beside this one
 
-import bootstrap  # noqa: E402
 import kernel  # noqa: E402
 import paths  # noqa: E402
 import policy  # noqa: E402
 import probe  # noqa: E402
+
+# argv: the control socket's fd, the sandbox mode (POSENC_SANDBOX_MODE), the first user id the sandbox may
+# borrow (settings.uid_base: the probe asks whether such a uid can read Python), the three sockets of a trusted
+# grading process to fork at once ("a,b,c" as Fork("grader") carries them; "-": none), then the hidden probe
+# modules copied beside the public ones (grader/hidden_probes.MODULE_NAMES: never the hidden candidates)
+CONTROL_FD, MODE, UID_BASE = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+EARLY_GRADER = [] if sys.argv[4] == "-" else [int(fd) for fd in sys.argv[4].split(",")]
+# what the machine allows, probed in throw-away children before torch is loaded: a fork of this small process
+# costs a millisecond, one of it with torch tens of them
+CAPS = probe.capabilities(MODE, UID_BASE)
+
+import bootstrap  # noqa: E402
 import probes  # noqa: E402
 import procs  # noqa: E402
 import session_server  # noqa: E402
@@ -46,12 +57,6 @@ import torch  # noqa: E402,F401  (imported once, before any fork)
 import wire  # noqa: E402
 from constants import SANDBOX  # noqa: E402
 
-# argv: the control socket's fd, the sandbox mode (POSENC_SANDBOX_MODE), the first user id the sandbox may
-# borrow (settings.uid_base: the probe asks whether such a uid can read Python), the three sockets of a trusted
-# grading process to fork at once ("a,b,c" as Fork("grader") carries them; "-": none), then the hidden probe
-# modules copied beside the public ones (grader/hidden_probes.MODULE_NAMES: never the hidden candidates)
-CONTROL_FD, MODE, UID_BASE = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-EARLY_GRADER = [] if sys.argv[4] == "-" else [int(fd) for fd in sys.argv[4].split(",")]
 CATALOG = probes.catalog(*[__import__(name) for name in sys.argv[5:]])
 probes.warm_up()  # the meta device's first use costs about a second: pay it here, once, before any fork
 
@@ -141,7 +146,7 @@ def main():
         children.add(pid)
         controls[control].send(wire.Forked(pid))
     _load_pyplot()
-    hello = wire.Hello(policy.Caps(**probe.capabilities(MODE, UID_BASE)), paths.python_paths())
+    hello = wire.Hello(policy.Caps(**CAPS), paths.python_paths())
     sigchld.wake_up_pipe()
     controls[control].send(hello)
     if early is not None:
