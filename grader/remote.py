@@ -111,6 +111,9 @@ class RemoteGrader:
         """`student`, `assignment`: what the draws are keyed on (grading.Grader.grade)."""
         self.channel.send(GradeSubmission(str(Path(submission).absolute()),  # its working folder is not ours
                                           student or "", assignment or ""))
+        from .checks import by_key
+
+        by_key()  # the course's checks, which the grade's verdicts name, loaded while the submission is graded
         while True:
             message = self.channel.receive()
             if message is None:
@@ -129,8 +132,6 @@ class RemoteGrader:
             graded = Graded.from_wire(message)
             if graded is None:
                 raise SandboxError("the grading process answered with something other than a grade")
-            from .checks import by_key
-
             grade = Grade.from_json(graded.grade, by_key())
             grade.submission = str(submission)
             return grade
