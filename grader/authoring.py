@@ -173,6 +173,7 @@ def twin_problems(checks):
     a twin without draws, or draws that can give fewer than Settings' twins.min_space inputs (a main check is its
     own twin)."""
     from .settings import TWINS
+    from .spec import named_among
     from .twins import scored, twins_of
     from .unseen import space
 
@@ -188,6 +189,8 @@ def twin_problems(checks):
             out.append(f"{check.key} has no twin: declare twin= (params with draws) beside it (grader/twins.py)")
             continue
         out += [f"twin {t.key} draws nothing" for t in drawn if not t.unseen]
+        out += [f"twin {t.key}: draw_among's options hold a named draw (declare them with draw_choice)" for t in drawn
+                if named_among([t.params, t.property_params])]
         n = 1
         for t in drawn:
             n *= space([t.params, t.property_params])

@@ -198,21 +198,25 @@ def _assignment(args):
 
 
 def cmd_grade(args):
+    from .remote import RemoteGrader, SandboxError, start_sandbox
+
+    start = time.perf_counter()
+    settings = _settings(args, cuda_only=args.cuda_only)
+    # the sandbox's zygote first: its torch import, and the trusted grading process it forks as soon as torch is
+    # loaded, overlap what this process imports and reads meanwhile (the course's checks, the assignment)
+    zygote = start_sandbox(settings)
     from .assignment import report_for
     from .files import write_json
     from .language import phrasebook
     from .progress import Progress, announce
-    from .remote import RemoteGrader, SandboxError
     from .report import gradescope_json
     from .submission import SubmissionError
 
-    start = time.perf_counter()
     assignment = _assignment(args)
-    settings = _settings(args, cuda_only=args.cuda_only)
     say = phrasebook(settings.language)
     announce(say("starting the sandbox and loading the reference…"), enabled=not args.quiet)
     # grades in a fork of the sandbox's zygote: this process never loads torch
-    grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
+    grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None, zygote)
     startup = time.perf_counter() - start
     bar = None
 

@@ -272,15 +272,16 @@ class Grader:
         for ex in runnable:
             by_exercise[ex] = [unseen.resolve(c, ident, known) if c.unseen else c for c in by_exercise[ex]]
         # the reference's answers to visible checks while the zygote may still be importing torch; those of hidden
-        # checks, main checks and twins once the visible clock has stopped (their drawn sizes set how long they take)
+        # checks, main checks and twins once the visible clock has stopped (their drawn sizes set how long they take),
+        # in a thread of their own while the hidden children run
         self._warm_reference(by_exercise, runnable, cuda, visible=True)
         notes = [n for f in files for n in f.notes] + ([] if student else [NO_STUDENT])
-        results, logs, session = {}, {VISIBLE: [], HIDDEN: []}, None
+        results, logs, session, hidden_answers = {}, {VISIBLE: [], HIDDEN: []}, None, None
         try:
             for phase in (VISIBLE, HIDDEN):
                 if phase == HIDDEN:  # the clock the report shows stops here: hidden children's time tells their inputs
                     visible_seconds = time.perf_counter() - start
-                    self._warm_reference(by_exercise, runnable, cuda, visible=False)
+                    hidden_answers = _Meanwhile(self._warm_reference, by_exercise, runnable, cuda, False, False)
                 for n, exercise in enumerate(runnable):
                     graded = [c for c in by_exercise[exercise] if (cuda or not c.cuda)
                               and (c.visible if phase == VISIBLE else not c.visible)]
@@ -308,6 +309,9 @@ class Grader:
         finally:
             if session is not None:
                 session.close()
+            if hidden_answers is not None:
+                hidden_answers.join()  # before any judgement; what it raised is raised here
+                self._warm_reference(by_exercise, runnable, cuda, visible=False, forks=True)
         verdicts = []
         for exercise, exercise_checks in by_exercise.items():
             if exercise not in runnable:
@@ -324,13 +328,17 @@ class Grader:
         return Grade(str(submission), verdicts, notes, visible_seconds, flags, hidden_notes)
 
     @staticmethod
-    def _warm_reference(by_exercise, runnable, cuda, visible):
-        """The reference's answers to the visible checks (`visible`), or to the others, computed ahead of judging."""
-        from . import reference
+    def _warm_reference(by_exercise, runnable, cuda, visible, forks=None):
+        """The reference's answers to the visible checks (`visible`), or to the others, computed ahead of judging.
+        `forks`: only the checks whose probe forks a process (True: such a probe says so, `probe.forks`), or only the
+        others (False), or all (None). A process forks from its main thread only (grading._Meanwhile)."""
+        from . import hidden_probes, reference
 
+        catalog = hidden_probes.catalog()
         for ex in runnable:
             for c in by_exercise[ex]:
-                if (cuda or not c.cuda) and c.expect in SHAPED and c.visible == visible:
+                if (cuda or not c.cuda) and c.expect in SHAPED and c.visible == visible and \
+                        forks in (None, getattr(catalog.get(c.probe), "forks", False)):
                     reference.answer(c)
 
     @staticmethod
@@ -365,6 +373,32 @@ def _in_run_order(params):
         params = {**params, "candidates": list(params["candidates"])}
         secrets.SystemRandom().shuffle(params["candidates"])
     return params
+
+
+class _Meanwhile:
+    """`fn(*args)` in a thread of its own, from now until `join()`, which raises what it raised. Only the reference
+    runs there (the hidden checks' answers, while their children run in the sandbox), never a probe that forks (a
+    fork from a thread could inherit a lock the main thread holds): the main thread meanwhile only drives the
+    session and computes the candidates' values, never a probe of the reference."""
+
+    def __init__(self, fn, *args):
+        from . import hidden_probes
+
+        hidden_probes.catalog()  # loaded here first, never by two threads at once
+        self.error = None
+        self.thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self.thread.start()
+
+    def _run(self, fn, args):
+        try:
+            fn(*args)
+        except BaseException as exc:
+            self.error = exc
+
+    def join(self):
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
 
 
 class _Budget:

@@ -1,7 +1,7 @@
 """Grading in a process forked from the sandbox's zygote, so that the grader's own process never
 imports torch (about two seconds of CPU that would otherwise compete with the zygote's start).
 
-    grader = RemoteGrader(settings)        # starts the zygote, then forks a trusted grading process from it
+    grader = RemoteGrader(settings)        # starts the zygote, which forks a trusted grading process once torch is in
     grade = grader.grade("submission/")    # the same Grade as grader.grading.Grader gives
 
 The forked process runs the grader's own code (grader.grading.Grader, the reference, the hidden checks)
@@ -18,7 +18,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from .checks import by_key
 from .records import Grade, messages
 from .sandbox.errors import SandboxError
 from .sandbox.host.client import Zygote, ZygoteClient
@@ -46,6 +45,8 @@ def serve(sock, control, hello, setup):
     # by every grader on the machine (two batch workers must never borrow the same uid)
     tempfile.tempdir = setup.tmp
     channel = Channel(sock)
+    from .checks import by_key
+
     checks = None if setup.checks is None else [by_key()[k] for k in setup.checks]
     grader = Grader(settings, checks, zygote=ZygoteClient(control, settings.sandbox, hello))
     while True:
@@ -87,12 +88,19 @@ def _limit_memory(megabytes):
 
 
 # ---- in the grader's process ------------------------------------------------------------------------------------
+def start_sandbox(settings):
+    """This process's zygote, started (when it is not yet) with a trusted grading process that it forks as soon as
+    torch is loaded: the first RemoteGrader on it takes that one. Called first thing, it lets the zygote's start
+    overlap whatever this process does before grading (this module imports no check, no torch)."""
+    return Zygote.start(settings, early_grader=True)
+
+
 class RemoteGrader:
     """grader.grading.Grader's interface, the grading done in a trusted fork of the zygote."""
 
     def __init__(self, settings, checks=None, zygote=None):
         self.settings = settings
-        zygote = zygote or Zygote.start(settings)
+        zygote = zygote or start_sandbox(settings)
         sock, self.pid = zygote.fork_grader()
         self.zygote_pid = zygote.proc.pid
         self.channel = Channel(sock)
@@ -103,6 +111,9 @@ class RemoteGrader:
         """`student`, `assignment`: what the draws are keyed on (grading.Grader.grade)."""
         self.channel.send(GradeSubmission(str(Path(submission).absolute()),  # its working folder is not ours
                                           student or "", assignment or ""))
+        from .checks import by_key
+
+        by_key()  # the course's checks, which the grade's verdicts name, loaded while the submission is graded
         while True:
             message = self.channel.receive()
             if message is None:

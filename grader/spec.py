@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import builtins
+import copy
 import dataclasses
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 ID = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
+GRADER_ONLY = ("twin", "twin_of", "proves_work")  # a check's fields that stay in the grader (left out of Check.spec)
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,10 @@ class Check:
 
     def spec(self):
         """The JSON-able form shared with the self-check and the sandbox."""
-        d = asdict(self)
-        del d["twin"], d["twin_of"], d["proves_work"]  # a twin's draws never leave the grader
+        # a copy of every field but the twin's (its draws never leave the grader), taken without copying them first:
+        # a twin may hold thousands of drawn prompts, and a judgement asks for its check's spec
+        d = {f.name: copy.deepcopy(getattr(self, f.name)) for f in dataclasses.fields(self)
+             if f.name not in GRADER_ONLY}
         d["key"] = self.key  # "id" stays the check's id within its exercise
         d["mentions"] = list(self.mentions)
         d["mistakes"] = list(self.mistakes)
@@ -116,6 +121,52 @@ def draw_float(lo, hi, digits=4, log=False, name=None):
 
 def draw_choice(*options, name=None):
     return {"draw": "choice", "of": list(options), "name": name}
+
+
+class Options(Sequence):
+    """The options of `draw_among`, made by `make()` the first time a draw (or a count) needs them, then kept."""
+
+    def __init__(self, make):
+        self._make, self._made = make, None
+
+    def _options(self):
+        if self._made is None:
+            self._made = list(self._make())
+        return self._made
+
+    def __len__(self):
+        return len(self._options())
+
+    def __getitem__(self, index):
+        return self._options()[index]
+
+
+def draw_among(make):
+    """draw_choice among the options `make()` returns, made only when a student's draw needs them: a twin's thousands
+    of prompts cost nothing to load the course, nor to grade another exercise. For twins only (a main check's
+    params are part of its meaning), and with no named draw in them (unseen._Draws does not look for names there:
+    `named_among` finds one, and build --check refuses it)."""
+    return {"draw": "choice", "of": Options(make), "name": None}
+
+
+def named_among(value):
+    """True when draw_among's options somewhere in `value` hold a named draw."""
+    if isinstance(value, dict):
+        if isinstance(value.get("of"), Options):
+            return any(_named_draws(o) for o in value["of"])
+        return any(named_among(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(named_among(v) for v in value)
+    return False
+
+
+def _named_draws(value):
+    if isinstance(value, dict):
+        named = value.get("draw") not in (None, "same") and value.get("name")  # what unseen._Draws declares
+        return bool(named) or any(_named_draws(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_named_draws(v) for v in value)
+    return False
 
 
 def same(name, times=1, plus=0):

@@ -97,7 +97,8 @@ class _Draws:
                 self._declare(v)
         elif isinstance(value, (list, tuple)):
             for v in value:
-                self._declare(v)
+                if isinstance(v, (dict, list, tuple)):  # (a call less for each of a long list's numbers)
+                    self._declare(v)
 
     def _number(self):
         self.n += 1

@@ -20,7 +20,7 @@ from grader.checks import all_checks, chapter_checks, exercises
 from grader.grading import Grader
 from grader.records import Statement, Status
 from grader.report import gradescope_json, text_report
-from grader.spec import SEED, Check, draw_choice, draw_int, has_draws, same, shuffled
+from grader.spec import SEED, Check, draw_among, draw_choice, draw_int, has_draws, same, shuffled
 from posenc_selfcheck.runner import public_checks
 from tests.conftest import settings
 from tests.test_hostile import HOSTILE, honest_source
@@ -87,6 +87,33 @@ def test_a_shuffle_is_a_permutation_and_its_order_varies():
     check = Check("x", "drawn", "call", {"candidates": shuffled(*"abcdef")}, main=True, id="drawn")
     orders = {tuple(unseen.resolve(check, _ident(str(n))).params["candidates"]) for n in range(20)}
     assert all(sorted(o) == list("abcdef") for o in orders) and len(orders) > 10
+
+
+def test_draw_among_draws_what_draw_choice_draws_and_makes_its_options_only_for_a_draw():
+    made = []
+
+    def options():
+        made.append(1)
+        return [{"n": n, "base": {"draw": "float", "lo": 10.0, "hi": 1e4, "digits": 4, "log": True}} for n in range(50)]
+
+    lazy = Check("x", "drawn", "call", {"args": [draw_among(options), draw_int(1, 9)]}, main=True, id="drawn")
+    assert not made and lazy.unseen  # declaring the check made nothing
+    eager = Check("x", "drawn", "call", {"args": [draw_choice(*options()), draw_int(1, 9)]}, main=True, id="drawn")
+    for n in range(30):
+        assert unseen.resolve(lazy, _ident(str(n))).params == unseen.resolve(eager, _ident(str(n))).params
+    assert len(made) == 2  # once for the eager check, once (kept) for the lazy one
+    assert unseen.space(lazy.params) == unseen.space(eager.params) == 50 * 9000 * 9
+
+
+def test_a_named_draw_among_draw_among_options_is_refused_by_the_build():
+    from grader.authoring import twin_problems
+
+    named = Check("x", "scored", "call", {"args": [1]}, id="scored",
+                  twin={"args": [draw_among(lambda: [draw_int(1, 10 ** 6, name="n")]), same("n")]})
+    assert any("named draw" in p for p in twin_problems([named]))
+    plain = Check("x", "scored", "call", {"args": [1]}, id="scored",
+                  twin={"args": [draw_among(lambda: [draw_int(1, 10 ** 6)]), draw_int(1, 10 ** 6)]})
+    assert not any("named draw" in p for p in twin_problems([plain]))
 
 
 def test_draws_stay_in_their_range_and_step():

@@ -4,7 +4,7 @@ interleaved_to_half_perm, check_relative_property, RoPEAttention."""
 
 from grader.checks.mutation import Catalogue
 from grader.exercise import Exercise, declared
-from grader.spec import SEED, Check, Mistake, draw_choice, draw_float, draw_int, find, same, unseen_like
+from grader.spec import SEED, Check, Mistake, draw_among, draw_float, draw_int, find, same, unseen_like
 
 
 def randn(*shape, seed=0, scale=1.0):
@@ -742,13 +742,13 @@ ROPE_ATTENTION_CHECKS = [
     Check(MODULE, "d_model not divisible by num_heads raises ValueError", "raises",
           {"ctor_args": [30, 4], "ctor_kwargs": {}}, expect="raises", mentions=("num_heads",),
           public=True, id="d_model_not_divisible_num_heads_raises",
-          twin=draw_choice(*[{"ctor_args": [d, h], "ctor_kwargs": {}} for h in range(2, 17) for d in range(h + 1, 101)
-                             if d % h])),
+          twin=draw_among(lambda: [{"ctor_args": [d, h], "ctor_kwargs": {}} for h in range(2, 17)
+                                   for d in range(h + 1, 101) if d % h])),
     Check(MODULE, "an odd head width raises ValueError naming head_dim", "raises",
           {"ctor_args": [12, 4], "ctor_kwargs": {}}, expect="raises", mentions=("head_dim",),
           public=True, id="odd_head_width_raises_valueerror_naming",
-          twin=draw_choice(*[{"ctor_args": [h * w, h], "ctor_kwargs": {"base": drawn_base()}}
-                             for h in range(1, 17) for w in range(1, 64, 2)])),
+          twin=draw_among(lambda: [{"ctor_args": [h * w, h], "ctor_kwargs": {"base": drawn_base()}}
+                                   for h in range(1, 17) for w in range(1, 64, 2)])),
     *[
         Check(MODULE, f"on CUDA in {dtype}: full forward", "rope_attention",
               attention(randn(2, 33, 32, seed=10), device="cuda", dtype=dtype), cuda=True, hint=DEVICE_HINT,

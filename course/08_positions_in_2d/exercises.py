@@ -4,7 +4,20 @@ mrope_position_ids, mrope_cos_sin."""
 
 from grader.checks.mutation import Catalogue
 from grader.exercise import Exercise, declared
-from grader.spec import MAIN, RESEEDED, SEED, Check, Mistake, draw_choice, draw_float, draw_int, find, same, unseen_like
+from grader.spec import (
+    MAIN,
+    RESEEDED,
+    SEED,
+    Check,
+    Mistake,
+    draw_among,
+    draw_choice,
+    draw_float,
+    draw_int,
+    find,
+    same,
+    unseen_like,
+)
 
 RESIZE, SINCOS, AXIAL, PROPERTY, IDS, MROPE = ("resize_position_table_2d", "sincos_2d_table", "axial_rope_cos_sin",
                                                "check_axial_property", "mrope_position_ids", "mrope_cos_sin")
@@ -580,9 +593,9 @@ AXIAL_ROPE_COS_SIN_CHECKS = [
           id="ids_0_16_head_dim_16"),
     Check(AXIAL, "Qwen2-VL's patch order (2x2 blocks) for a 4x6 and a 2x2 grid, head_dim=32", "call_ints",
           axial(long(QWEN_IDS), 32), public=True, mistakes=AXIAL_MISTAKES, id="qwen_order_head_dim_32",
-          twin=draw_choice(*[axial(long(qwen_order(h, w) + qwen_order(*second)), head_dim, base=drawn_base())
-                             for h in (2, 4, 6) for w in (2, 4, 6, 8) for second in ((2, 2), (2, 4), (4, 2))
-                             for head_dim in (8, 16, 32, 64, 80)])),
+          twin=draw_among(lambda: [axial(long(qwen_order(h, w) + qwen_order(*second)), head_dim, base=drawn_base())
+                                   for h in (2, 4, 6) for w in (2, 4, 6, 8) for second in ((2, 2), (2, 4), (4, 2))
+                                   for head_dim in (8, 16, 32, 64, 80)])),
     Check(AXIAL, "ids up to 100, head_dim=64, base=100", "call", axial(randint(100, 12, 2, seed=1), 64, base=100.0),
           public=True, mistakes=AXIAL_MISTAKES, tol=angle_tol(100), id="ids_100_head_dim_64_base_100"),
     Check(AXIAL, "head_dim=6 raises ValueError naming it", "raises", axial(randint(4, 3, 2), 6), expect="raises",
@@ -907,32 +920,32 @@ MROPE_POSITION_IDS_CHECKS = [
     Check(IDS, "text, a 1x4x4 image, text", "call_ints", prompt(ONE_IMAGE, images=[[1, 4, 4]]), points=2,
           public=True, mistakes=IDS_ONE_IMAGE_MISTAKES,
           hint="text takes s, s + 1, ... in all three ids; the image's token (t, i, j) takes (s + t, s + i, s + j); "
-               "the text after it starts at s + max(H, W)/m", id="text_image_text", twin=draw_choice(*image_prompts())),
+               "the text after it starts at s + max(H, W)/m", id="text_image_text", twin=draw_among(image_prompts)),
     Check(IDS, "two images and a video with 4 temporal patches (more time than space), between text", "call_ints",
           prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS), points=2, public=True,
           mistakes=but(IDS_MISTAKES, "mrope_padding_counted", "mrope_padding_one",  # no padding
                        "mrope_padding_counted_then_zeroed"),
           hint="a 1x4x8 image is a 2x4 grid of merged tokens (height 2, width 4); after a video, transformers 5.23 "
                "moves on by max(H, W)/m as after an image, whatever T is", id="two_images_video",
-          twin=draw_choice(*[groups_prompt([g]) for g in several_groups()])),
+          twin=draw_among(lambda: [groups_prompt([g]) for g in several_groups()])),
     Check(IDS, "a batch of two, the second left-padded by 3 (attention_mask)", "call_ints",
           prompt(PADDED, images=[[1, 4, 6], [1, 2, 4]], mask=PADDED_MASK), points=2, public=True,
           mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_video_time_constant"),  # no video
           hint="compute the ids over the real tokens of each row only; padded entries stay 0. image_grid_thw lists the "
                "images of the whole batch in order, so the second row's first image is the next entry, not the first",
-          id="left_padding_batch_2", twin=draw_choice(*[groups_prompt(rows) for rows in padded_rows()])),
+          id="left_padding_batch_2", twin=draw_among(lambda: [groups_prompt(rows) for rows in padded_rows()])),
     Check(IDS, "text only: three equal ids 0 .. L-1", "call_ints", prompt([[T] * 6]), public=True,
           id="text_only",  # token kinds all 0 (text), a batch and length drawn; every known mistake is right here
           twin={"args": [{"t": "randint", "low": 0, "high": 1, "shape": [draw_int(1, 8), draw_int(2, 200)],
                           "seed": SEED}], "kwargs": {}}),
     Check(IDS, "spatial_merge_size=1: every patch is a token", "call_ints",
           prompt([[T, I, I, I, I, I, I, T]], images=[[1, 2, 3]], spatial_merge_size=1), public=True,
-          id="merge_size_1", twin=draw_choice(*image_prompts(merge=1)),  # an image, no padding; patches are tokens
+          id="merge_size_1", twin=draw_among(lambda: image_prompts(merge=1)),  # an image, no padding; patches: tokens
           mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_padding_counted", "mrope_padding_one",
                        "mrope_advance_in_patches", "mrope_video_time_constant", "mrope_padding_counted_then_zeroed")),
     Check(IDS, "a group whose length does not match its grid raises ValueError naming grid_thw", "raises_ints",
           prompt([[T, I, I, I, T]], images=[[1, 4, 4]]), expect="raises", mentions=("grid_thw",), public=True,
-          id="group_mismatch_raises_valueerror", twin=draw_choice(*mismatched_prompts())),
+          id="group_mismatch_raises_valueerror", twin=draw_among(mismatched_prompts)),
     Check(IDS, "an image, a video of 2x4x4 patches and padding, batch of two", "call_ints",
           prompt([[I, I, I, I, T, V, V, V, V, V, V, V, V, T], [T, T, T, T, T, T, I, I, I, I, T, T, T, T]],
                  images=[[1, 4, 4], [1, 4, 4]], videos=[[2, 4, 4]], mask=[[1] * 14, [0] * 4 + [1] * 10]),
@@ -940,11 +953,11 @@ MROPE_POSITION_IDS_CHECKS = [
           mistakes=but(IDS_MISTAKES, "mrope_text_after_largest_id", "mrope_grid_read_t_w_h",
                        "mrope_walked_column_major", "mrope_height_width_swapped"),
           id="image_video_padding_hidden",
-          twin=draw_choice(*[groups_prompt(rows) for rows in image_video_rows()])),
+          twin=draw_among(lambda: [groups_prompt(rows) for rows in image_video_rows()])),
     Check(IDS, "on CUDA", "call_ints", {**prompt(SEVERAL, images=SEVERAL_IMAGES, videos=SEVERAL_VIDEOS),
                                         "device": "cuda"},
           cuda=True, hint="build the ids on token_types.device", id="cuda_int64",
-          twin=draw_choice(*[{**groups_prompt([g]), "device": "cuda"} for g in several_groups()])),
+          twin=draw_among(lambda: [{**groups_prompt([g]), "device": "cuda"} for g in several_groups()])),
 ]
 
 MROPE_POSITION_IDS = Exercise(
@@ -1167,8 +1180,8 @@ MROPE_COS_SIN_CHECKS = [
           hint="angles of every id with chapter 4's ladder over the whole head, (3, B, L, d/2); the first s_t "
                "frequencies from the time id, the next s_h from the height id, the last s_w from the width id; "
                "tables cat(angles, angles)", id="several_head_dim_16",
-          twin=draw_choice(*[mrope(long(vision_ids(g)), head_dim, section, base=drawn_base())
-                             for g in several_groups()[::20] for head_dim, section in SECTIONS])),
+          twin=draw_among(lambda: [mrope(long(vision_ids(g)), head_dim, section, base=drawn_base())
+                                   for g in several_groups()[::20] for head_dim, section in SECTIONS])),
     Check(MROPE, "Qwen2-VL's head: head_dim=128, mrope_section=[16, 24, 24], ids up to 300", "call",
           mrope({"t": "randint", "low": 0, "high": 300, "shape": [3, 2, 7], "seed": 1}, 128, [16, 24, 24]),
           public=True, mistakes=MROPE_MISTAKES, tol=angle_tol(300), id="qwen2_vl_head_128"),
@@ -1176,9 +1189,9 @@ MROPE_COS_SIN_CHECKS = [
           mrope(long([[[0, 1, 2, 3, 4, 5]]] * 3), 8, [1, 1, 2], base=100.0), public=True,
           mistakes=("mrope_interleaved_tables",),  # equal ids: which id turns which frequency does not matter
           id="text_ids_plain_rope",
-          twin=draw_choice(*[mrope(long([[list(range(start, start + n))]] * 3), head_dim, section,
-                                   base=drawn_base(10.0, 1000.0))
-                             for start in range(10) for n in range(3, 9) for head_dim, section in SECTIONS])),
+          twin=draw_among(lambda: [mrope(long([[list(range(start, start + n))]] * 3), head_dim, section,
+                                         base=drawn_base(10.0, 1000.0))
+                                   for start in range(10) for n in range(3, 9) for head_dim, section in SECTIONS])),
     Check(MROPE, "a section that does not sum to head_dim // 2 raises ValueError naming mrope_section", "raises",
           mrope(randint(5, 3, 1, 4), 16, [2, 3, 2]), expect="raises", mentions=("mrope_section",), public=True,
           id="section_sum_raises_valueerror"),

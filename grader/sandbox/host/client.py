@@ -5,6 +5,9 @@ runtime_files.py) and asking it for sessions and trusted grading processes.
     with zygote.session(settings) as s:    # one submission (host/session.py)
         run = s.run(statements, requests, read)
 
+    zygote = Zygote.start(settings, early_grader=True)   # a trusted grading process forked once torch is loaded
+    sock, pid = zygote.fork_grader()                      # that one (grader/remote.py)
+
 This module imports no torch, so a grader can start the zygote before loading torch itself. The zygote never
 sees a submission: every session is a fresh fork of it, and is killed with everything it started when the
 submission is done.
@@ -94,7 +97,7 @@ class Zygote(ZygoteClient):
     """The zygote process (`python -I`, torch imported once, never a submission's code). It may serve
     every submission a grading process handles, each in a fresh session forked from it."""
 
-    def __init__(self, mode, uid_base, timings):
+    def __init__(self, mode, uid_base, timings, early_grader=False):
         self.mode = mode
         self.root = tmpdirs.make("posenc-server-")
         runtime_files.copy_into(self.root)
@@ -103,18 +106,24 @@ class Zygote(ZygoteClient):
                "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
         env.update({k: os.environ[k] for k in KEEP_ENV if k in os.environ})
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # early_grader: the sockets of a trusted grading process, which the zygote forks once torch is loaded
+        self.early, early = self._grader_sockets() if early_grader else (None, [])
+        self.early_expected, self.early_pid = early_grader, None  # its pid, once the zygote said it (before its hello)
         self.proc = subprocess.Popen(
             [sys.executable, "-I", str(self.root / "zygote.py"), str(theirs.fileno()), mode, str(uid_base),
-             *hidden_probes.MODULE_NAMES],
+             ",".join(str(sock.fileno()) for sock in early) or "-", *hidden_probes.MODULE_NAMES],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            cwd=self.root, env=env, start_new_session=True, pass_fds=(theirs.fileno(),),
+            cwd=self.root, env=env, start_new_session=True,
+            pass_fds=(theirs.fileno(), *(sock.fileno() for sock in early)),
         )
-        theirs.close()
+        for sock in (theirs, *early):
+            sock.close()
         super().__init__(ours, timings)
 
     @classmethod
-    def start(cls, settings):
-        """This process's zygote for the settings' sandbox mode, started (again) when needed."""
+    def start(cls, settings, early_grader=False):
+        """This process's zygote for the settings' sandbox mode, started (again) when needed; `early_grader`: one
+        that forks a trusted grading process as soon as torch is loaded (`fork_grader` returns it)."""
         zygote = _ZYGOTES.get(settings.sandbox_mode)
         if zygote is not None and zygote.alive():
             return zygote
@@ -122,17 +131,48 @@ class Zygote(ZygoteClient):
             zygote.close()
         if not _ZYGOTES:
             atexit.register(close_all)
-        _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode, settings.uid_base, settings.sandbox)
+        _ZYGOTES[settings.sandbox_mode] = zygote = cls(settings.sandbox_mode, settings.uid_base, settings.sandbox,
+                                                       early_grader)
         return zygote
+
+    @staticmethod
+    def _grader_sockets():
+        """(our end of a trusted grading process's socket, [its end, both ends of its control socket]): the three
+        sockets a Fork("grader") carries."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        zygote_end, grader_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        return ours, [theirs, zygote_end, grader_end]
+
+    def _early_forked(self):
+        """The early grading process's pid, read the first time (the zygote says it before its hello)."""
+        if self.early_pid is None:
+            forked = wire.Forked.from_wire(self.channel.receive(time.monotonic() + self.timings.start_seconds))
+            if forked is None:
+                self.close()
+                raise SandboxError("the sandbox's fork server did not start")
+            self.early_pid = int(forked.pid)
+        return self.early_pid
+
+    def ready(self):
+        if self.early_expected:
+            self._early_forked()  # its Forked comes first on the control socket
+        return super().ready()
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
     def fork_grader(self):
         """(socket, pid) of a trusted grading process forked from the zygote (grader/remote.py), with a
-        control connection of its own to the zygote for its sessions."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        zygote_end, grader_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        control connection of its own to the zygote for its sessions: the early one the first time, where the
+        zygote was started with one."""
+        if self.early is not None:
+            ours, self.early = self.early, None
+            try:
+                return ours, self._early_forked()
+            except SandboxError:
+                ours.close()
+                raise
+        ours, (theirs, zygote_end, grader_end) = self._grader_sockets()
         try:
             return ours, self._fork("grader", [theirs.fileno(), zygote_end.fileno(), grader_end.fileno()])
         except SandboxError:
@@ -143,6 +183,9 @@ class Zygote(ZygoteClient):
                 sock.close()
 
     def close(self):
+        if self.early is not None:  # never asked for
+            self.early.close()
+            self.early = None
         if self.proc is not None:
             procs.kill_all(lambda: procs.descendants(self.proc.pid))
             try:

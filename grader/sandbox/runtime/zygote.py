@@ -1,8 +1,8 @@
 """The zygote: the sandbox's forking server. It runs in its own interpreter (`python -I`, from a runtime
 folder that holds only the files host/runtime_files.py lists), never inside the grader.
 
-It imports torch (and matplotlib, and warms up the meta device) once, probes what the machine allows
-(probe.py) and says so in its hello line, then forks, on the grader's request:
+It probes what the machine allows (probe.py), imports torch (and matplotlib, and warms up the meta device) once,
+and says what it found in its hello line, then forks, on the grader's request:
 
 - a **session server** (session_server.py) for one submission, which forks one confined child
   (child.py) per run of an exercise. The zygote never receives a submission's code or results: a session
@@ -15,6 +15,11 @@ It imports torch (and matplotlib, and warms up the meta device) once, probes wha
 Protocol with the grader (wire.py's messages): the zygote says Hello (its capabilities) on its control socket,
 then answers Fork("session") (carrying one socket) and Fork("grader") (carrying three) with Forked(pid), and
 AskEnded(pid) with WaitStatus (a wait status or None). What a session says is in session_server.py.
+
+A grader that wants its trusted grading process at once hands the zygote that process's three sockets when it
+starts it (argv): the zygote forks it as soon as torch is loaded, says Forked(pid) before its Hello, and says Hello
+on that process's control socket too. The process then reads the submission and computes the reference's answers
+while the zygote loads pyplot; it asks for its first session once it has the Hello.
 """
 
 import os
@@ -28,11 +33,22 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the runtime files (host/runtime_files.py lists them) are copied flat beside this one
 
-import bootstrap  # noqa: E402
 import kernel  # noqa: E402
 import paths  # noqa: E402
 import policy  # noqa: E402
 import probe  # noqa: E402
+
+# argv: the control socket's fd, the sandbox mode (POSENC_SANDBOX_MODE), the first user id the sandbox may
+# borrow (settings.uid_base: the probe asks whether such a uid can read Python), the three sockets of a trusted
+# grading process to fork at once ("a,b,c" as Fork("grader") carries them; "-": none), then the hidden probe
+# modules copied beside the public ones (grader/hidden_probes.MODULE_NAMES: never the hidden candidates)
+CONTROL_FD, MODE, UID_BASE = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+EARLY_GRADER = [] if sys.argv[4] == "-" else [int(fd) for fd in sys.argv[4].split(",")]
+# what the machine allows, probed in throw-away children before torch is loaded: a fork of this small process
+# costs a millisecond, one of it with torch tens of them
+CAPS = probe.capabilities(MODE, UID_BASE)
+
+import bootstrap  # noqa: E402
 import probes  # noqa: E402
 import procs  # noqa: E402
 import session_server  # noqa: E402
@@ -41,20 +57,8 @@ import torch  # noqa: E402,F401  (imported once, before any fork)
 import wire  # noqa: E402
 from constants import SANDBOX  # noqa: E402
 
-# argv: the control socket's fd, the sandbox mode (POSENC_SANDBOX_MODE), the first user id the sandbox may
-# borrow (settings.uid_base: the probe asks whether such a uid can read Python), then the hidden probe modules
-# copied beside the public ones (grader/hidden_probes.MODULE_NAMES: never the hidden candidates)
-CONTROL_FD, MODE, UID_BASE = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-CATALOG = probes.catalog(*[__import__(name) for name in sys.argv[4:]])
+CATALOG = probes.catalog(*[__import__(name) for name in sys.argv[5:]])
 probes.warm_up()  # the meta device's first use costs about a second: pay it here, once, before any fork
-
-try:  # notebooks import pyplot; load it once here rather than in every child
-    import matplotlib  # noqa: E402
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot  # noqa: E402,F401
-except ImportError:
-    pass
 
 ENDED = {}  # pid of a session (or grading process) that ended: its wait status, until the grader asks
 
@@ -104,6 +108,28 @@ def _fork(run, keep_closed, *args):
     return pid
 
 
+def _load_pyplot():
+    """Notebooks import pyplot: load it once here rather than in every child."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        pass
+
+
+def _fork_grader(fds, controls, hello):
+    """Fork a trusted grading process (bootstrap.py) handed `fds`: its socket, the zygote's end of its control
+    socket and its own end. (its pid, the zygote's end of its control socket)."""
+    mine = socket.socket(fileno=os.dup(fds[1]))
+    pid = _fork(lambda a, b, theirs: os.close(theirs) or bootstrap.serve(socket.socket(fileno=a),
+                                                                       socket.socket(fileno=b), hello),
+                [*controls, mine], fds[0], fds[2], fds[1])
+    controls[mine] = wire.Channel(mine)
+    return pid, mine
+
+
 def main():
     """CONTROL_FD is the zygote's socket to the grader. It answers Fork("session") (fork a session server),
     Fork("grader") (fork a trusted grading process, with a control socket of its own) and AskEnded, and reads
@@ -112,10 +138,22 @@ def main():
     os.dup2(2, 1)  # stray prints go where stderr goes, never into a protocol channel
     kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader died: so do we
     kernel.prctl(kernel.PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/fd for same-uid processes
-    hello = wire.Hello(policy.Caps(**probe.capabilities(MODE, UID_BASE)), paths.python_paths())
+    controls, children, early = {control: wire.Channel(control)}, set(), None
+    if EARLY_GRADER:  # before pyplot and the probe of the machine: its own start overlaps them
+        pid, early = _fork_grader(EARLY_GRADER, controls, None)  # it reads the hello on its control socket
+        for fd in EARLY_GRADER:
+            os.close(fd)
+        children.add(pid)
+        controls[control].send(wire.Forked(pid))
+    _load_pyplot()
+    hello = wire.Hello(policy.Caps(**CAPS), paths.python_paths())
     sigchld.wake_up_pipe()
-    wire.Channel(control).send(hello)
-    controls, children = {control: wire.Channel(control)}, set()
+    controls[control].send(hello)
+    if early is not None:
+        try:
+            controls[early].send(hello)
+        except OSError:  # that process is gone already: the loop below forgets its socket
+            pass
     while control in controls:
         ready, _, _ = select.select(list(controls), [], [], SANDBOX.zygote_poll_seconds)
         _reap_sessions(children)
@@ -130,12 +168,7 @@ def main():
                             fds[0])
                 channel.send(wire.Forked(pid))
             elif what == "grader" and len(fds) == 3:  # its socket, and both ends of its control socket
-                mine = socket.socket(fileno=os.dup(fds[1]))
-                pid = _fork(lambda a, b, theirs: os.close(theirs) or bootstrap.serve(socket.socket(fileno=a),
-                                                                                   socket.socket(fileno=b),
-                                                                                   hello),
-                            [*controls, mine], fds[0], fds[2], fds[1])
-                controls[mine] = wire.Channel(mine)
+                pid, _ = _fork_grader(fds, controls, hello)
                 channel.send(wire.Forked(pid))
             elif ask:
                 channel.send(wire.WaitStatus(_how_it_ended(ask.pid, children, ask.ended_seconds)))
