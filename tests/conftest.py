@@ -100,7 +100,8 @@ GRADE_SHARERS = ("test_snapshot.py", "test_messages_grader.py", "test_examples.p
 # stands for the notebooks not named.
 FIRST = ("solutions/07_train_short_test_long.ipynb", "solutions/08_positions_in_2d.ipynb",
          "tests/test_lab_languages.py", "tests/test_learner_work.py", "*.ipynb", "tests/test_browser.py",
-         "tests/test_book.py")
+         "tests/test_book.py", "tests/test_nbgrader_grading.py", "tests/test_nbgrader_export.py",
+         "tests/test_nbgrader_class.py")
 
 
 def _unit(nodeid):
