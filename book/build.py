@@ -1,21 +1,25 @@
 """Build the course's book: a static site per language from the generated notebooks (scripts/book.sh).
 
-    python book/build.py [--lang en zh] [--chapters 00 01 ...] [--assignment] [--out _build/book]
+    python book/build.py [--lang en zh] [--chapters 00 01 ...] [--assignment] [--out _build/book] [--executed DIR]
 
 The English edition is made of solutions/*.ipynb, the Chinese one of solutions/zh/*.ipynb (the build writes
 them from the chapters and their catalogs, course/*/zh_CN.po); the book's own pages (book/pages/) are translated
 from locale/zh_CN/. Outputs come from executing the solution notebooks once: jupyter-cache keeps them in
-OUT/.jupyter_cache, keyed by the code cells, which the two editions share, so the Chinese edition and every
-rebuild reuse them. Chapters 7 and 8 train nothing there: with POSENC_CH7_RUN=stored and POSENC_CH8_RUN=stored
-their experiment cells show the full runs' stored results and figures (docs/chapter7/, docs/chapter8/), the
-numbers their text quotes. Sphinx prints its progress (reading and executing each page). With --assignment the pages are
-the student notebooks, nothing is executed, and the site is scanned for solution code like the student
-release. Sphinx runs with warnings as errors.
+OUT/.jupyter_cache, keyed by the code cells, so that every rebuild reuses them (the Chinese notebooks' code cells
+hold Chinese words: each edition executes its own). Chapters 7 and 8 train nothing there: with POSENC_CH7_RUN=stored
+and POSENC_CH8_RUN=stored their experiment cells show the full runs' stored results and figures (docs/chapter7/,
+docs/chapter8/), the numbers their text quotes. With --executed DIR (tests/test_book.py, in a test session that
+also runs the solution notebooks under nbval: solutions/conftest.py), the English pages of the other chapters show
+the outputs of that run instead of executing the notebooks again (not cached: there the export cells export
+nothing). Sphinx prints its progress (reading and executing each page). With --assignment the pages are the student
+notebooks, nothing is executed, and the site is scanned for solution code like the student release. Sphinx runs
+with warnings as errors.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -32,8 +36,10 @@ from grader import course, i18n_build  # noqa: E402
 
 BOOK = ROOT / "book"
 LANGS = {"en": "en", "zh": "zh_CN"}
-# the experiments of chapters 7 and 8 show their full runs as stored (docs/chapterN/) instead of training
-STORED_RUNS = ("POSENC_CH7_RUN", "POSENC_CH8_RUN")
+# the experiments of chapters 7 and 8 show their full runs as stored (docs/chapterN/) instead of training; every
+# other chapter's outputs do not depend on these variables
+STORED_RUNS = {"07": "POSENC_CH7_RUN", "08": "POSENC_CH8_RUN"}
+WAIT_S = 900  # at most, for the tests' run of a notebook in progress (--executed)
 CITE = None  # {(author words, year): key}, from references.bib
 
 
@@ -126,6 +132,43 @@ def stage(lang, chapters, assignment, src):
     return stems
 
 
+def _finished(lock):
+    """Wait until nobody holds `lock` (a notebook the tests are running), at most WAIT_S seconds."""
+    deadline = time.monotonic() + WAIT_S
+    with lock.open() as f:
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(1)
+
+
+def reuse_executed(src, stems, executed):
+    """Give each staged notebook of `stems` whose chapter has no stored run the outputs of the same notebook executed
+    by the tests (executed/NAME.ipynb, published once every cell passed; while the tests run it, executed/NAME.lock is
+    locked and this waits), when its code cells are the staged ones, and mark it not to be executed (myst-nb's
+    execution_mode "off" for that page). jupyter-cache is left alone: under nbval, which keeps no input history, the
+    export cells export nothing, and a later build of the book executes the notebook itself. The chapters reused."""
+    reused = []
+    for stem in stems:
+        lock, ran = executed / f"{stem}.lock", executed / f"{stem}.ipynb"
+        if stem[:2] in STORED_RUNS or (lock.exists() and not _finished(lock)) or not ran.exists():
+            continue
+        page, done = json.loads((src / f"{stem}.ipynb").read_text()), json.loads(ran.read_text())
+        code, ran_code = ([c for c in nb["cells"] if c["cell_type"] == "code"] for nb in (page, done))
+        if ["".join(c["source"]) for c in code] != ["".join(c["source"]) for c in ran_code]:
+            continue
+        for cell, ran_cell in zip(code, ran_code):
+            cell["outputs"], cell["execution_count"] = ran_cell["outputs"], ran_cell["execution_count"]
+        page["metadata"]["mystnb"] = {"execution_mode": "off"}
+        (src / f"{stem}.ipynb").write_text(json.dumps(page, ensure_ascii=False, indent=1))
+        reused.append(stem)
+    return reused
+
+
 def jieba_dictionary(path):
     """The glossary's Chinese terms as a jieba user dictionary, so that search indexes them as words (jieba's own
     dictionary splits 外推 or 位置编码 into pieces)."""
@@ -142,7 +185,7 @@ def sphinx(lang, src, out, execute, cache):
            "POSENC_BOOK_LANG": LANGS[lang], "POSENC_BOOK_EXECUTE": execute,
            # always the stored runs: an environment that asks for another run (nbval's reduced one, set by
            # solutions/conftest.py in the same test process) must not make the book train
-           "POSENC_BOOK_CACHE": str(cache), **{name: "stored" for name in STORED_RUNS},
+           "POSENC_BOOK_CACHE": str(cache), **{name: "stored" for name in STORED_RUNS.values()},
            "PYTHONPATH": str(ROOT), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     # one process: parallel reading (-j) executes notebooks at once but shares jupyter-cache's SQLite database,
     # which then fails now and then with "database is locked" (seen here; also scipy/scipy#22383)
@@ -174,6 +217,8 @@ def main(argv=None):
     p.add_argument("--chapters", nargs="+", metavar="NN", default=None, help="chapter numbers (default: all)")
     p.add_argument("--assignment", action="store_true", help="the edition without solutions (student notebooks)")
     p.add_argument("--out", type=Path, default=ROOT / "_build" / "book")
+    p.add_argument("--executed", type=Path, metavar="DIR",
+                   help="solution notebooks the tests have executed (solutions/conftest.py): their outputs are used")
     p.add_argument("--update-po", action="store_true",
                    help="only update the catalogs from the chapters (changed paragraphs become fuzzy)")
     args = p.parse_args(argv)
@@ -188,7 +233,11 @@ def main(argv=None):
     for lang in args.lang:
         start = time.perf_counter()
         src = out / ".src" / lang
-        stage(lang, chapters, args.assignment, src)
+        stems = stage(lang, chapters, args.assignment, src)
+        if args.executed and not args.assignment:
+            reused = reuse_executed(src, stems, args.executed)
+            print(f"{lang}: the outputs of {', '.join(reused) or 'no chapter'} from the tests' run ({args.executed})",
+                  flush=True)
         site = out / lang
         if site.exists():
             shutil.rmtree(site)

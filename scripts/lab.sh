@@ -42,9 +42,11 @@ while [ $# -gt 0 ]; do
 done
 set -- "${ARGS[@]+"${ARGS[@]}"}"
 # what the lab imports; the Chinese interface also JupyterLab's language pack (the notebook extra), which an
-# environment set up before the pack joined that extra lacks
-MODULES="jupyterlab, torch${LANG_DIR:+, jupyterlab_language_pack_zh_CN}"
-if ! "$PY" -c "import $MODULES" 2>/dev/null || [ ! -f "$ENV_DIR/share/jupyter/kernels/$KERNEL_NAME/kernel.json" ]; then
+# environment set up before the pack joined that extra lacks. Whether they are installed is asked without importing
+# them (importing JupyterLab and torch takes about 5 s of CPU, before JupyterLab imports them again).
+MODULES="jupyterlab torch${LANG_DIR:+ jupyterlab_language_pack_zh_CN}"
+INSTALLED='import importlib.util, sys; sys.exit(any(importlib.util.find_spec(m) is None for m in sys.argv[1:]))'
+if ! "$PY" -c "$INSTALLED" $MODULES 2>/dev/null || [ ! -f "$ENV_DIR/share/jupyter/kernels/$KERNEL_NAME/kernel.json" ]; then
     bash scripts/setup.sh
 fi
 WORK="$ROOT/my_notebooks${LANG_DIR:+/$LANG_DIR}"

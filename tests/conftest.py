@@ -94,15 +94,50 @@ GRADE_SHARERS = ("test_snapshot.py", "test_messages_grader.py", "test_examples.p
                  "test_ch08_grading.py")
 
 
+# Units of work (a test file, a notebook) that take minutes, run first and longest first: pytest-xdist's own order
+# (most tests first) left them to the end, where one worker ran them while the other had nothing left. The solution
+# notebooks come before the book's test, which shows the outputs of their nbval run (solutions/conftest.py); "*.ipynb"
+# stands for the notebooks not named.
+FIRST = ("solutions/07_train_short_test_long.ipynb", "solutions/08_positions_in_2d.ipynb",
+         "tests/test_lab_languages.py", "tests/test_learner_work.py", "*.ipynb", "tests/test_browser.py",
+         "tests/test_book.py", "tests/test_nbgrader_grading.py", "tests/test_nbgrader_export.py",
+         "tests/test_nbgrader_class.py")
+
+
+def _unit(nodeid):
+    """The unit of work a test belongs to: its file, or the files of GRADE_SHARERS together."""
+    path = nodeid.split("::")[0]
+    return "tests/" + "+".join(GRADE_SHARERS) if path in [f"tests/{f}" for f in GRADE_SHARERS] else path
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The units of FIRST in that order, then the others with the most tests first (pytest-xdist's order), each
+    unit's tests in their own order."""
+    units = [_unit(item.nodeid) for item in items]
+    size, first_seen = {}, {}
+    for i, unit in enumerate(units):
+        size[unit] = size.get(unit, 0) + 1
+        first_seen.setdefault(unit, i)
+
+    def rank(unit):
+        named = unit if unit in FIRST else "*.ipynb" if unit.endswith(".ipynb") else None
+        return (FIRST.index(named), 0) if named else (len(FIRST), -size[unit])
+
+    order = sorted(range(len(items)), key=lambda i: (rank(units[i]), first_seen[units[i]], i))
+    items[:] = [items[i] for i in order]
+
+
 def pytest_xdist_make_scheduler(config, log):
-    """--dist loadfile, with the files of GRADE_SHARERS one unit of work (a file is one everywhere else)."""
+    """--dist loadfile, with the files of GRADE_SHARERS one unit of work (a file is one everywhere else), handed out
+    in the order of pytest_collection_modifyitems."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
+    config.option.loadscopereorder = False  # the order is the collection's (above)
+
     class SharedGrades(LoadFileScheduling):
         def _split_scope(self, nodeid):
-            path = super()._split_scope(nodeid)
-            return "tests/" + "+".join(GRADE_SHARERS) if path in [f"tests/{f}" for f in GRADE_SHARERS] else path
+            return _unit(nodeid)
 
     return SharedGrades(config, log)
