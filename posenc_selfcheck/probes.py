@@ -151,7 +151,8 @@ def run(ns, probe_name, params, exercise, table=None):
 # the catalog: this module's probes and every chapter's, listed explicitly
 # ----------------------------------------------------------------------------------------------
 try:  # (at the end: the chapter modules use the helpers above)
-    from . import probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08, probes_meta
+    from . import (probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08, probes_ch09,
+                   probes_meta)
 except ImportError:  # flat in the sandbox
     import probes_ch03
     import probes_ch04
@@ -159,10 +160,12 @@ except ImportError:  # flat in the sandbox
     import probes_ch06
     import probes_ch07
     import probes_ch08
+    import probes_ch09
     import probes_meta
 
 # every probe module beside this one (the sandbox copies each of these files)
-CHAPTER_MODULES = (probes_meta, probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08)
+CHAPTER_MODULES = (probes_meta, probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08,
+                   probes_ch09)
 
 
 def catalog(*extra_modules):

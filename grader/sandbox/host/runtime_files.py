@@ -25,7 +25,8 @@ FOLDERS = {
     SANDBOX / "confine": ("confine.py", "jail.py", "landlock.py", "seccomp.py", "cgroup.py", "kernel.py", "policy.py"),
     SANDBOX: ("constants.py", "modes.py", "paths.py", "procs.py", "wire.py"),
     PUBLIC: ("store.py", "messages.py", "i18n.py", "probes_base.py", "probes.py", "probes_ch03.py", "probes_ch04.py",
-             "probes_ch05.py", "probes_ch06.py", "probes_ch07.py", "probes_ch08.py", "probes_meta.py"),
+             "probes_ch05.py", "probes_ch06.py", "probes_ch07.py", "probes_ch08.py", "probes_ch09.py",
+             "probes_meta.py"),
 }
 _listed = [(name, folder / name) for folder, names in FOLDERS.items() for name in names]
 _listed += list(hidden_probes.FILES.items())
