@@ -127,7 +127,7 @@ MLA_QUERY_KEY_CHECKS = [
     Check(MLA, "DeepSeek-V3's head split, nope 128 + rope 64, 2 heads", "call", mla(1, 2, 3, 128, 64, seed=30),
           public=True, mistakes=MLA_NO_CACHE_MISTAKES, id="deepseek_v3_split"),
     Check(MLA, "k_nope of the wrong width raises ValueError naming it", "raises",
-          {"args": [randn(1, 2, 3, 10), randn(1, 2, 3, 6), randn(1, 1, 3, 4), randn(3, 4), randn(3, 4)]},
+          {"args": [randn(1, 2, 3, 10), randn(1, 2, 3, 5), randn(1, 1, 3, 4), randn(3, 4), randn(3, 4)]},
           expect="raises", mentions=("k_nope",), public=True, id="k_nope_wrong_width_raises"),
 ]
 
