@@ -110,7 +110,7 @@ def chunked_causal_mask(seq_len, chunk_size, past=0):
     return (k <= q) & (k // chunk_size == q // chunk_size)  # (L, P + L)
 
 
-# from course/09_todays_models/chapter.py#py-55503dbe
+# from course/09_todays_models/chapter.py#py-51ec2eca
 def layer_rope_inv_freq(layer_types, head_dim, global_base, local_base, global_factor):
     """Gemma 3's per-layer RoPE: local_base^(-2i/d) on sliding-window layers, global_base^(-2i/d)/global_factor on
     global layers. Returns a list of (head_dim/2,) float32 tensors, one per entry of layer_types."""
@@ -122,7 +122,7 @@ def layer_rope_inv_freq(layer_types, head_dim, global_base, local_base, global_f
     local = 1.0 / local_base ** exponents  # (d/2,)
     # global layers: theta_i = global_base^(-2i/d) / factor (linear scaling)
     global_ = 1.0 / global_base ** exponents / global_factor  # (d/2,)
-    tables = {"sliding_attention": local, "full_attention": global_}
+    tables = dict(sliding_attention=local, full_attention=global_)
     unknown = [t for t in layer_types if t not in tables]
     if unknown:
         raise ValueError(f"layer type must be 'sliding_attention' or 'full_attention', got {unknown[0]!r}")

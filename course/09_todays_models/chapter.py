@@ -393,7 +393,7 @@ def layer_rope_inv_freq(layer_types, head_dim, global_base, local_base, global_f
     local = 1.0 / local_base ** exponents  # (d/2,)
     # global layers: theta_i = global_base^(-2i/d) / factor (linear scaling)
     global_ = 1.0 / global_base ** exponents / global_factor  # (d/2,)
-    tables = {"sliding_attention": local, "full_attention": global_}
+    tables = dict(sliding_attention=local, full_attention=global_)
     unknown = [t for t in layer_types if t not in tables]
     if unknown:
         raise ValueError(f"layer type must be 'sliding_attention' or 'full_attention', got {unknown[0]!r}")

@@ -591,9 +591,9 @@ LAYER_ROPE_INV_FREQ = Exercise(
                 "a local layer only sees a short window, so it keeps the short wavelengths of the small base; the "
                 "global layers need long ones.",
                 "the dict `tables`: `\"sliding_attention\"` maps to `local`, `\"full_attention\"` to `global_`.",
-                "key line: `tables = {\"sliding_attention\": local, \"full_attention\": global_}`",
+                "key line: `tables = dict(sliding_attention=local, full_attention=global_)`",
             ),
-            wrong="tables = {\"sliding_attention\": global_, \"full_attention\": local}",
+            wrong="tables = dict(sliding_attention=global_, full_attention=local)",
         ),
         "gemma_factor_on_local": Mistake(
             GEMMA,
