@@ -11,6 +11,10 @@ def randn(*shape, seed=0):
     return {"t": "randn", "shape": list(shape), "seed": seed}
 
 
+def arange(end, start=0):
+    return {"t": "arange", "start": start, "end": end}
+
+
 def drawn(*shape):
     """A tensor whose values are drawn for each submission."""
     return {"t": "randn", "shape": list(shape), "seed": SEED}
@@ -104,27 +108,28 @@ MLA_NO_CACHE_MISTAKES = but(MLA_MISTAKES, "mla_past_after")
 MLA_CACHE_MISTAKES = but(MLA_MISTAKES, "mla_key_per_head")
 
 
-def mla(batch, heads, new, nope, rope, past=0, seed=0):
-    """mla_query_key's inputs: q, k_nope over past + new keys, the new shared rotary key, cos and sin of the new
-    positions (random tables: the function is the same formula for any), the cached rotary keys."""
-    args = [randn(batch, heads, new, nope + rope, seed=seed), randn(batch, heads, past + new, nope, seed=seed + 1),
-            randn(batch, 1, new, rope, seed=seed + 2), randn(new, rope, seed=seed + 3), randn(new, rope, seed=seed + 4)]
-    return {"args": args + ([randn(batch, 1, past, rope, seed=seed + 5)] if past else [])}
+def mla(batch, heads, new, nope, rope, past=0, seed=0, base=10000.0):
+    """mla_query_key's inputs (probe mla_rotary, which builds cos and sin of the new positions): q, k_nope over
+    past + new keys, the new shared rotary key, the new positions, the cached rotary keys."""
+    return {"q": randn(batch, heads, new, nope + rope, seed=seed),
+            "k_nope": randn(batch, heads, past + new, nope, seed=seed + 1),
+            "k_rot": randn(batch, 1, new, rope, seed=seed + 2), "positions": arange(past + new, start=past),
+            "base": base, "past_k_rot": randn(batch, 1, past, rope, seed=seed + 5) if past else None}
 
 
 MLA_QUERY_KEY_CHECKS = [
-    Check(MLA, "3 heads, 5 tokens, nope 4 + rope 6, no cache", "call", mla(2, 3, 5, 4, 6), points=2, public=True,
-          mistakes=MLA_NO_CACHE_MISTAKES,
+    Check(MLA, "3 heads, 5 tokens, nope 4 + rope 6, no cache", "mla_rotary", mla(2, 3, 5, 4, 6), points=2,
+          public=True, mistakes=MLA_NO_CACHE_MISTAKES,
           hint="split each query head at N = q.shape[-1] - R (nope first), rope_interleave the rope parts, rotate "
                "them, and give every head the one rotated key",
           id="three_heads_no_cache"),
-    Check(MLA, "5 new tokens after 3 cached ones", "call", mla(2, 3, 5, 4, 6, past=3, seed=10), points=2,
+    Check(MLA, "5 new tokens after 3 cached ones", "mla_rotary", mla(2, 3, 5, 4, 6, past=3, seed=10), points=2,
           public=True, mistakes=MLA_CACHE_MISTAKES,
           hint="the cache holds rotated keys: concatenate past_k_rot before the new rotated key, along the tokens",
           id="five_after_three_cached"),
-    Check(MLA, "one token decoded after 7 cached ones", "call", mla(1, 4, 1, 8, 4, past=7, seed=20), public=True,
-          mistakes=MLA_CACHE_MISTAKES, id="decode_one_after_seven"),
-    Check(MLA, "DeepSeek-V3's head split, nope 128 + rope 64, 2 heads", "call", mla(1, 2, 3, 128, 64, seed=30),
+    Check(MLA, "one token decoded after 7 cached ones", "mla_rotary", mla(1, 4, 1, 8, 4, past=7, seed=20),
+          public=True, mistakes=MLA_CACHE_MISTAKES, id="decode_one_after_seven"),
+    Check(MLA, "DeepSeek-V3's head split, nope 128 + rope 64, 2 heads", "mla_rotary", mla(1, 2, 3, 128, 64, seed=30),
           public=True, mistakes=MLA_NO_CACHE_MISTAKES, id="deepseek_v3_split"),
     Check(MLA, "k_nope of the wrong width raises ValueError naming it", "raises",
           {"args": [randn(1, 2, 3, 10), randn(1, 2, 3, 5), randn(1, 1, 3, 4), randn(3, 4), randn(3, 4)]},
@@ -139,8 +144,9 @@ MLA_QUERY_KEY = Exercise(
                "as `DeepseekV3Attention`",
     checks=MLA_QUERY_KEY_CHECKS,
     main=[unseen_like(find(MLA_QUERY_KEY_CHECKS, MLA, "five_after_three_cached"),
-                      {"args": [drawn(2, 3, 4, 10), drawn(2, 3, draw_int(5, 9, name="keys"), 4), drawn(2, 1, 4, 6),
-                                drawn(4, 6), drawn(4, 6), drawn(2, 1, same("keys", plus=-4), 6)]},
+                      {"q": drawn(2, 3, 4, 10), "k_nope": drawn(2, 3, draw_int(5, 9, name="keys"), 4),
+                       "k_rot": drawn(2, 1, 4, 6), "positions": arange(same("keys"), start=same("keys", plus=-4)),
+                       "base": draw_float(100.0, 1e6, log=True), "past_k_rot": drawn(2, 1, same("keys", plus=-4), 6)},
                       "4 new tokens after a drawn number of cached ones, values drawn for this submission",
                       id="main_cache_drawn")],
     hints=(
@@ -313,10 +319,6 @@ MLA_SOFTMAX_SCALE = Exercise(
 # ---- nope_layer_temperature ---------------------------------------------------------------------------
 TEMP = "nope_layer_temperature"
 TEMP_MISTAKES = ("temp_no_plus_one", "temp_no_floor", "temp_missing_one", "temp_scale_inside")
-
-
-def arange(end, start=0):
-    return {"t": "arange", "start": start, "end": end}
 
 
 NOPE_LAYER_TEMPERATURE_CHECKS = [
