@@ -151,8 +151,7 @@ def run(ns, probe_name, params, exercise, table=None):
 # the catalog: this module's probes and every chapter's, listed explicitly
 # ----------------------------------------------------------------------------------------------
 try:  # (at the end: the chapter modules use the helpers above)
-    from . import (probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08, probes_ch09,
-                   probes_meta)
+    from . import probes_ch03, probes_ch04, probes_ch05, probes_ch06, probes_ch07, probes_ch08, probes_ch09, probes_meta
 except ImportError:  # flat in the sandbox
     import probes_ch03
     import probes_ch04

@@ -215,10 +215,10 @@ check("mla_softmax_scale", mla_softmax_scale)
 # %% tags=["demo"]
 @demo
 def mla_cache_per_token(heads=128, nope=128, rope=64, v=128, latent=512):
-    print(f"MLA caches {latent} + {rope} = {latent + rope} numbers per token and layer; full keys and values "
-          f"would be {heads} x ({nope + rope} + {v}) = {heads * (nope + rope + v)} ({heads * (nope + rope + v) / (latent + rope):.0f}x)")
-    print(f"softmax scale: {mla_softmax_scale(nope, rope, v):.5f} = 1/sqrt({nope + rope}); "
-          f"with YaRN factor 40: {mla_softmax_scale(nope, rope, v, 40.0, 1.0):.5f}")
+    mla, full = latent + rope, heads * (nope + rope + v)
+    print(f"MLA caches {mla} numbers per token and layer; full keys and values: {full} ({full / mla:.0f}x)")
+    scale, yarn = mla_softmax_scale(nope, rope, v), mla_softmax_scale(nope, rope, v, 40.0, 1.0)
+    print(f"softmax scale: {scale:.5f} = 1/sqrt({nope + rope}); with YaRN factor 40: {yarn:.5f}")
 
 
 mla_cache_per_token()
@@ -368,8 +368,8 @@ show_llama4_layers()
 #
 # Sliding windows are older than Gemma 3 (Mistral 7B used one on every layer), and others mix them with global
 # layers: gpt-oss alternates windows of 128 tokens with full attention; Qwen3 can put a window on its upper
-# layers (`use_sliding_window`, off by default); Cohere's `cohere2` models (Command R7B) rotate only their sliding-window
-# layers and leave their global layers without positions, as Llama 4 does in reverse.
+# layers (`use_sliding_window`, off by default); Cohere's `cohere2` models (Command R7B) rotate only their
+# sliding-window layers and leave their global layers without positions, as Llama 4 does in reverse.
 
 # %% [markdown]
 # ### Exercise 9.7 — `layer_rope_inv_freq(layer_types, head_dim, global_base, local_base, global_factor)`
@@ -436,11 +436,12 @@ check("sliding_window_mask", sliding_window_mask)
 @demo
 def gemma3_wavelengths(head_dim=256, window=1024, context=131072):
     local, global_ = layer_rope_inv_freq(["sliding_attention", "full_attention"], head_dim, 1e6, 1e4, 8.0)
-    for name, inv_freq in (("local (base 1e4)", local), ("global (base 1e6, x8)", global_)):
-        wavelengths = 2 * math.pi / inv_freq.double()
-        print(f"{name}: longest wavelength {wavelengths[-1]:.3g} tokens; pairs turning at least once in "
-              f"{window} tokens: {(wavelengths <= window).sum().item()} of {head_dim // 2}; in {context}: "
-              f"{(wavelengths <= context).sum().item()}")
+    for inv_freq, base in ((local, "1e4"), (global_, "1e6, x8")):
+        wavelengths = 2 * math.pi / inv_freq.double()  # (d/2,) tokens per turn
+        longest = wavelengths[-1].item()
+        fast, turning = (wavelengths <= window).sum().item(), (wavelengths <= context).sum().item()
+        print(f"base {base}: longest wavelength {longest:.3g} tokens; pairs turning within {window} tokens: {fast}")
+        print(f"  pairs turning within {context} tokens: {turning} of {head_dim // 2}")
     plt.figure(figsize=(4, 3.2))
     plt.imshow(sliding_window_mask(12, 4).numpy(), cmap="Greys")
     plt.title("sliding window, W = 4")
@@ -505,9 +506,9 @@ check("attention_with_sinks", attention_with_sinks)
 def sink_share(logit_values=(-4.0, 0.0, 2.0, 4.0), keys=16):
     q, k, v = torch.zeros(1, 1, 1, 8), torch.zeros(1, 1, keys, 8), torch.ones(1, 1, keys, 8)
     for s in logit_values:
-        out = attention_with_sinks(q, k, v, torch.tensor([s]), None, 8 ** -0.5)
-        print(f"sink logit {s:+.0f}, {keys} equal keys: the keys get {out[0, 0, 0, 0].item():.3f} of the mass "
-              f"(1/(1 + e^s/{keys}) = {1 / (1 + math.exp(s) / keys):.3f})")
+        share = attention_with_sinks(q, k, v, torch.tensor([s]), None, 8 ** -0.5)[0, 0, 0, 0].item()
+        expected = 1 / (1 + math.exp(s) / keys)
+        print(f"sink logit {s:+.0f}, {keys} equal keys: the keys get {share:.3f}; 1/(1 + e^s/n) = {expected:.3f}")
 
 
 sink_share()

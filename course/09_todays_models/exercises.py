@@ -476,7 +476,8 @@ CHUNKED_CAUSAL_MASK_CHECKS = [
     Check(CHUNK, "one chunk larger than everything (16 > 9 positions)", "call",
           {"args": [6, 16], "kwargs": {"past": 3}}, public=True,
           mistakes=but(CHUNK_MISTAKES, "chunk_sliding"),  # one chunk: a window of 16 is the causal mask too
-          id="one_chunk_larger", twin={"args": [draw_int(2, 12), draw_int(50, 200)], "kwargs": {"past": draw_int(1, 30)}}),
+          id="one_chunk_larger",
+          twin={"args": [draw_int(2, 12), draw_int(50, 200)], "kwargs": {"past": draw_int(1, 30)}}),
     Check(CHUNK, "chunk_size 0 raises ValueError naming chunk_size", "raises", {"args": [4, 0]}, expect="raises",
           mentions=("chunk_size",), public=True, id="chunk_size_0_raises"),
 ]
