@@ -475,19 +475,6 @@ FACTS = {  # where it acts, what it learns, what chapter 6 measured, who uses it
                     msg("YaRN (Peng et al. 2023); DeepSeek-V2, Qwen2's long-context setting", context="comparison")),
     "RoPE + llama3": (msg("queries and keys", context="comparison"), "0", msg("as RoPE", context="comparison"),
                       msg("Llama 3.1 (not measured here)", context="comparison")),
-    # chapter 8: positions on a grid (measured in chapter 8's experiment, not here)
-    "learned 2-D, resized": (msg("input, once", context="comparison"), "H·W x d",
-                             msg("one addition; a bicubic resize per new resolution", context="comparison"),
-                             msg("ViT, DeiT (timm's resample_abs_pos_embed at a new image size; ch. 8)",
-                                 context="comparison")),
-    "2-D sinusoidal": (msg("input, once", context="comparison"), "0", msg("one addition", context="comparison"),
-                       msg("MAE (ViTMAE in transformers; ch. 8)", context="comparison")),
-    "axial 2-D RoPE": (msg("queries and keys", context="comparison"), "0", msg("as RoPE", context="comparison"),
-                       msg("the vision towers of Qwen2-VL, Qwen2.5-VL and Qwen3-VL (ch. 8)", context="comparison")),
-    "M-RoPE": (msg("queries and keys", context="comparison"), "0",
-               msg("as RoPE, three ids per token", context="comparison"),
-               msg("the language models of Qwen2-VL and Qwen2.5-VL; interleaved in Qwen3-VL (ch. 8)",
-                   context="comparison")),
     # chapter 9: today's large models (read in transformers 5.23, not trained here)
     "MLA, decoupled RoPE": (msg("a slice of q and one key shared by all heads", context="comparison"), "0",
                             msg("as RoPE on qk_rope_head_dim coordinates; the cache holds kv_lora_rank + "
@@ -504,6 +491,19 @@ FACTS = {  # where it acts, what it learns, what chapter 6 measured, who uses it
     "attention sinks": (msg("logits (one more column)", context="comparison"), "H",
                         msg("one more column in each softmax", context="comparison"),
                         msg("gpt-oss, with YaRN and alternating windows (ch. 9)", context="comparison")),
+    # chapter 8: positions on a grid (measured in chapter 8's experiment, not here)
+    "learned 2-D, resized": (msg("input, once", context="comparison"), "H·W x d",
+                             msg("one addition; a bicubic resize per new resolution", context="comparison"),
+                             msg("ViT, DeiT (timm's resample_abs_pos_embed at a new image size; ch. 8)",
+                                 context="comparison")),
+    "2-D sinusoidal": (msg("input, once", context="comparison"), "0", msg("one addition", context="comparison"),
+                       msg("MAE (ViTMAE in transformers; ch. 8)", context="comparison")),
+    "axial 2-D RoPE": (msg("queries and keys", context="comparison"), "0", msg("as RoPE", context="comparison"),
+                       msg("the vision towers of Qwen2-VL, Qwen2.5-VL and Qwen3-VL (ch. 8)", context="comparison")),
+    "M-RoPE": (msg("queries and keys", context="comparison"), "0",
+               msg("as RoPE, three ids per token", context="comparison"),
+               msg("the language models of Qwen2-VL and Qwen2.5-VL; interleaved in Qwen3-VL (ch. 8)",
+                   context="comparison")),
 }
 
 
