@@ -12,3 +12,4 @@ from .ch05_long_context import *  # noqa: F401,F403
 from .ch06_performance import *  # noqa: F401,F403
 from .ch07_train_short_test_long import *  # noqa: F401,F403
 from .ch08_positions_in_2d import *  # noqa: F401,F403
+from .ch09_todays_models import *  # noqa: F401,F403

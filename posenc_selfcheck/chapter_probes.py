@@ -11,6 +11,7 @@ try:
         probes_ch06,
         probes_ch07,
         probes_ch08,
+        probes_ch09,
     )
 except ImportError:  # flat in the sandbox
     import probes_ch03
@@ -19,6 +20,7 @@ except ImportError:  # flat in the sandbox
     import probes_ch06
     import probes_ch07
     import probes_ch08
+    import probes_ch09
 
 MODULES = (
     probes_ch03,
@@ -27,4 +29,5 @@ MODULES = (
     probes_ch06,
     probes_ch07,
     probes_ch08,
+    probes_ch09,
 )

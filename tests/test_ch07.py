@@ -240,6 +240,9 @@ def test_the_stored_comparison_is_the_table_built_from_the_stored_results():
     names = [row["scheme"] for row in stored["comparison"][:-1]]
     assert names == list(experiments.FACTS)
     assert names[-4:] == ["learned 2-D, resized", "2-D sinusoidal", "axial 2-D RoPE", "M-RoPE"]
+    # chapter 9's (the chapter's text: "the four rows before chapter 8's")
+    assert names[-8:-4] == ["MLA, decoupled RoPE", "NoPE layers + temperature", "local + global RoPE bases",
+                            "attention sinks"]
     assert "the last four rows of the table" in CHAPTER.read_text()
 
 

@@ -55,7 +55,7 @@ def selfcheck_names():
 
 def test_every_chapter_has_mistakes_and_each_is_named_by_a_check_of_its_exercise(grader_names):
     chapters = {chapter_of()[m.exercise] for m in MISTAKES.values()}
-    assert chapters == {f"ch0{n}" for n in range(9)}
+    assert chapters == {f"ch{n:02d}" for n in range(10)}
     assert sorted(set(MISTAKES) - set(grader_names)) == []
     for name, key in grader_names.items():
         assert key.split(".")[0] == MISTAKES[name].exercise, name

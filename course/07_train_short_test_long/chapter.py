@@ -603,6 +603,16 @@ experiment.comparison()
 # ({{extrapolation.loss.learned, table resized.3}} at $8L$).
 
 # %% [markdown]
+# **And today's large models?** Chapter 9 reads four of them in transformers 5.23 (the four rows before chapter
+# 8's in the table; none of them was trained here). They keep RoPE, but rarely alone and rarely everywhere: DeepSeek-V2 and V3
+# rotate a 64-coordinate slice of each query head and one key shared by all heads, so that the cache can hold a
+# compressed latent per token (multi-head latent attention); Llama 4 leaves every fourth layer without positions
+# (NoPE, the scheme of experiment 4), multiplies those layers' queries by a temperature that grows with the
+# position, and lets its RoPE layers attend only within chunks of 8192 tokens; Gemma 3 gives its sliding-window
+# layers a base of $10^4$ and its global layers $10^6$ with linear scaling by 8; gpt-oss adds one learned sink
+# logit per head to every softmax, beside YaRN and windows of 128 tokens on every other layer.
+
+# %% [markdown]
 # ## 7.10 Summary
 #
 # * One attention block serves every scheme through three hooks: `embed` (once, at the input), `bias` (added

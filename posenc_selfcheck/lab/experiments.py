@@ -475,6 +475,22 @@ FACTS = {  # where it acts, what it learns, what chapter 6 measured, who uses it
                     msg("YaRN (Peng et al. 2023); DeepSeek-V2, Qwen2's long-context setting", context="comparison")),
     "RoPE + llama3": (msg("queries and keys", context="comparison"), "0", msg("as RoPE", context="comparison"),
                       msg("Llama 3.1 (not measured here)", context="comparison")),
+    # chapter 9: today's large models (read in transformers 5.23, not trained here)
+    "MLA, decoupled RoPE": (msg("a slice of q and one key shared by all heads", context="comparison"), "0",
+                            msg("as RoPE on qk_rope_head_dim coordinates; the cache holds kv_lora_rank + "
+                                "qk_rope_head_dim numbers per token", context="comparison"),
+                            msg("DeepSeek-V2, V3 and V3.2 (ch. 9)", context="comparison")),
+    "NoPE layers + temperature": (msg("queries of every fourth layer (a scale)", context="comparison"), "0",
+                                  msg("one multiplication of q", context="comparison"),
+                                  msg("Llama 4, its RoPE layers chunked; SmolLM3's no_rope_layers (ch. 9)",
+                                      context="comparison")),
+    "local + global RoPE bases": (msg("queries and keys", context="comparison"), "0",
+                                  msg("as RoPE; a sliding window on the local layers", context="comparison"),
+                                  msg("Gemma 3: base 10^4 local, 10^6 global with linear scaling (ch. 9)",
+                                      context="comparison")),
+    "attention sinks": (msg("logits (one more column)", context="comparison"), "H",
+                        msg("one more column in each softmax", context="comparison"),
+                        msg("gpt-oss, with YaRN and alternating windows (ch. 9)", context="comparison")),
     # chapter 8: positions on a grid (measured in chapter 8's experiment, not here)
     "learned 2-D, resized": (msg("input, once", context="comparison"), "H·W x d",
                              msg("one addition; a bicubic resize per new resolution", context="comparison"),

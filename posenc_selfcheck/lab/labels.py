@@ -1,6 +1,7 @@
-"""The names a learner reads for the rows of chapters 7's and 8's results: results.json keys each row by its English
-name (data, the same in every language); the table and the figure's legend show it through these messages. A
-scheme's own name (ALiBi, RoPE, T5, a RoPE variant) reads the same in every language and has no entry."""
+"""The names a learner reads for the rows of chapters 7's and 8's results (and chapter 9's rows of chapter 7's
+comparison): results.json keys each row by its English name (data, the same in every language); the table and the
+figure's legend show it through these messages. A scheme's own name (ALiBi, RoPE, T5, a RoPE variant) reads the
+same in every language and has no entry."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ LABELS = {
     "axial RoPE, positions scaled": msg("axial RoPE, positions scaled", context="result row"),
     "learned 2-D, resized": msg("learned 2-D, resized", context="result row"),
     "axial 2-D RoPE": msg("axial 2-D RoPE", context="result row"),
+    "MLA, decoupled RoPE": msg("MLA, decoupled RoPE", context="result row"),
+    "NoPE layers + temperature": msg("NoPE layers + temperature", context="result row"),
+    "local + global RoPE bases": msg("local + global RoPE bases", context="result row"),
+    "attention sinks": msg("attention sinks", context="result row"),
     "learned": msg("learned", context="result row"),
     "sinusoidal": msg("sinusoidal", context="result row"),
     "relative": msg("relative", context="result row"),
