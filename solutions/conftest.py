@@ -27,6 +27,7 @@ import pytest
 
 os.environ.setdefault("POSENC_CH7_RUN", "reduced")
 os.environ.setdefault("POSENC_CH8_RUN", "reduced")
+os.environ.setdefault("POSENC_CH9_RUN", "ci")
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in tests/conftest.py: small tensors, a busy machine
 
 EXECUTED = "POSENC_EXECUTED_SOLUTIONS"  # the folder of this session's executed notebooks

@@ -525,9 +525,28 @@ sink_share()
 
 # %% [markdown]
 # ## An experiment on the CPU
+#
+# Chapter 7's decoder with four layers instead of two, trained at one length $L$ and scored at $L$ to $8L$, once per
+# layer pattern of this chapter: all-RoPE; Llama 4's (three RoPE layers attending within chunks, one NoPE layer with
+# the temperature, its `floor_scale` set to $L$, since the default 8192 would leave it at 1 here); Gemma 3's (three
+# sliding-window layers with a small base, one global layer with a large one); all-RoPE with a learned sink per
+# head. The experiment runs *your* six functions of this chapter, chapter 4's `apply_rope` and chapter 7's
+# `TinyDecoder`. `RUN = "reduced"` trains small models in a few minutes; the full run's numbers, figures, command and
+# time are in the course's `docs/chapter9/` folder, with what holds at this scale and what does not.
 
-# %%
-# experiment: wired by the integrator
+# %% tags=["demo"]
+import types
+
+from posenc_selfcheck import modernlab
+from posenc_selfcheck.mine import load_exercises
+
+# RUN = "reduced": a few minutes on a CPU; RUN = "full": the stored numbers' configuration (POSENC_CH9_RUN wins)
+RUN = "reduced"
+earlier = load_exercises(list(modernlab.loading.EARLIER))  # apply_rope (chapter 4), TinyDecoder (chapter 7)
+impl = types.SimpleNamespace(**{name: globals()[name] for name in modernlab.EXERCISES},
+                             **{name: getattr(earlier, name) for name in modernlab.loading.EARLIER})
+experiment = modernlab.ModernLab(impl, modernlab.config_from_env(default=RUN))
+experiment.run()
 
 # %% [markdown]
 # ## 9.6 Summary
