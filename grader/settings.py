@@ -49,7 +49,8 @@ GRADESCOPE_WALL_SECONDS = 30.0
 # peak) times 1.5, and at least the peak plus GRADESCOPE_MEMORY_MB (so a memory bomb meets the sandbox's limit
 # first), in 256 MB steps. "course": the whole course in one bundle. docs/instructor.md has the measurements.
 GRADESCOPE_CONTAINER_MB = {"ch00": 1024, "ch01": 1024, "ch02": 1024, "ch03": 1536, "ch04": 1024, "ch05": 1024,
-                           "ch06": 1024, "ch07": 1024, "ch08": 1024, "course": 1536}
+                           "ch06": 1024, "ch07": 1024, "ch08": 1024, "ch09": 1024,
+                           "course": 1792}
 # one whole submission in batch (all its exercises, start-up included); also the nbgrader cell's limit on
 # grading one notebook (grader/nbgrader_cell.py)
 BATCH_TIMEOUT_SECONDS = 1800.0

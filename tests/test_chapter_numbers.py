@@ -62,9 +62,12 @@ def test_the_numbers_the_chapter_and_the_readme_still_write_by_hand_are_measured
     source = "\n".join(line for line in CHAPTER.read_text().splitlines() if line.startswith("#"))
     readme = (ROOT / "README.md").read_text()
     summary = readme[readme.index("## Chapter 7 results"):readme.index("## Chapter 8 results")]
-    summary8 = readme[readme.index("## Chapter 8 results"):readme.index("## Set up")]
+    summary8 = readme[readme.index("## Chapter 8 results"):readme.index("## Chapter 9 results")]
+    summary9 = readme[readme.index("## Chapter 9 results"):readme.index("## Set up")]
+    layers = {round(v, 2) for v in _values(json.loads((ROOT / "docs" / "chapter9" / "results.json").read_text()))}
     for where, text, values in (("chapter 7", render.PLACEHOLDER.sub("", source), measured),
-                                ("README, chapter 7", summary, measured), ("README, chapter 8", summary8, grids)):
+                                ("README, chapter 7", summary, measured), ("README, chapter 8", summary8, grids),
+                                ("README, chapter 9", summary9, layers)):
         typed = {float(n) for n in re.findall(r"(?<![\d.])(\d\.\d\d)(?![\d])", text)}
         assert typed - values == set(), where
 
@@ -134,7 +137,7 @@ def test_docs_chapter8_and_the_readme_state_the_stored_numbers():
     assert f"results.json: {RESULTS8['seconds']:.0f} s, of which {seconds['train_schemes']:.0f} s to train" in docs
     assert f"and {seconds['resolution']:.0f} s to evaluate" in docs
     readme = (ROOT / "README.md").read_text()
-    summary8 = readme[readme.index("## Chapter 8 results"):readme.index("## Set up")]
+    summary8 = readme[readme.index("## Chapter 8 results"):readme.index("## Chapter 9 results")]
     cpu = {m for text in (docs, summary8, CHAPTER8.read_text()) for m in re.findall(r"(\d+) s of CPU time", text)}
     assert len(cpu) == 1, cpu
     measured = {round(v, 2) for v in _values(RESULTS8)}

@@ -603,7 +603,7 @@ experiment.comparison()
 # ({{extrapolation.loss.learned, table resized.3}} at $8L$).
 
 # %% [markdown]
-# **And today's large models?** Chapter 9 reads four of them in transformers 5.23 (the four rows before chapter
+# **And today's large models?** Chapter 9 reads four of them in transformers' code (the four rows before chapter
 # 8's in the table; none of them was trained here). They keep RoPE, but rarely alone and rarely everywhere: DeepSeek-V2 and V3
 # rotate a 64-coordinate slice of each query head and one key shared by all heads, so that the cache can hold a
 # compressed latent per token (multi-head latent attention); Llama 4 leaves every fourth layer without positions
