@@ -243,6 +243,10 @@ class ModernLab:
             figure.savefig(Path(folder) / f"{name}.png", dpi=110, bbox_inches="tight")
 
     def run(self, folder=None, command=None):
+        if self.stored:  # the full run's results and figures, step by step, with its own times
+            for step in self.STEPS:
+                getattr(self, step)()
+            return self.results
         # wall time, and this process's CPU time: on a machine shared with other jobs the two differ
         start, cpu_start = time.perf_counter(), time.process_time()
         self.results["seconds_per_step"], self.results["cpu_seconds_per_step"] = {}, {}
