@@ -60,9 +60,18 @@ class Chapter:
         return self.path(part).relative_to(self.folder.parent.parent).as_posix()
 
 
+_LISTED = {}  # {course folder: (its modification time, its chapters)}: a folder added or renamed changes the time
+
+
 def chapters(course=COURSE):
-    """Every chapter, in order."""
-    return [Chapter(folder) for folder in sorted(course.glob("[0-9][0-9]_*")) if folder.is_dir()]
+    """Every chapter, in order (the folder is listed again only once it changed: the catalogs ask for a chapter
+    hundreds of thousands of times in one build)."""
+    stamp = course.stat().st_mtime_ns if course.is_dir() else None
+    listed = _LISTED.get(course)
+    if listed is None or listed[0] != stamp:
+        found = [Chapter(folder) for folder in sorted(course.glob("[0-9][0-9]_*")) if folder.is_dir()]
+        _LISTED[course] = listed = (stamp, tuple(found))
+    return list(listed[1])
 
 
 def chapter(key, course=COURSE):

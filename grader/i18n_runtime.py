@@ -41,18 +41,31 @@ def code_messages(folder, skip=(), root=ROOT, paths=()):
     for path in [*sorted(folder.rglob("*.py")), *paths]:
         if path.parent == folder and path.name in skip:
             continue
-        calls = [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for entry in _constructed(path.read_text(encoding="utf-8")):
+            found.setdefault(entry, str(path.relative_to(root)))
+    return found
+
+
+_CONSTRUCTED = {}  # {a module's text: its entries}: one build reads the same modules for several catalogs
+
+
+def _constructed(text):
+    """[(context, id)] of the message constructors called with literal templates in a module's text, in source
+    order."""
+    if text not in _CONSTRUCTED:
+        calls = [node for node in ast.walk(ast.parse(text))
                  if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None))
                  in CONSTRUCTORS]
+        entries = []
         for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
             arity = CONSTRUCTORS[getattr(call.func, "id", getattr(call.func, "attr", None))]
             templates = [_literal(a) for a in call.args[:arity]]
             if len(templates) < arity or None in templates:
                 continue  # a message built from data: collected from the declarations
             context = next((_literal(k.value) for k in call.keywords if k.arg == "context"), "") or ""
-            found.setdefault((context, templates[0] if arity == 1 else tuple(templates)),
-                             str(path.relative_to(root)))
-    return found
+            entries.append((context, templates[0] if arity == 1 else tuple(templates)))
+        _CONSTRUCTED[text] = entries
+    return _CONSTRUCTED[text]
 
 
 def _about(check):
