@@ -24,7 +24,7 @@
 # * **local and global bases** (Gemma 3, Gemma Team 2025): sliding-window layers with a small base, global layers
 #   with a large base and linear scaling;
 # * **attention sinks** (gpt-oss, OpenAI 2025): a learned logit per head that takes part in the softmax and is
-#   dropped after it, beside YaRN (Peng et al., 2024) and sliding windows on every other layer.
+#   dropped after it, beside YaRN (Peng et al., 2023) and sliding windows on every other layer.
 #
 # You will implement `rope_interleave`, `mla_query_key`, `mla_softmax_scale`, `nope_layer_temperature`,
 # `no_rope_layers`, `chunked_causal_mask`, `layer_rope_inv_freq`, `sliding_window_mask` and
@@ -53,7 +53,7 @@ from posenc_selfcheck import demo
 # %% [markdown]
 # ## 9.1 Why RoPE does not fit multi-head latent attention
 #
-# Multi-head latent attention (MLA, DeepSeek-AI 2024) caches one latent vector $c_s \in \mathbb{R}^{d_c}$ per
+# Multi-head latent attention (MLA, DeepSeek-AI, 2024) caches one latent vector $c_s \in \mathbb{R}^{d_c}$ per
 # token $s$ instead of every head's key and value; head $i$'s key is an up-projection of it, $k_{s,i} =
 # W^{UK}_i c_s$. Without positions, the score of query $t$ for key $s$ in head $i$ is
 #
@@ -361,7 +361,7 @@ show_llama4_layers()
 # reads its own type's.
 #
 # In chapter 5's terms, pair $i$ turns once every $\lambda_i = 2\pi\,\text{base}^{2i/d}$ tokens. With base $10^4$
-# most pairs of a local layer turn several times inside its window, and the few slow ones barely move within
+# most pairs of a local layer turn at least once inside its window, and the slowest barely move within
 # 1024 tokens: the window, not the wavelengths, bounds what a local layer sees, so it never meets an unseen
 # distance. The global layers' base $10^6$ and factor 8 stretch every wavelength by $100^{2i/d}\cdot 8$: their
 # slow pairs stay far from a full turn across the 128K context. The demo below prints both.
@@ -454,11 +454,11 @@ gemma3_wavelengths()
 # ## 9.4 Attention sinks (gpt-oss)
 #
 # Chapter 7's attention maps showed heads that have nothing to look for: a softmax must still put its whole mass
-# somewhere. Xiao et al. (2024, StreamingLLM) found that trained models park that mass on the first tokens,
-# whatever they say, and that evicting those tokens from a sliding-window cache breaks the model; keeping a few of
-# them as **attention sinks** repairs it. gpt-oss (OpenAI, 2025) builds the sink in: each head has one learned
-# logit $s_h$ (`sinks`, a parameter of shape `(num_heads,)`) that joins every query's scores as one more column and
-# is dropped after the softmax:
+# somewhere. Xiao et al. (2024) found that trained models park that mass on the first tokens, whatever they say,
+# and that evicting those tokens from a sliding-window cache breaks the model; their StreamingLLM keeps a few of
+# them as **attention sinks**, and that repairs it. gpt-oss (OpenAI, 2025) builds the sink in: each head has one
+# learned logit $s_h$ (`sinks`, a parameter of shape `(num_heads,)`) that joins every query's scores as one more
+# column and is dropped after the softmax:
 #
 # $$p_{t,j} = \frac{e^{\,q_t\cdot k_j/\sqrt d}}{e^{s_h} + \sum_{j'} e^{\,q_t\cdot k_{j'}/\sqrt d}} .$$
 #
@@ -566,12 +566,11 @@ experiment.run()
 # **Further reading.** DeepSeek-AI (2024), *DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts
 # Language Model* (MLA, decoupled RoPE), and *DeepSeek-V3 Technical Report*. Meta (2025), Llama 4 model card and
 # code (no paper). Gemma Team (2025), *Gemma 3 Technical Report*. OpenAI (2025), *gpt-oss-120b & gpt-oss-20b Model
-# Card*. Xiao et al. (2024), *Efficient Streaming Language Models with Attention Sinks* (ICLR 2024). Kazemnejad et
-# al. (2023), *The Impact of Positional Encoding on Length Generalization in Transformers*. Press et al. (2022),
-# *Train Short, Test Long* (ALiBi). Su et al. (2024), *RoFormer* (RoPE). Peng et al. (2024), *YaRN*. Nakanishi
-# (2025), *Scalable-Softmax Is Superior for Attention*.
+# Card*. Xiao et al. (2024), *Efficient Streaming Language Models with Attention Sinks* (ICLR 2024).
+# Kazemnejad et al. (2023), *The Impact of Positional Encoding on Length Generalization in Transformers*.
+# Press et al. (2022), *Train Short, Test Long* (ALiBi). Su et al. (2021), *RoFormer* (RoPE). Peng et al. (2023),
+# *YaRN*. Nakanishi (2025), *Scalable-Softmax Is Superior for Attention*.
 
-# %% [markdown]
 # ## Hand your code on
 #
 # Run the cell below to copy this chapter's exercises into `posenc_mine/ch09.py`. The grader ignores this cell.
