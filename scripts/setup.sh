@@ -28,16 +28,17 @@ EXTRAS=("$@")
 START=$SECONDS
 
 # pip's lines as they come, without the ones that say nothing happened and without the "(from ...)" chains;
-# pip's exit status is kept (pipefail)
+# pip's exit status is kept (pipefail). --no-compile: Python compiles a module's bytecode when it is first imported
+# (into the environment's __pycache__), not every module at install (torch's wheel alone: 57 s -> 18 s, measured)
 pip_install() {
-    "$PY" -m pip install "$@" 2>&1 |
+    "$PY" -m pip install --no-compile "$@" 2>&1 |
         { grep --line-buffered -v -E "^Requirement already satisfied|is ignored: it is neither" || true; } |
         sed -u -E 's/ \(from [^ ]+->.*$//; s/ \(from -r [^()]*( \(line [0-9]+\))?\)$//; s/ \(from [^ )]+\)$//'
 }
 
 # torch is one large download: on a terminal, pip's own output with its progress bar
 pip_install_torch() {
-    if [ -t 1 ]; then "$PY" -m pip install "$@"; else pip_install "$@"; fi
+    if [ -t 1 ]; then "$PY" -m pip install --no-compile "$@"; else pip_install "$@"; fi
 }
 
 python_ok='import sys; sys.exit(sys.version_info < (3, 10))'
@@ -83,7 +84,7 @@ else
     [ -z "$TORCH_NOW" ] || say "      torch $TORCH_NOW is older than 2.4: replacing it"
     SOURCE="${POSENC_TORCH_INDEX:-auto}"
     if [ "$SOURCE" = auto ]; then
-        if "$PY" -m pip install --quiet --no-index --no-deps "torch==$TORCH_VERSION" >/dev/null 2>&1; then
+        if "$PY" -m pip install --quiet --no-compile --no-index --no-deps "torch==$TORCH_VERSION" >/dev/null 2>&1; then
             say "[2/4] torch $TORCH_VERSION: from a wheel already on this machine (pip's find-links), no download"
             SOURCE=done
         elif has_nvidia_gpu; then
