@@ -217,6 +217,11 @@ def evaluate(check, got, expected=None, mistakes=(), with_hint=True):
             return PASSED, ""
         # the child's words: a message of a known id decoded strictly, anything else verbatim (messages.from_child)
         problem = from_child(got["problem"]) if got.get("problem") else msg("failed")
+        # a known mistake that fails this check with the very same problem (a tensor built on the CPU, mixed with
+        # the input's in the same operation) is its cause
+        for mistake_message, result in mistakes:
+            if got.get("problem") and result.get("ok") is False and result.get("problem") == got["problem"]:
+                return FAILED, named(mistake_message, problem)
         return FAILED, _with_hint(problem, hint)
     if expect == "property":
         # a property compares errors with a tolerance, and NaN > tol is False: never let NaN or inf pass

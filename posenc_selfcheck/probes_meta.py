@@ -58,6 +58,10 @@ class MetaDevice(TorchDispatchMode):
     largest buffer any operation creates (bytes and shape)."""
 
     CROSS_DEVICE = {"aten::copy_", "aten::_to_copy", "aten::lift_fresh", "aten::lift_fresh_copy"}
+    # advanced indexing takes its index tensors on the CPU whatever the indexed tensor's device (torch: "indices
+    # should be either on cpu or on the same device as the indexed tensor"): x[..., perm] with a CPU perm runs on a
+    # GPU, a CPU table indexed by GPU positions does not
+    INDEXING = {"aten::index", "aten::index_put", "aten::index_put_", "aten::_index_put_impl_"}
 
     def __init__(self, values=True):
         super().__init__()
@@ -112,7 +116,12 @@ class MetaDevice(TorchDispatchMode):
                 return shadow.item()
             dtype = args[0].dtype
             return False if dtype == torch.bool else 0.0 if (dtype.is_floating_point or dtype.is_complex) else 0
-        devices = {a.device.type for a in leaves if isinstance(a, torch.Tensor) and a.dim() > 0}
+        judged = leaves
+        if name in self.INDEXING and len(args) > 1:  # CPU indices count for nothing
+            judged = tree_leaves((args[0], args[2:], kwargs)) + [i for i in tree_leaves(args[1])
+                                                                 if not (isinstance(i, torch.Tensor) and
+                                                                         i.device.type == "cpu")]
+        devices = {a.device.type for a in judged if isinstance(a, torch.Tensor) and a.dim() > 0}
         if len(devices) > 1 and name not in self.CROSS_DEVICE:
             raise DeviceMix(name, sorted(devices))
         involved = any(_is_meta(a) for a in leaves) or _meta_device(kwargs.get("device"))

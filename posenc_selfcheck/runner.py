@@ -276,8 +276,9 @@ def report(exercise, obj, results, took):
             lines.append(_indented(msg("{exercise} calls your {other}, which does not pass its own self-check yet: fix "
                                        "{other} first (its self-check cell says why).", exercise=exercise, other=name)))
     # the hint levels teach the computation: a missing ValueError or a tensor on the wrong device is said
-    # precisely enough by its own check
-    level, levels, text = next_hint(exercise, results) if any(_teaches(r[0]) for r in failed) else (0, 0, "")
+    # precisely enough by its own check, unless a known mistake is named there (its own ladder shows the line)
+    level, levels, text = next_hint(exercise, results) if any(_teaches(r[0]) or diagnosis([r]) for r in failed) \
+        else (0, 0, "")
     if level:
         lines.append(_indented(msg("Hint {level} of {levels}: {hint}", level=level, levels=levels, hint=text)))
         lines.append(_indented(NEXT if level < levels else LAST))

@@ -156,3 +156,19 @@ def test_a_mistake_whose_answer_is_the_references_on_this_input_is_never_named()
                 blamed.append((check.key, verdict.status, message.id[:60]))
     assert {COLUMN_MAJOR, AFTER_VIDEO} <= set(seen)  # on one row; on a prompt without a video
     assert blamed == []
+
+
+def test_a_device_check_names_a_mistake_only_for_its_very_operation_on_its_devices():
+    """A device check (meta_call, expect "ok") names the known mistake that fails it with the same problem (the same
+    operation mixing the same devices: the sink column made by torch.zeros on the CPU); a device bug elsewhere in
+    the code (another operation) gets the check's own hint, not that mistake."""
+    check = next(c for c in all_checks() if c.key == "attention_with_sinks.runs_q_device_checked_meta")
+    known = mistake_answers(check)
+    (message, result), = known
+    assert result["ok"] is False and "aten::add" in result["problem"]
+    status, feedback = evaluate(check.spec(), result, None, known)
+    assert status == FAILED and feedback.leads_with(message)
+    elsewhere = {"ok": False, "problem": result["problem"].replace("aten::add", "aten::matmul")}
+    status, feedback = evaluate(check.spec(), elsewhere, None, known)
+    assert status == FAILED and not feedback.leads_with(message)
+    assert "sinks itself" in render(feedback, "en")  # the check's hint

@@ -88,6 +88,31 @@ def test_meta_probes_keep_real_values_so_growth_paths_run():
         assert [int(v) for v in doubled] == [20, 22, 24, 26]
 
 
+def test_the_meta_device_lets_cpu_indices_index_as_torch_does_on_a_gpu():
+    """torch indexes a tensor on any device with index tensors on the CPU ("indices should be either on cpu or on the
+    same device as the indexed tensor"): a permutation x[..., order] with a CPU order runs on a GPU and passes; a CPU
+    table indexed by positions on the device, or CPU values written into a device tensor, does not."""
+    from posenc_selfcheck.probes_meta import on_meta
+
+    order = torch.tensor([0, 2, 1, 3])
+
+    def permuted():
+        return torch.randn(2, 4).to("meta")[..., order]
+
+    def table_on_cpu():
+        return torch.randn(10, 4)[torch.arange(3).to("meta")]
+
+    def cpu_values():
+        x = torch.zeros(2, 4).to("meta")
+        x[..., order] = torch.ones(2, 4)
+        return x
+
+    assert on_meta(permuted)[0] == {"ok": True, "problem": ""}
+    for wrong, op in ((table_on_cpu, "aten::index"), (cpu_values, "aten::index_put_")):
+        verdict = on_meta(wrong)[0]
+        assert not verdict["ok"] and op in verdict["problem"] and "cpu" in verdict["problem"], verdict
+
+
 def _property_test(kind):
     """A learner's check_relative_property with one classic weakness (kind) and everything else right."""
     def check_relative_property(rope_fn, head_dim):

@@ -20,6 +20,9 @@ def drawn(*shape):
     return {"t": "randn", "shape": list(shape), "seed": SEED}
 
 
+CUDA_DTYPES = ("float32", "bfloat16")  # as practitioners run these models: float32, and bfloat16 weights
+
+
 def but(mistakes, *left_out):
     """An exercise's known mistakes without `left_out`: those whose answer on a check's input is the reference's, or
     another mistake's (a check names only the mistakes its input tells apart)."""
@@ -39,6 +42,19 @@ ROPE_INTERLEAVE_CHECKS = [
           mistakes=INTERLEAVE_MISTAKES, id="deepseek_rope_width_64"),
     Check(INTERLEAVE, "an odd last dimension raises ValueError naming d", "raises", {"args": [randn(2, 7)]},
           expect="raises", mentions=("d",), public=True, id="odd_d_raises_valueerror"),
+    Check(INTERLEAVE, "runs on the device of x (checked on the meta device)", "meta_call",
+          {"args": [randn(2, 3, 5, 8)]}, expect="ok", public=True,
+          hint="build nothing on a fixed device: views of x (unflatten, transpose, flatten) stay on x.device",
+          id="runs_x_device_checked_meta"),
+    Check(INTERLEAVE, "a 2-D input, d=128", "call", {"args": [randn(6, 128, seed=4)]}, mistakes=INTERLEAVE_MISTAKES,
+          id="two_d_input_d_128_hidden"),
+    *[
+        Check(INTERLEAVE, f"on CUDA in {dtype}", "call", {"args": [randn(2, 4, 16, 64)], "device": "cuda",
+                                                          "dtype": dtype},
+              cuda=True, hint="build nothing on a fixed device, and return x's dtype: a permutation computes nothing",
+              id=f"cuda_{dtype}")
+        for dtype in CUDA_DTYPES
+    ],
 ]
 
 ROPE_INTERLEAVE = Exercise(
@@ -134,6 +150,25 @@ MLA_QUERY_KEY_CHECKS = [
     Check(MLA, "k_nope of the wrong width raises ValueError naming it", "raises",
           {"args": [randn(1, 2, 3, 10), randn(1, 2, 3, 5), randn(1, 1, 3, 4), randn(3, 4), randn(3, 4)]},
           expect="raises", mentions=("k_nope",), public=True, id="k_nope_wrong_width_raises"),
+    Check(MLA, "runs on the device of q (checked on the meta device)", "meta_call",
+          {"args": [randn(1, 2, 3, 10), randn(1, 2, 5, 4, seed=1), randn(1, 1, 3, 6, seed=2), randn(3, 6, seed=3),
+                    randn(3, 6, seed=4), randn(1, 1, 2, 6, seed=5)]}, expect="ok", public=True,
+          hint="build nothing on a fixed device: slices, cat and expand of the inputs stay on q.device",
+          id="runs_q_device_checked_meta"),
+    Check(MLA, "DeepSeek-V3's head split, 2 heads, 2 tokens after 500 cached", "mla_rotary",
+          mla(1, 2, 2, 128, 64, past=500, seed=40), mistakes=MLA_CACHE_MISTAKES,
+          id="deepseek_v3_split_after_500_cached_hidden"),
+    # DeepseekV3RotaryEmbedding casts cos and sin to the activations' dtype, and the rotation runs in it
+    Check(MLA, "bfloat16 inputs and tables (the CUDA check's dtype, on the CPU)", "mla_rotary",
+          {**mla(2, 3, 4, 16, 8, past=5, seed=50), "dtype": "bfloat16"}, mistakes=MLA_CACHE_MISTAKES,
+          hint="rotate in the inputs' dtype (or wider) and return query, key and cache in q's dtype",
+          id="bfloat16_cpu_hidden"),
+    *[
+        Check(MLA, f"on CUDA in {dtype}", "mla_rotary",
+              {**mla(1, 4, 8, 128, 64, past=24, seed=60), "device": "cuda", "dtype": dtype}, cuda=True,
+              hint="build nothing on a fixed device, and return q's dtype", id=f"cuda_{dtype}")
+        for dtype in CUDA_DTYPES
+    ],
 ]
 
 MLA_QUERY_KEY = Exercise(
@@ -248,6 +283,12 @@ MLA_SOFTMAX_SCALE_CHECKS = [
     Check(SCALE, "factor 1: no YaRN factor even with mscale_all_dim set", "number", {"args": [32, 16, 24, 1.0, 1.0]},
           public=True, mistakes=but(SCALE_MISTAKES, "mla_mscale_not_squared"), id="factor_1_no_mscale",
           twin={"args": [*HEAD_SIZES, 1.0, draw_float(0.5, 2.0, digits=3)]}),
+    Check(SCALE, "nope 64, rope 32, values 128, YaRN factor 16, mscale_all_dim 0.707", "number",
+          {"args": [64, 32, 128, 16.0, 0.707]}, mistakes=SCALE_MISTAKES, id="mscale_all_dim_0_707_hidden",
+          twin={"args": [*HEAD_SIZES, draw_float(2.0, 64.0, digits=3), draw_float(0.5, 2.0, digits=3)]}),
+    Check(SCALE, "YaRN factor 40 with mscale_all_dim 0: no m", "number", {"args": [32, 16, 24, 40.0, 0.0]},
+          mistakes=but(SCALE_MISTAKES, "mla_mscale_not_squared"), id="mscale_all_dim_0_hidden",
+          twin={"args": [*HEAD_SIZES, draw_float(2.0, 64.0, digits=3), 0.0]}),
 ]
 
 MLA_SOFTMAX_SCALE = Exercise(
@@ -334,6 +375,22 @@ NOPE_LAYER_TEMPERATURE_CHECKS = [
           {"args": [arange(110, start=100), 16, 0.25]}, public=True, mistakes=TEMP_MISTAKES,
           id="positions_after_cache",
           twin={"args": [arange(draw_int(110, 140), start=100), draw_int(2, 32), draw_float(0.05, 0.5, digits=3)]}),
+    Check(TEMP, "runs on the device of positions (checked on the meta device)", "meta_call",
+          {"args": [arange(40), 8, 0.1]}, expect="ok", public=True,
+          hint="build nothing on a fixed device: arithmetic on positions stays on positions.device",
+          id="runs_positions_device_checked_meta",
+          twin={"args": [arange(draw_int(20, 2000)), draw_int(2, 64), 0.1]}),
+    Check(TEMP, "positions up to 10 million, floor_scale 8192", "call",
+          {"args": [{"t": "randint", "low": 0, "high": 10_000_000, "shape": [64], "seed": 3}, 8192, 0.1]},
+          mistakes=but(TEMP_MISTAKES, "temp_no_plus_one"),  # (p + 1) a multiple of 8192: hardly ever drawn
+          id="positions_up_to_10_million_hidden"),
+    # the factor is computed in float32 from integer positions whatever the model's dtype (Llama4TextAttention):
+    # no bfloat16 check
+    Check(TEMP, "on CUDA (float32 factors from int64 positions)", "call",
+          {"args": [{"t": "randint", "low": 0, "high": 200000, "shape": [256], "seed": 0}, 8192, 0.1],
+           "device": "cuda"},
+          cuda=True, hint="build nothing on a fixed device: arithmetic on positions stays on positions.device",
+          id="cuda_float32"),
 ]
 
 NOPE_LAYER_TEMPERATURE = Exercise(
@@ -415,6 +472,9 @@ NO_ROPE_LAYERS_CHECKS = [
           id="ten_layers_interval_3", twin={"args": LAYERS}),
     Check(NOROPE, "interval 0 raises ValueError naming interval", "raises", {"args": [8, 0]}, expect="raises",
           mentions=("interval",), public=True, id="interval_0_raises"),
+    Check(NOROPE, "an interval longer than the model: every layer keeps RoPE", "int_list", {"args": [5, 7]},
+          mistakes=NOROPE_MISTAKES, id="interval_past_last_layer_hidden",
+          twin={"args": [draw_int(2, 40), draw_int(41, 100)]}),
 ]
 
 NO_ROPE_LAYERS = Exercise(
@@ -480,6 +540,9 @@ CHUNKED_CAUSAL_MASK_CHECKS = [
           twin={"args": [draw_int(2, 12), draw_int(50, 200)], "kwargs": {"past": draw_int(1, 30)}}),
     Check(CHUNK, "chunk_size 0 raises ValueError naming chunk_size", "raises", {"args": [4, 0]}, expect="raises",
           mentions=("chunk_size",), public=True, id="chunk_size_0_raises"),
+    Check(CHUNK, "Llama 4's chunks of 8192: 6 queries across a chunk boundary after 8189 cached", "call",
+          {"args": [6, 8192], "kwargs": {"past": 8189}}, mistakes=CHUNK_MISTAKES, id="chunk_8192_boundary_hidden",
+          twin={"args": [draw_int(2, 12), draw_int(1024, 8192)], "kwargs": {"past": draw_int(1000, 9000)}}),
 ]
 
 CHUNKED_CAUSAL_MASK = Exercise(
@@ -566,6 +629,12 @@ LAYER_ROPE_INV_FREQ_CHECKS = [
     Check(GEMMA, "an unknown layer type raises ValueError naming it", "raises",
           gemma(16, 1e6, 1e4, 8.0, types=["sliding_attention", "chunked_attention"]), expect="raises",
           mentions=("chunked_attention",), public=True, id="unknown_type_raises"),
+    Check(GEMMA, "a global layer first, head_dim 128", "call",
+          gemma(128, 1e6, 1e4, 8.0, types=["full_attention", "sliding_attention"] * 3), mistakes=GEMMA_MISTAKES,
+          id="global_first_head_dim_128_hidden",
+          twin={"args": [["full_attention", "sliding_attention"] * 3, draw_choice(64, 128, 256),
+                         draw_float(1e5, 1e7, log=True), draw_float(1e3, 1e5, log=True),
+                         draw_float(2.0, 16.0, digits=3)]}),
 ]
 
 LAYER_ROPE_INV_FREQ = Exercise(
@@ -649,6 +718,9 @@ SLIDING_WINDOW_MASK_CHECKS = [
           twin={"args": [draw_int(2, 12), draw_int(2, 8)], "kwargs": {"past": draw_int(1, 30)}}),
     Check(WINDOW, "window 0 raises ValueError naming window", "raises", {"args": [4, 0]}, expect="raises",
           mentions=("window",), public=True, id="window_0_raises"),
+    Check(WINDOW, "gpt-oss's window of 128: 5 queries after 300 cached", "call",
+          {"args": [5, 128], "kwargs": {"past": 300}}, mistakes=WINDOW_MISTAKES, id="window_128_after_300_hidden",
+          twin={"args": [draw_int(2, 12), draw_int(64, 1024)], "kwargs": {"past": draw_int(1100, 4000)}}),
 ]
 
 SLIDING_WINDOW_MASK = Exercise(
@@ -706,7 +778,7 @@ SLIDING_WINDOW_MASK = Exercise(
 
 # ---- attention_with_sinks ----------------------------------------------------------------------------
 SINKS = "attention_with_sinks"
-SINKS_MISTAKES = ("sinks_ignored", "sink_first", "sink_scaled")
+SINKS_MISTAKES = ("sinks_ignored", "sink_first", "sink_scaled")  # those the values show; the device's below
 
 
 def sinks(batch, heads, new, keys, dim, mask, scaling, seed=0):
@@ -728,6 +800,27 @@ ATTENTION_WITH_SINKS_CHECKS = [
           id="random_mask"),
     Check(SINKS, "scaling 1: the sink is not scaled anyway", "call", sinks(1, 2, 3, 3, 4, None, 1.0, seed=30),
           public=True, mistakes=but(SINKS_MISTAKES, "sink_scaled"), id="scaling_1"),
+    Check(SINKS, "runs on the device of q (checked on the meta device)", "meta_call",
+          sinks(1, 2, 3, 5, 4, {"t": "causal_mask", "q": 3, "k": 5}, 0.5), expect="ok", public=True,
+          mistakes=("sink_column_on_cpu",),
+          hint="build nothing on a fixed device: the sink column comes from sinks itself (reshape, expand)",
+          id="runs_q_device_checked_meta"),
+    Check(SINKS, "16 queries over 64 keys, head_dim 32, causal", "call",
+          sinks(1, 4, 16, 64, 32, {"t": "causal_mask", "q": 16, "k": 64}, 32 ** -0.5, seed=40),
+          mistakes=SINKS_MISTAKES, id="sixteen_queries_64_keys_hidden"),
+    # gpt-oss's eager_attention_forward runs in the model's dtype: scores, sinks, softmax and all
+    Check(SINKS, "bfloat16 throughout, as gpt-oss computes it (the CUDA check's dtype, on the CPU)", "call",
+          {**sinks(2, 4, 8, 24, 16, {"t": "causal_mask", "q": 8, "k": 24}, 0.25, seed=50), "dtype": "bfloat16"},
+          mistakes=but(SINKS_MISTAKES, "sink_scaled"),  # a sink scaled by 0.25 stays within bfloat16's tolerance
+          hint="return q's dtype: compute in it (or wider) and cast the output back",
+          id="bfloat16_cpu_hidden"),
+    *[
+        Check(SINKS, f"on CUDA in {dtype}", "call",
+              {**sinks(2, 8, 32, 64, 64, {"t": "causal_mask", "q": 32, "k": 64}, 0.125), "device": "cuda",
+               "dtype": dtype},
+              cuda=True, hint="build nothing on a fixed device, and return q's dtype", id=f"cuda_{dtype}")
+        for dtype in CUDA_DTYPES
+    ],
 ]
 
 ATTENTION_WITH_SINKS = Exercise(
@@ -782,6 +875,18 @@ ATTENTION_WITH_SINKS = Exercise(
             ),
             wrong="sink = (sinks * scaling).reshape(1, -1, 1, 1).expand(q.shape[0], -1, q.shape[-2], 1)"
                   ".to(scores.dtype)",
+        ),
+        "sink_column_on_cpu": Mistake(
+            SINKS,
+            "the sink column was built from a tensor made on the CPU (torch.zeros without device=), so on a GPU that "
+            "line mixes devices: build it from sinks itself, which lives where q does (reshape and expand)",
+            hints=(
+                "a tensor made from nothing lands on the default device, the CPU, whatever device the inputs are on.",
+                "the line that makes `sink`: no `torch.zeros` there; reshape `sinks` to (1, H, 1, 1) and expand it to "
+                "(B, H, L, 1).",
+                "key line: `sink = sinks.reshape(1, -1, 1, 1).expand(q.shape[0], -1, q.shape[-2], 1).to(scores.dtype)`",
+            ),
+            wrong="sink = (torch.zeros(q.shape[0], 1, q.shape[-2], 1) + sinks.reshape(1, -1, 1, 1)).to(scores.dtype)",
         ),
     },
 )

@@ -8,9 +8,9 @@ import numbers
 import torch
 
 try:
-    from .probes_base import _get, _pack, build, registry
+    from .probes_base import _dtype, _get, _pack, _skip_without, build, registry
 except ImportError:  # flat in the sandbox
-    from probes_base import _get, _pack, build, registry
+    from probes_base import _dtype, _get, _pack, _skip_without, build, registry
 
 PROBES, probe = registry()
 
@@ -44,14 +44,21 @@ def int_list(ns, exercise, args=(), kwargs=None):
 
 
 @probe
-def mla_rotary(ns, exercise, q, k_nope, k_rot, positions, base=10000.0, past_k_rot=None):
+def mla_rotary(ns, exercise, q, k_nope, k_rot, positions, base=10000.0, past_k_rot=None, device=None, dtype=None):
     """fn(q, k_nope, k_rot, cos, sin, past_k_rot) with real half-layout tables, cos = cos(cat(p·θ, p·θ)),
-    θ_i = base^(-2i/R) for the new positions (what DeepseekV3RotaryEmbedding gives the attention)."""
+    θ_i = base^(-2i/R) for the new positions (what DeepseekV3RotaryEmbedding gives the attention): the inputs on
+    `device` in `dtype`, the tables computed in float32 there and cast to the inputs' dtype, as
+    DeepseekV3RotaryEmbedding returns them (`cos.to(dtype=x.dtype)`)."""
+    skipped = _skip_without(device)
+    if skipped:
+        return skipped
     fn = _get(ns, exercise)
-    k_rot = build(k_rot)
+    dtype = _dtype(dtype)
+    k_rot = build(k_rot, device, dtype)
     rope = k_rot.shape[-1]
-    inv_freq = 1.0 / base ** (torch.arange(0, rope, 2, dtype=torch.float32) / rope)  # (R/2,)
-    angles = build(positions).float()[:, None] * inv_freq  # (L, R/2)
+    inv_freq = 1.0 / base ** (torch.arange(0, rope, 2, dtype=torch.float32, device=k_rot.device) / rope)  # (R/2,)
+    angles = build(positions, device).float()[:, None] * inv_freq  # (L, R/2)
     emb = torch.cat((angles, angles), dim=-1)  # (L, R)
-    out = fn(build(q), build(k_nope), k_rot, emb.cos(), emb.sin(), build(past_k_rot))
+    cos, sin = emb.cos().to(k_rot.dtype), emb.sin().to(k_rot.dtype)  # (L, R) each
+    out = fn(build(q, device, dtype), build(k_nope, device, dtype), k_rot, cos, sin, build(past_k_rot, device, dtype))
     return _pack({}, "out", out)
