@@ -126,7 +126,8 @@ def test_killed_mid_run_then_resumed_grades_each_submission_exactly_once(subs, f
     assert 1 <= len(kept) < 4
     time.sleep(0.5)
     assert not [p for p in tree if procs.alive(p)], "a worker or its sandbox outlived the batch"
-    assert _folders_of(tree)  # the killed worker could not remove its fork server's folder
+    # the killed worker could not remove its fork server's folder; another grader starting meanwhile (a test on
+    # another worker) may already have swept it: test_a_dead_graders_folders_are_swept_and_a_live_ones_kept
 
     again = batch(subs, out, "--jobs", "1", "--no-progress")
     assert again.returncode == 0, again.stderr
@@ -145,6 +146,25 @@ def test_killed_mid_run_then_resumed_grades_each_submission_exactly_once(subs, f
     third = batch(subs, out, "--jobs", "2", "--no-progress")
     assert third.returncode == 0 and json.loads((out / "run.json").read_text())["graded"] == 0
     assert (out / "gradebook.csv").read_bytes() == gradebook
+
+
+def test_a_dead_graders_folders_are_swept_and_a_live_ones_kept(tmp_path, monkeypatch):
+    """The first sandbox folder a grading process makes sweeps away the folders of graders killed before they
+    could remove theirs (SIGKILL, a batch stopped), and leaves a living grader's."""
+    from grader.sandbox.host import tmpdirs
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tmpdirs, "_SWEPT", [])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    folders = {}
+    for name, owner in (("dead", dead.pid), ("alive", os.getppid())):
+        folders[name] = tmp_path / f"posenc-server-{name}"
+        folders[name].mkdir()
+        (folders[name] / ".owner").write_text(str(owner))
+    mine = tmpdirs.make("posenc-server-")
+    assert mine.is_dir() and not folders["dead"].exists() and folders["alive"].is_dir()
+    assert int((mine / ".owner").read_text()) == os.getpid()
 
 
 def _folders_of(pids):
