@@ -8,10 +8,11 @@ cd "$ROOT"
 # .ci/run has just set up the environment with more extras: POSENC_SET_UP=1 skips a second, idle pass
 [ "${POSENC_SET_UP:-}" = 1 ] || bash scripts/setup.sh
 TARGETS=(tests solutions)
-# the whole suite runs on one pytest-xdist worker per core, at most 4 (each starts a zygote that imports torch:
-# about 1 GB a worker), a test file per worker at a time; POSENC_TEST_WORKERS=1 runs it in one process
+# the whole suite runs on pytest-xdist workers, one per core and one more (on two cores, two workers left a third of
+# the CPU idle while tests waited on servers, browsers and sandboxes' limits), at most 4 (each starts a zygote
+# that imports torch: about 1 GB a worker), a test file per worker at a time; POSENC_TEST_WORKERS=1: one process
 CORES="$(nproc 2>/dev/null || echo 1)"
-WORKERS="${POSENC_TEST_WORKERS:-$(( CORES < 4 ? CORES : 4 ))}"
+WORKERS="${POSENC_TEST_WORKERS:-$(( CORES + 1 < 4 ? CORES + 1 : 4 ))}"
 for arg in "$@"; do
     case "$arg" in
         -n|--numprocesses|--numprocesses=*|-n[0-9]*|-pno:xdist|no:xdist) WORKERS=1 ;;  # the caller decides

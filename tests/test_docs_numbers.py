@@ -88,3 +88,17 @@ def test_the_set_up_time_is_the_stored_measurement():
     assert stored["python"].split()[-1] in said and f"{stored['pip_cache_mb']} MB" in said
     assert f"load average of {stored['load_average']:g}" in said
     assert f"{stored['cores']} cores" in said.replace("two", "2")
+
+
+def test_the_readme_states_how_many_tests_the_suite_has(request):
+    """The suite's size README.md gives ("its 2,414 tests") is the number this session collected, when it collected
+    the whole suite (`bash scripts/test.sh` with no path: tests/ and solutions/, nothing deselected)."""
+    from pathlib import Path
+
+    config = request.config
+    given = sorted(Path(config.invocation_params.dir, a.split("::")[0]).resolve() for a in config.args)
+    narrowed = config.getoption("keyword") or config.getoption("markexpr") or config.getoption("deselect")
+    if given != [ROOT / "solutions", ROOT / "tests"] or narrowed:
+        pytest.skip("the suite's size is compared when the whole suite runs (bash scripts/test.sh)")
+    (stated,) = re.findall(r"its ([\d,]+) tests", README)
+    assert int(stated.replace(",", "")) == len(request.session.items)
