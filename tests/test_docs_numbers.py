@@ -102,3 +102,14 @@ def test_the_readme_states_how_many_tests_the_suite_has(request):
         pytest.skip("the suite's size is compared when the whole suite runs (bash scripts/test.sh)")
     (stated,) = re.findall(r"its ([\d,]+) tests", README)
     assert int(stated.replace(",", "")) == len(request.session.items)
+
+
+def test_authoring_counts_the_mistakes_written_by_hand_and_the_derived_ones():
+    """docs/authoring.md: "56 of the 193 are written so …, the other 137 are derived"."""
+    from grader import course
+
+    text = " ".join((ROOT / "docs" / "authoring.md").read_text().split())
+    (hand, total, derived), = re.findall(r"used: (\d+) of the (\d+) are written so .*?, the other (\d+) are derived",
+                                         text)
+    by_hand = sum(len(course.load(c, "mistakes").IMPLEMENTATIONS) for c in course.chapters() if c.has("mistakes"))
+    assert (int(hand), int(total), int(derived)) == (by_hand, len(mistakes()), len(mistakes()) - by_hand)
