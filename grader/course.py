@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,7 @@ class Chapter:
 
 
 _LISTED = {}  # {course folder: (its modification time, its chapters)}: a folder added or renamed changes the time
+SETTLED_NS = 2_000_000_000  # a folder's time has a clock tick's resolution: one changed this recently is listed again
 
 
 def chapters(course=COURSE):
@@ -68,7 +70,7 @@ def chapters(course=COURSE):
     hundreds of thousands of times in one build)."""
     stamp = course.stat().st_mtime_ns if course.is_dir() else None
     listed = _LISTED.get(course)
-    if listed is None or listed[0] != stamp:
+    if listed is None or listed[0] != stamp or stamp is None or time.time_ns() - stamp < SETTLED_NS:
         found = [Chapter(folder) for folder in sorted(course.glob("[0-9][0-9]_*")) if folder.is_dir()]
         _LISTED[course] = listed = (stamp, tuple(found))
     return list(listed[1])
