@@ -32,6 +32,7 @@ submission `limits.submission_seconds` for reading and parsing it and all of its
 
 from __future__ import annotations
 
+import json
 import secrets
 import signal
 import threading
@@ -297,13 +298,12 @@ class Grader:
                         continue
                     session = session or self.zygote.session(self.settings)
                     begun = time.monotonic()
-                    run, tokens = self._run(session, sources[exercise].statements, graded, seconds)
+                    run, answers = self._run(session, sources[exercise].statements, graded, seconds)
                     budget.spend(exercise, time.monotonic() - begun)
                     if run.ended not in ("ok", ""):
                         logs[phase].append((exercise, run.ended))  # a message: "the process ended early", ...
                     logs[phase] += run.log
-                    results.update({c.key: run.results.get(tokens[c.key]) or no_result(msg("no result"))
-                                    for c in graded})
+                    results.update({c.key: answers.get(c.key) or no_result(msg("no result")) for c in graded})
             if progress:
                 progress(None, 2 * len(runnable), 2 * len(runnable))
         finally:
@@ -351,20 +351,59 @@ class Grader:
     def _run(self, session, statements, checks, seconds):
         """Run checks in one child, one request at a time, each under a token drawn for this run (the child
         learns neither which check, nor which exercise visibility, nor which candidate a request stands for),
-        in an order drawn for this run."""
+        in an order drawn for this run. (the run, {check key: its result})
+
+        The checks that run the learner's property test with the same arguments on candidates (a verdict check, its
+        twin, the main check: grader/checks/mutation.py) share one request, on every candidate any of them names: each
+        candidate's verdict is the test's, on that candidate, in this child, whichever check asks, so the test runs
+        once per candidate, not once per check that names it (a hidden check and the twin on every hidden candidate
+        named the same 18 candidates again). Each check is then judged on its own candidates' verdicts alone."""
         from .results import collect
 
         ordered = list(checks)
         secrets.SystemRandom().shuffle(ordered)
-        tokens = {c.key: "r" + secrets.token_hex(8) for c in ordered}
+        shared = OrderedDict()  # {(probe, its other arguments): [checks]}, in run order
+        for c in ordered:
+            shared.setdefault(_sharing(c) or c.key, []).append(c)
+        tokens = {key: "r" + secrets.token_hex(8) for key in shared}
         calls = Calls()  # a property test's candidates are computed here, named by tokens drawn per request
-        requests = [Probe(tokens[c.key], c.probe, calls.params(tokens[c.key], c.probe, _in_run_order(c.params)),
-                          c.exercise) for c in ordered]
+        requests = []
+        for key, group in shared.items():
+            params = group[0].params
+            if len(group) > 1:  # every candidate of the group, once
+                params = {**params, "candidates": list(dict.fromkeys(n for c in group for n in c.params["candidates"]))}
+            requests.append(Probe(tokens[key], group[0].probe,
+                                  calls.params(tokens[key], group[0].probe, _in_run_order(params)), group[0].exercise))
         limit = self.settings.limits.result_bytes
         run = session.run(statements, requests, lambda outdir, reqs, ended: collect(outdir, reqs, ended, limit),
                           seconds, calls)
         run.results = {token: calls.restore(token, result) for token, result in run.results.items()}
-        return run, tokens
+        answers = {}
+        for key, group in shared.items():
+            result = run.results.get(tokens[key])
+            for c in group:
+                answers[c.key] = result if len(group) == 1 or result is None else _own_verdicts(result, c, group)
+        return run, answers
+
+
+def _sharing(check):
+    """What a check that runs the learner's property test on candidates shares a request with another on: its probe
+    and its other arguments (head_dim); None for any other check."""
+    from .candidates import tables
+
+    if check.probe not in tables() or not isinstance(check.params.get("candidates"), list):
+        return None
+    return check.exercise, check.probe, json.dumps({k: v for k, v in check.params.items() if k != "candidates"},
+                                                   sort_keys=True)
+
+
+def _own_verdicts(result, check, group):
+    """One check's part of a shared request's result: the verdicts on its own candidates ("name", "name:error"), and
+    what is no candidate's (an error of the whole test: it raised NotImplementedError, the child gave no result)."""
+    everyone = {n for c in group for n in c.params["candidates"]}
+    own = set(check.params["candidates"])
+    return {key: value for key, value in result.items()
+            if key.partition(":")[0] in own or key.partition(":")[0] not in everyone}
 
 
 def _in_run_order(params):

@@ -53,7 +53,12 @@ def _drawn(key, compute, check):
 
 
 def _run(check):
-    return probes.run(namespace(), check.probe, check.params, check.exercise, hidden_probes.catalog())
+    """The reference's answer: a probe with a `reference` of its own (one that would fork a capped child for learner
+    code: hidden_probes' memory_capped_call) computes it with that, in this process."""
+    catalog = hidden_probes.catalog()
+    own = getattr(catalog.get(check.probe), "reference", None)
+    return probes.run(namespace(), check.probe, check.params, check.exercise,
+                      catalog if own is None else {check.probe: own})
 
 
 @lru_cache(maxsize=None)

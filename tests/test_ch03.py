@@ -297,6 +297,21 @@ def test_memory_capped_call_reports_time_and_memory_failures_in_words():
     assert torch.equal(fine["out"], probes.build(spec)[..., ::2, :] * 2)
 
 
+def test_the_reference_answer_at_scale_is_the_capped_childs_answer():
+    """grader/reference.py computes the reference's answer with memory_capped_call.reference, in its own process:
+    the same dict, key for key and value for value, as the capped child sends back, on the scale check itself."""
+    from grader import reference
+    from grader.hidden_probes import catalog
+
+    scale = next(c for c in CHECKS if c.probe == "memory_capped_call")
+    in_process = reference.answer(scale)
+    forked = probes.run(reference.namespace(), scale.probe, scale.params, scale.exercise, catalog())
+    assert "error" not in forked and set(in_process) == set(forked)
+    for key, value in forked.items():
+        assert torch.equal(in_process[key], value) if isinstance(value, torch.Tensor) else in_process[key] == value
+    assert forked["out"].shape == (1, 8, 2048 // scale.params["sample_step"], 64)
+
+
 def test_the_reference_passes_its_self_checks_and_a_mistake_is_named():
     for exercise in ("relative_positions", "shaw_attention_direct", "shaw_attention", "RelativePositionBias",
                      "t5_bucket", "alibi_slopes", "alibi_bias"):
