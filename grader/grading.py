@@ -39,6 +39,7 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 from . import shipped, twins, unseen
@@ -207,6 +208,12 @@ def caught_by(check):
 _CAUGHT = {}  # {check key: caught_by(check)}: the course's checks are fixed for the process
 
 
+@lru_cache(maxsize=None)
+def _no_work():
+    """The messages of the known mistakes whose answer is their input (Mistake.no_work): never work done."""
+    return frozenset(m.message for m in mistakes().values() if m.no_work)
+
+
 def with_twins(verdicts, twin_keys):
     """Points only for work done on inputs the learner has never seen: a check that passed keeps its points only
     when each of its twins (`twin_keys`: {check key: its twins' keys}) passed too (a skipped twin, a CUDA one on a
@@ -219,7 +226,8 @@ def with_twins(verdicts, twin_keys):
             continue
         twins = [twin_verdicts[k] for k in twin_keys.get(v.check.key, ()) if k in twin_verdicts]
         failed = [t for t in twins if t.status not in (Status.PASSED, Status.SKIPPED)
-                  and not (t.check.proves_work and t.mistake and t.mistake not in caught_by(v.check))]
+                  and not (t.check.proves_work and t.mistake and t.mistake not in caught_by(v.check)
+                           and t.mistake not in _no_work())]
         if v.status == Status.PASSED and failed:
             v = Verdict(v.check, Status.FAILED, _twin_failure(failed[0]), failed[0].mistake)
         out.append(v)

@@ -27,6 +27,9 @@ class Mistake:
     hints: tuple  # (the idea it misses, where to look, "key line: `...`")
     wrong: str  # the key line as the mistake writes it: one statement a line
     also: dict = field(default_factory=dict)  # {statement of the solution: its mistaken form}
+    # its answer is its input, unchanged (a permutation left out): on a value-free check's twin it proves no work
+    # (grader/twins.py), so a function that does nothing earns nothing by it
+    no_work: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,7 +19,8 @@ What a check's twins are:
   under the twin's own key, so that they ask for real work. There, and in a forward twin declared for such a check
   (a mask's dtype, seen through the output), a known mistake's answer counts as well as the reference's
   (`proves_work`): it too is work on inputs no learner has seen. A mistake the check itself fails never counts:
-  it is what the check tests (grading.caught_by).
+  it is what the check tests (grading.caught_by); nor does one whose answer is its input (`Mistake.no_work`: an
+  interleave without its transpose), which a function that does nothing gives too.
 
 A case with one possible answer whatever is drawn (ALiBi's single head, head_dim 2's single frequency) cannot rest on
 an unseen input: it gives feedback and earns no points (points=0: not scored, no twin).

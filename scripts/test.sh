@@ -11,7 +11,8 @@ TARGETS=(tests solutions)
 # the whole suite runs on pytest-xdist workers, one per core and one more (on two cores, two workers left a third of
 # the CPU idle while tests waited on servers, browsers and sandboxes' limits), at most 4 (each starts a zygote
 # that imports torch: about 1 GB a worker), a test file per worker at a time; POSENC_TEST_WORKERS=1: one process
-CORES="$(nproc 2>/dev/null || echo 1)"
+# the cores this process may use (nproc also honours OpenMP's variables, which the tests set to 1)
+CORES="$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)"
 WORKERS="${POSENC_TEST_WORKERS:-$(( CORES + 1 < 4 ? CORES + 1 : 4 ))}"
 for arg in "$@"; do
     case "$arg" in

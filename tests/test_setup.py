@@ -29,10 +29,14 @@ case "$1 $2 $3" in
     "-m ipykernel install") exit 0 ;;
     "-m pip install")
         case "$*" in *--no-index*) exit "$LOCAL_WHEEL_RC" ;; esac
-        if [ "$4" = -r ]; then
-            sed 's/^/  requirement: /' "$5" >> "$STATE/log"
-            echo "Collecting numpy>=1.24 (from -r $5 (line 2))"  # what pip says of a requirements file's line
-        fi
+        previous=""
+        for arg in "$@"; do
+            if [ "$previous" = -r ]; then
+                sed 's/^/  requirement: /' "$arg" >> "$STATE/log"
+                echo "Collecting numpy>=1.24 (from -r $arg (line 2))"  # what pip says of a requirements file's line
+            fi
+            previous="$arg"
+        done
         for arg in "$@"; do case "$arg" in torch==*)
             mkdir -p "$STATE/site/torch"
             # as torch does before numpy is installed: a UserWarning on import
@@ -86,6 +90,9 @@ def test_an_existing_torch_is_kept_and_never_asked_of_pip(tmp_path):
     # the default extras: the notebook one with JupyterLab pinned to the language pack's release
     assert "numpy>=1.24" in requirements and "jupyterlab>=4.5.11,<4.6" in requirements
     assert not [r for r in requirements if r.startswith("torch")]  # an existing torch is never upgraded
+    # no bytecode compiled at install (Python compiles what it imports): every install says so
+    installs = [line for line in log.splitlines() if line.startswith("-m pip install")]
+    assert installs and all("--no-compile" in line.split() for line in installs), installs
 
 
 def test_a_torch_wheel_pip_already_has_is_used_without_any_index(tmp_path):
@@ -194,7 +201,7 @@ def test_timm_comes_with_the_test_extra_without_its_dependencies(tmp_path):
     """timm's torchvision from PyPI would not match a CPU torch (and breaks transformers' Qwen2-VL import)."""
     run, log = run_setup(tmp_path, torch="2.6.0")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "-m pip install --no-deps timm==1.0.31" in log.splitlines()
+    assert "-m pip install --no-compile --no-deps timm==1.0.31" in log.splitlines()
     requirements = [line.split(": ", 1)[1] for line in log.splitlines() if line.startswith("  requirement: ")]
     assert not [r for r in requirements if r.startswith(("timm", "torchvision"))]
 

@@ -109,6 +109,7 @@ ROPE_INTERLEAVE = Exercise(
                 "key line: `return x.unflatten(-1, (d // 2, 2)).transpose(-1, -2).flatten(-2)`",
             ),
             wrong="return x.unflatten(-1, (d // 2, 2)).flatten(-2)",
+            no_work=True,
         ),
     },
 )
