@@ -66,21 +66,18 @@ def _citations():
 def cite(markdown):
     """Prose citations as sphinxcontrib-bibtex roles: "Press et al. (2022)" -> {cite:t}, "(Su et al., 2021)"
     inside parentheses -> {cite:alp}. Names not in references.bib stay prose."""
-    def key(m):  # a citation may break across lines of the source: "Vaswani et al.\n(2017)"
-        return _citations().get((" ".join(m.group(1).split()), m.group(2)))
-
-    def textual(m):
-        return f"{{cite:t}}`{key(m)}`" if key(m) else m.group(0)
-
-    def parenthetical(m):
-        return f"{{cite:alp}}`{key(m)}`" if key(m) else m.group(0)
+    def role(kind):
+        def replace(m):  # a citation may break across lines of the source: "Vaswani et al.\n(2017)"
+            key = _citations().get((" ".join(m.group(1).split()), m.group(2)))
+            return f"{{cite:{kind}}}`{key}`" if key else m.group(0)
+        return replace
 
     name = r"([A-Z][\w'-]+(?:\s+et\s+al\.|(?:,\s+[A-Z][\w'-]+)?\s+and\s+[A-Z][\w'-]+)?)"
     # not inside code spans, math or headings (a role in a title would show its key in the table of contents)
     parts = re.split(r"(`[^`]*`|\$[^$]*\$|^#+ .*$)", markdown, flags=re.M)
     for i in range(0, len(parts), 2):
-        parts[i] = re.sub(name + r"\s+\((\d{4})\)", textual, parts[i])
-        parts[i] = re.sub(name + r",\s+(\d{4})(?=[);）；])", parenthetical, parts[i])
+        parts[i] = re.sub(name + r"\s+\((\d{4})\)", role("t"), parts[i])
+        parts[i] = re.sub(name + r",\s+(\d{4})(?=[);）；])", role("alp"), parts[i])
     return "".join(parts)
 
 

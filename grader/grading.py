@@ -43,7 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import shipped, twins, unseen
-from .candidates import Calls
+from .candidates import Calls, tables
 from .checks import all_checks, mistakes
 from .records import Grade, Status, Verdict, messages, no_result
 from .sandbox.host.client import Zygote
@@ -389,26 +389,25 @@ class Grader:
         answers = {}
         for key, group in shared.items():
             result = run.results.get(tokens[key])
+            everyone = {n for c in group for n in c.params.get("candidates", ())}
             for c in group:
-                answers[c.key] = result if len(group) == 1 or result is None else _own_verdicts(result, c, group)
+                answers[c.key] = result if len(group) == 1 or result is None else _own_verdicts(result, c, everyone)
         return run, answers
 
 
 def _sharing(check):
     """What a check that runs the learner's property test on candidates shares a request with another on: its probe
     and its other arguments (head_dim); None for any other check."""
-    from .candidates import tables
-
     if check.probe not in tables() or not isinstance(check.params.get("candidates"), list):
         return None
     return check.exercise, check.probe, json.dumps({k: v for k, v in check.params.items() if k != "candidates"},
                                                    sort_keys=True)
 
 
-def _own_verdicts(result, check, group):
+def _own_verdicts(result, check, everyone):
     """One check's part of a shared request's result: the verdicts on its own candidates ("name", "name:error"), and
-    what is no candidate's (an error of the whole test: it raised NotImplementedError, the child gave no result)."""
-    everyone = {n for c in group for n in c.params["candidates"]}
+    what is no candidate's (`everyone`: the group's candidates; an error of the whole test: it raised
+    NotImplementedError, the child gave no result)."""
     own = set(check.params["candidates"])
     return {key: value for key, value in result.items()
             if key.partition(":")[0] in own or key.partition(":")[0] not in everyone}

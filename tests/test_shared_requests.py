@@ -35,7 +35,7 @@ def test_each_check_gets_its_own_candidates_verdicts_and_nothing_else():
     del result[failing]
     result[f"{failing}:error"] = "ValueError: no"
     for check in group:
-        own = _own_verdicts(result, check, group)
+        own = _own_verdicts(result, check, set(everyone))
         names = set(check.params["candidates"])
         assert {key.partition(":")[0] for key in own} == names
         assert all(own[key] == result[key] for key in own)
@@ -48,7 +48,7 @@ def test_an_error_of_the_whole_test_reaches_every_check_that_shares_it():
     for result in ({"error": "not implemented yet", "error_type": "NotImplementedError", "unfinished": "cell 3"},
                    no_result(messages.msg("no result"))):
         for check in group:
-            assert _own_verdicts(result, check, group) == result
+            assert _own_verdicts(result, check, {n for c in group for n in c.params["candidates"]}) == result
 
 
 def group_head_dim():
