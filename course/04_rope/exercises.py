@@ -660,6 +660,11 @@ ATTN_MISTAKES = ("attn_layout_mix", "attn_sign", "attn_i_over_d", "attn_rotates_
                  "attn_causal_flipped")
 DECODE_MISTAKES = ATTN_MISTAKES + ("attn_no_decode_offset", "attn_top_left_causal", "attn_float_mask")
 HALF_MISTAKES = ("attn_angles_in_input_dtype", "attn_inv_freq_cast_by_to")
+# the module in half precision rounds every projection, score and weight: against the reference, itself rounded at
+# every step, correct code that works in float32 inside erred by up to 1.15x the default tolerance in float16
+# (2e-3, 2e-3) and 0.87x in bfloat16 (2e-2, 2e-2), over 1,000 drawn inputs of the checks below; the half-precision
+# mistakes stay at 4.3x and 6.1x of it or more. Twice the float16 default and 1.5 times the bfloat16 one:
+HALF_TOL = {"float16": {"atol": 4e-3, "rtol": 4e-3}, "bfloat16": {"atol": 0.03, "rtol": 0.03}}
 
 MASK_HINT = ("with a cache the queries are the last L of K positions: query i may see keys j <= K - L + i. "
              "is_causal=True aligns them to the start instead; pass an explicit boolean mask "
@@ -726,19 +731,20 @@ ROPE_ATTENTION_CHECKS = [
           expect="ok", hint=DEVICE_HINT, public=True, id="decoding_meta_device_positions_after"),
     Check(MODULE, "bfloat16 at positions 1000..1006: angles in float32, tables cast to bfloat16", "rope_attention",
           attention(randn(2, 7, 32, seed=9), position_ids=arange(1007, start=1000), dtype="bfloat16"), points=2,
-          mistakes=HALF_MISTAKES,
+          mistakes=HALF_MISTAKES, tol=HALF_TOL["bfloat16"],
           hint="compute positions and angles in float32 (a frequency buffer is cast by .to(dtype) too), then cast "
                "cos and sin to x.dtype (apply_rope does the cast)",
           public=True, id="bfloat16_positions_1000_1006_angles"),
     # the CUDA checks in half precision, on the CPU: the dtypes are judged on every machine
     Check(MODULE, "float16 at positions 300..306 (the CUDA check's dtype, on the CPU)", "rope_attention",
           attention(randn(2, 7, 32, seed=12), position_ids=arange(307, start=300), dtype="float16"),
-          mistakes=HALF_MISTAKES,
+          mistakes=HALF_MISTAKES, tol=HALF_TOL["float16"],
           hint="compute positions and angles in float32, then cast cos and sin to x.dtype (apply_rope does the cast)",
           public=True, id="float16_positions_300_306_cpu"),
     Check(MODULE, "bfloat16 decoding with the cache, 2-token chunks (the CUDA check's dtype, on the CPU)",
           "rope_attention_decode", attention(randn(2, 9, 32, seed=13), prefix=5, chunk=2, dtype="bfloat16"),
-          mistakes=DECODE_MISTAKES + HALF_MISTAKES, hint=MASK_HINT, public=True, id="bfloat16_decoding_chunks_cpu"),
+          mistakes=DECODE_MISTAKES + HALF_MISTAKES, tol=HALF_TOL["bfloat16"], hint=MASK_HINT, public=True,
+          id="bfloat16_decoding_chunks_cpu"),
     Check(MODULE, "d_model not divisible by num_heads raises ValueError", "raises",
           {"ctor_args": [30, 4], "ctor_kwargs": {}}, expect="raises", mentions=("num_heads",),
           public=True, id="d_model_not_divisible_num_heads_raises",
@@ -751,14 +757,14 @@ ROPE_ATTENTION_CHECKS = [
                                    for h in range(1, 17) for w in range(1, 64, 2)])),
     *[
         Check(MODULE, f"on CUDA in {dtype}: full forward", "rope_attention",
-              attention(randn(2, 33, 32, seed=10), device="cuda", dtype=dtype), cuda=True, hint=DEVICE_HINT,
-              id=f"cuda_{dtype}_full_forward")
+              attention(randn(2, 33, 32, seed=10), device="cuda", dtype=dtype), cuda=True, tol=HALF_TOL.get(dtype),
+              hint=DEVICE_HINT, id=f"cuda_{dtype}_full_forward")
         for dtype in ("float32", "float16", "bfloat16")
     ],
     *[
         Check(MODULE, f"on CUDA in {dtype}: decoding with the cache", "rope_attention_decode",
               attention(randn(2, 12, 32, seed=11), prefix=5, chunk=2, device="cuda", dtype=dtype), cuda=True,
-              hint=DEVICE_HINT, id=f"cuda_{dtype}_decoding_cache")
+              tol=HALF_TOL[dtype], hint=DEVICE_HINT, id=f"cuda_{dtype}_decoding_cache")
         for dtype in ("float16", "bfloat16")
     ],
 ]

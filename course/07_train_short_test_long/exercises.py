@@ -111,7 +111,7 @@ POSITIONAL_ATTENTION_CHECKS = [
           attention(ROTARY_SCALED, randn(2, 7, 32, seed=12), position_ids=list(range(1000, 1007))),
           tol=pos_tol(1007), mistakes=ROTATE_MISTAKES, id="scaled_rotary_offset"),
     Check(ATTN, "bfloat16 with a float32 bias: the bias is cast to the queries' dtype", "scheme_attention",
-          attention(BIAS, randn(2, 7, 32, seed=13), dtype="bfloat16"), mistakes=ALL_ATTN,
+          attention(BIAS, randn(2, 7, 32, seed=13), dtype="bfloat16"), mistakes=ALL_ATTN, tol=HALF_TOL["bfloat16"],
           hint="in bfloat16 the whole block computes in bfloat16: the bias too, bias.to(q.dtype)",
           id="bfloat16_bias"),
     Check(ATTN, "bfloat16 with a bias the scheme makes in float32: SDPA gets it in q's dtype",
