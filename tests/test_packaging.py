@@ -95,3 +95,12 @@ def test_ruff_passes_on_code_and_notebooks():
     out = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stdout[-3000:]
+
+
+def test_reading_a_notebook_compiles_no_iri_grammars():
+    """pyproject.toml keeps jsonschema below 4.25, whose format checkers import rfc3987-syntax (about 35 Lark
+    grammars compiled on every import: 1.1 s of each process that reads a notebook or starts a Jupyter server).
+    The environment set up from it must not load that module with nbformat."""
+    loaded = subprocess.run([sys.executable, "-c", "import sys, nbformat; print('rfc3987_syntax' in sys.modules)"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "False"
