@@ -6,8 +6,11 @@ from grader.spec import Check, Mistake, draw_float, draw_int, find, same, unseen
 # ---- RotaryCache ---------------------------------------------------------------------------------
 EX = "RotaryCache"
 ALL = ("cache_interleaved", "cache_not_grown", "cache_low_precision_angles")
-# float32 angles p * theta lose about p * 6e-8 (course contract): the tolerance grows with the position
-POS_TOL = {"per_position": 6e-8}
+# float32 angles p * theta lose about p * 6e-8 per rounding (course contract), and two correct float32 tables round
+# theta and the product each their own way: the complete example (theta by pow, cos and sin by torch.polar) erred by
+# up to 1.5 times p * 6e-8 against the reference over 1,000 drawn inputs; p * 2e-7, as chapters 7 and 8 allow, keeps
+# it under half of that (tests/test_rounding_fairness.py). The tolerance grows with the position
+POS_TOL = {"per_position": 2e-7}
 
 
 def arange(end, start=0, shape=None):
