@@ -37,6 +37,11 @@ def _vm_bytes():
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _sample(out, sample_step):
+    """What memory_capped_call's answer holds of an output: every `sample_step`-th row (dimension -2), on the CPU."""
+    return out.detach()[..., ::sample_step, :].to("cpu").contiguous()
+
+
 def _child(fn, args, kwargs, allowance_bytes, cpu_seconds, sample_step, write_fd, vm):
     """Runs in the forked child: cap memory and CPU, call fn, write header + bytes, never return. `vm`: the
     address space mapped at fork, measured by the parent (Landlock may let only the parent read its /proc)."""
@@ -55,7 +60,7 @@ def _child(fn, args, kwargs, allowance_bytes, cpu_seconds, sample_step, write_fd
             header, payload = {"status": "error", "type": "TypeError",
                                "message": f"returned a {type(out).__name__}; expected a tensor"}, b""
         else:
-            sample = out.detach()[..., ::sample_step, :].to("cpu").contiguous()
+            sample = _sample(out, sample_step)
             header = {"status": "ok", "shape": list(sample.shape), "dtype": str(sample.dtype).replace("torch.", ""),
                       "device": out.device.type}
             payload = sample.reshape(-1).view(torch.uint8).numpy().tobytes()
@@ -162,8 +167,7 @@ def memory_capped_reference(ns, exercise, args=(), kwargs=None, *, sample_step=6
     args, kwargs = build(list(args)), build(kwargs or {})
     with torch.no_grad():
         out = fn(*args, **kwargs)
-    # every `sample_step`-th row (dimension -2), as memory_capped_call's child sends it back
-    result = _pack({}, "out", out.detach()[..., ::sample_step, :].to("cpu").contiguous())
+    result = _pack({}, "out", _sample(out, sample_step))  # as memory_capped_call's child sends it back
     result["out:device"] = out.device.type
     return result
 
