@@ -7,13 +7,27 @@ import, where the setup cell already waits for torch (benchmarks/bench_selfcheck
 
 from __future__ import annotations
 
+import gc
+
 import torch
 
 from . import probes, runner
 
 
 def kernel():
-    probes.warm_up()  # the meta device
-    weight = torch.zeros(1, requires_grad=True)
-    torch.optim.AdamW([weight]).step()  # an optimizer's first step (the decoder's training check uses AdamW)
-    runner._index()  # every chapter's stored answers, read once (cached)
+    # the imports below allocate hundreds of thousands of objects, which the collector would walk again and again
+    # (about a third of their time): it waits until they are done, then runs as the learner left it
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        probes.warm_up()  # the meta device
+        weight = torch.zeros(1, requires_grad=True)
+        torch.optim.AdamW([weight]).step()  # an optimizer's first step (the decoder's training check uses AdamW)
+        runner._index()  # every chapter's stored answers, read once (cached)
+    finally:
+        # what the setup cell has loaded (torch, pyplot, this package) stays for the kernel's life: frozen, the
+        # collector never walks it again, in a learner's later cells nor when the kernel stops (torch's objects
+        # made that last collection take about a second)
+        gc.freeze()
+        if collecting:
+            gc.enable()

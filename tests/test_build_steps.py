@@ -73,27 +73,17 @@ def _same_as_checkout(repo):
     assert (repo / CONVENTIONS).read_text() == (ROOT / CONVENTIONS).read_text()
 
 
-def test_the_steps_run_in_one_declared_order_in_memory_and_never_read_earlier_outputs(tmp_path):
-    """Every step but write computes in memory (nothing on disk changes until write); then the build, in a copy whose
-    generated files are deleted, writes this checkout's generated files (so no step needed an earlier output)."""
-    names = [step.name for step in build.STEPS]
-    assert names == ["validate", "render", "ids", "hints", "probes", "selfcheck", "hidden", "conventions", "catalogs",
-                     "write"]
-    for n, step in enumerate(build.STEPS):
-        assert set(step.needs) <= {"check", *names[:n]}, step.name
-    repo = _copy(tmp_path / "repo")
-    for rel in _generated(repo):
-        (repo / rel).unlink()
-    _damage_tables(repo)
-    before = _digests(repo)
-    script = "from grader import build; made = build.run(until='catalogs'); print(len(made))"
-    run = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, timeout=900,
-                         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert _digests(repo) == before  # every step but write: in memory
-    run = _run(repo, "build")
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    _same_as_checkout(repo)
+# the build in a copy, stopped after the steps that compute (it says so on stdout and waits for a line on stdin),
+# then the write step on what they made: one build, the disk seen in between
+STOPPED_BUILD = """
+import sys
+from grader import build
+made = build.run(until="catalogs")
+print("computed", flush=True)
+sys.stdin.readline()
+write = build.STEPS[-1]
+write.run(*(made[name] for name in write.needs))
+"""
 
 
 def _corrupt(repo, rel):
@@ -117,13 +107,39 @@ def _damage_tables(repo):
     doc.write_text(TABLE.sub(lambda m: m.group(1) + "corrupted by the test\n" + m.group(3), doc.read_text()))
 
 
-def test_the_build_never_reads_its_earlier_outputs_corrupted(tmp_path):
+def test_the_steps_run_in_one_declared_order_in_memory_and_never_read_earlier_outputs(tmp_path):
+    """Every step but write computes in memory (nothing on disk changes until write); and in a copy where every other
+    generated file is deleted and the rest corrupted (a notebook corrupted with a matching fingerprint, which the
+    build may replace), the build writes this checkout's generated files: no step needed or read an earlier
+    output."""
+    names = [step.name for step in build.STEPS]
+    assert names == ["validate", "render", "ids", "hints", "probes", "selfcheck", "hidden", "conventions", "catalogs",
+                     "write"]
+    for n, step in enumerate(build.STEPS):
+        assert set(step.needs) <= {"check", *names[:n]}, step.name
     repo = _copy(tmp_path / "repo")
+    kinds = {}
     for rel in _generated(repo):
-        _corrupt(repo, rel)
+        kinds.setdefault(rel.suffix, []).append(rel)
+    assert set(kinds) == {".ipynb", ".py", ".json", ".safetensors"}
+    for rels in kinds.values():  # of each kind, every other file deleted, the others corrupted
+        for rel in rels[0::2]:
+            (repo / rel).unlink()
+        for rel in rels[1::2]:
+            _corrupt(repo, rel)
     _damage_tables(repo)
-    run = _run(repo, "build")
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    before = _digests(repo)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    with subprocess.Popen([sys.executable, "-c", STOPPED_BUILD], cwd=repo, env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as run:
+        try:
+            said = run.stdout.readline()
+            assert said == "computed\n", said + run.stderr.read()[-3000:]
+            assert _digests(repo) == before  # every step but write: in memory
+            out, err = run.communicate("\n", timeout=900)
+        finally:
+            run.kill()
+    assert run.returncode == 0, err[-3000:]
     _same_as_checkout(repo)
 
 
