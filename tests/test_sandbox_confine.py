@@ -17,9 +17,12 @@ from grader.sandbox import procs
 from grader.sandbox.confine import confine, jail, kernel, landlock
 from grader.sandbox.paths import DEVICES, SYSTEM_PATHS, python_paths, within, without
 from grader.sandbox.runtime import cleanup, probe
-from grader.settings import SandboxTimings
+from grader.settings import SandboxTimings, Settings
 
-USER = 61999  # a uid no account has, standing for a grading user who is not root
+# a uid no account has, standing for a grading user who is not root: outside the uids the sandbox borrows (uid_base
+# and the uid_slots above it) and the ones test_sandbox_mechanisms.py runs zygotes as, so that a test worker's clean-up
+# of this uid's files in /tmp never meets another worker's sandbox (it once removed a zygote's probe folder)
+USER = Settings().uid_base + SandboxTimings().uid_slots + 1
 
 
 @pytest.fixture(autouse=True)
