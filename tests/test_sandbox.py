@@ -285,3 +285,24 @@ def test_a_session_server_that_dies_is_reported_as_what_happened():
     seconds = float(ended.split("ended after ")[1].split(" s")[0])
     assert 1.0 <= seconds < 20, ended
     assert "timed out" not in ended
+
+
+# Learner code that reports its collector: on, as in any Python, with the zygote's objects (torch's) frozen
+COLLECTOR = r'''
+import gc, json
+
+def sinusoidal_table():
+    raise ValueError(json.dumps({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}))
+'''
+
+
+def test_a_childs_collector_runs_and_never_walks_what_the_zygote_loaded():
+    """The zygote imports torch with the collector off (grader/sandbox/runtime/zygote.py): in a child it runs again,
+    and what the zygote holds is frozen, out of every collection of the child."""
+    settings = Settings.from_env(limits={"wall_seconds": 20})
+    with Zygote.start(settings).session(settings) as session:
+        run = session.run([Statement("cell 1", COLLECTOR)], PROBE, read)
+    assert run.ended == "ok", run.ended
+    seen = json.loads(run.results["p0"]["error"].split(": ", 1)[1])
+    assert seen["enabled"] is True
+    assert seen["frozen"] > 100_000, seen  # torch's modules, functions and classes

@@ -1,5 +1,6 @@
 """In-notebook self-checks: stored answers from the reference, specific feedback, no reference needed."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -92,3 +93,26 @@ def test_stored_data_is_only_public_checks():
         data = posenc_selfcheck._chapter_data(path.stem)
         stored |= {i for ids in data["_index"].values() for i in ids}
     assert stored and not (stored & hidden)
+
+
+# imported where IPython is (a kernel), posenc_selfcheck warms torch up with the collector off (posenc_selfcheck/warm.py)
+COLLECTOR = """
+import gc, json, sys, types
+sys.modules["IPython"] = types.ModuleType("IPython")  # what the package takes for a kernel
+if sys.argv[1] == "off":
+    gc.disable()
+import posenc_selfcheck
+print(json.dumps({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}))
+"""
+
+
+@pytest.mark.parametrize("collector", ["on", "off"])
+def test_the_kernels_warm_up_leaves_the_collector_as_it_was_and_what_it_loaded_frozen(collector):
+    """The learner's collector runs again after the warm-up as it did before (on, or off when they turned it off);
+    what the setup cell loaded is frozen: torch's objects are never walked again."""
+    run = subprocess.run([sys.executable, "-c", COLLECTOR, collector], cwd=ROOT / "notebooks", capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout.splitlines()[-1])
+    assert seen["enabled"] == (collector == "on")
+    assert seen["frozen"] > 100_000, seen  # torch's modules, functions and classes
