@@ -95,7 +95,7 @@ def test_stored_data_is_only_public_checks():
     assert stored and not (stored & hidden)
 
 
-# imported where IPython is (a kernel), posenc_selfcheck warms torch up with the collector off (posenc_selfcheck/warm.py)
+# imported where IPython is (a kernel), posenc_selfcheck warms torch up with the collector off (its warm.py)
 COLLECTOR = """
 import gc, json, sys, types
 sys.modules["IPython"] = types.ModuleType("IPython")  # what the package takes for a kernel
