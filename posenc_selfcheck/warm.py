@@ -1,15 +1,14 @@
 """What a learner's first self-check would otherwise pay, paid when the package is imported in a kernel.
 
-The first check of a fresh kernel used to take most of a second: torch loads its meta-device kernels (and
-torch._dynamo with them) on their first use, the optimizers import the profiler's hooks on their first step,
-and the stored answers of every chapter are read on the first lookup. `kernel()` does all three once, at
-import, where the setup cell already waits for torch (benchmarks/bench_selfcheck.py measures both ways)."""
+The first check of a fresh kernel used to take most of a second: torch loads its meta-device kernels on their
+first use, and the stored answers of every chapter are read on the first lookup. `kernel()` does both once, at
+import, where the setup cell already waits for torch (benchmarks/bench_selfcheck.py measures both ways). Neither
+imports torch._dynamo (dynamo_deferred.py), and no check steps a torch.optim optimizer (chapter 7's training
+check writes its AdamW step out), whose first step would import it: about a second each that no kernel pays."""
 
 from __future__ import annotations
 
 import gc
-
-import torch
 
 from . import probes, runner
 
@@ -21,8 +20,6 @@ def kernel():
     gc.disable()
     try:
         probes.warm_up()  # the meta device
-        weight = torch.zeros(1, requires_grad=True)
-        torch.optim.AdamW([weight]).step()  # an optimizer's first step (the decoder's training check uses AdamW)
         runner._index()  # every chapter's stored answers, read once (cached)
     finally:
         # what the setup cell has loaded (torch, pyplot, this package) stays for the kernel's life: frozen, the

@@ -1,6 +1,7 @@
 """Chapter 7's laboratory: the scheme adapters against independent formulas, the export of exercises from one
 chapter to the next, the analysis tools, and one code path for the full run, the reduced run and the notebook."""
 
+import copy
 import dataclasses
 import json
 import math
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 import posenc_ref
 from posenc_selfcheck import lab, mine
 from posenc_selfcheck.lab import analysis, experiments
-from posenc_selfcheck.probes_ch07 import make_scheme
+from posenc_selfcheck.probes_ch07 import _adamw, make_scheme
 from tests.conftest import ROOT
 
 DOCS = ROOT / "docs" / "chapter7"
@@ -260,3 +261,22 @@ def test_the_stored_run_shows_every_step_from_the_stored_results_without_trainin
     assert drawn["ALiBi"] == stored["extrapolation"]["loss"]["ALiBi"]
     assert shown["attention_maps"].data == (DOCS / "attention_maps.png").read_bytes()
     assert f"| RoPE + YaRN | queries and keys | 0 | {stored['comparison'][9]['loss_1x']:.2f}" in printed
+
+
+def test_the_training_checks_adamw_step_is_torchs_adamw():
+    """Chapter 7's training probe writes its AdamW step out (torch.optim's first step imports torch._dynamo); 25 steps
+    of it on a small network agree with torch.optim.AdamW's defaults to float64's rounding."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3)).double()
+    theirs, ours = copy.deepcopy(net), copy.deepcopy(net)
+    x, y = torch.randn(32, 8, dtype=torch.float64), torch.randint(0, 3, (32,))
+    optimizer, step = torch.optim.AdamW(theirs.parameters(), lr=1e-2), _adamw(list(ours.parameters()), 1e-2)
+    for _ in range(25):
+        for model, update in ((theirs, optimizer.step), (ours, step)):
+            loss = F.cross_entropy(model(x), y)
+            model.zero_grad()
+            loss.backward()
+            update()
+    moved = max((p - q).abs().max().item() for p, q in zip(net.parameters(), ours.parameters()))
+    apart = max((p - q).abs().max().item() for p, q in zip(theirs.parameters(), ours.parameters()))
+    assert moved > 0.05 and apart < 1e-12, (moved, apart)

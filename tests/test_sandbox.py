@@ -287,22 +287,27 @@ def test_a_session_server_that_dies_is_reported_as_what_happened():
     assert "timed out" not in ended
 
 
-# Learner code that reports its collector: on, as in any Python, with the zygote's objects (torch's) frozen
+# Learner code that reports its collector (on, as in any Python, with the zygote's objects, torch's, frozen) and
+# whether torch._dynamo was loaded (the zygote's meta-device warm-up defers it: posenc_selfcheck/dynamo_deferred.py)
 COLLECTOR = r'''
-import gc, json
+import gc, json, sys
 
 def sinusoidal_table():
-    raise ValueError(json.dumps({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}))
+    raise ValueError(json.dumps({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
+                                 "dynamo": "torch._dynamo" in sys.modules, "sympy": "sympy" in sys.modules}))
 '''
 
 
-def test_a_childs_collector_runs_and_never_walks_what_the_zygote_loaded():
+def test_a_childs_collector_runs_never_walks_what_the_zygote_loaded_and_the_zygote_holds_no_dynamo():
     """The zygote imports torch with the collector off (grader/sandbox/runtime/zygote.py): in a child it runs again,
-    and what the zygote holds is frozen, out of every collection of the child."""
+    and what the zygote holds is frozen, out of every collection of the child. The zygote warmed the meta device
+    up without importing torch._dynamo (a second and 70 MB that every fork would copy)."""
     settings = Settings.from_env(limits={"wall_seconds": 20})
     with Zygote.start(settings).session(settings) as session:
         run = session.run([Statement("cell 1", COLLECTOR)], PROBE, read)
     assert run.ended == "ok", run.ended
     seen = json.loads(run.results["p0"]["error"].split(": ", 1)[1])
     assert seen["enabled"] is True
+    # warmed up (the meta device's first use imports sympy for its type promotion), without torch._dynamo
+    assert seen["sympy"] is True and seen["dynamo"] is False, seen
     assert seen["frozen"] > 100_000, seen  # torch's modules, functions and classes

@@ -10,6 +10,7 @@ import pytest
 
 import posenc_ref
 import posenc_selfcheck
+from grader.checks import exercises
 from grader.mistakes import MISTAKES
 from posenc_selfcheck import SelfCheckFailed, check
 from tests.conftest import ROOT
@@ -116,3 +117,27 @@ def test_the_kernels_warm_up_leaves_the_collector_as_it_was_and_what_it_loaded_f
     seen = json.loads(run.stdout.splitlines()[-1])
     assert seen["enabled"] == (collector == "on")
     assert seen["frozen"] > 100_000, seen  # torch's modules, functions and classes
+
+
+# a kernel's setup cell, then every exercise's self-check on the reference: which of them imported torch._dynamo
+NO_DYNAMO = """
+import contextlib, io, json, sys, types
+sys.modules["IPython"] = types.ModuleType("IPython")  # what the package takes for a kernel
+import posenc_selfcheck
+warm_up = "torch._dynamo" in sys.modules
+import posenc_ref
+from grader.checks import exercises
+with contextlib.redirect_stdout(io.StringIO()):
+    verdicts = [posenc_selfcheck.check(exercise, getattr(posenc_ref, exercise)) for exercise in exercises()]
+print(json.dumps({"warm_up": warm_up, "checks": "torch._dynamo" in sys.modules, "n": len(verdicts)}))
+"""
+
+
+def test_neither_the_kernels_warm_up_nor_any_self_check_imports_torch_dynamo():
+    """torch._dynamo costs a kernel about a second: the meta device's warm-up defers it (dynamo_deferred.py) and no
+    check steps a torch.optim optimizer (chapter 7's training check writes its AdamW step out)."""
+    run = subprocess.run([sys.executable, "-c", NO_DYNAMO], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout.splitlines()[-1])
+    assert seen["n"] == len(exercises())
+    assert seen["warm_up"] is False and seen["checks"] is False, seen

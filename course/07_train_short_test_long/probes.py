@@ -320,6 +320,34 @@ def scheme_decoder_info(ns, exercise, vocab_size, d_model, num_layers, num_heads
             "n_params_outside_attention": sum(p.numel() for name, p in named if ".attn." not in f".{name}")}
 
 
+def _adamw(params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    """One AdamW step (Loshchilov & Hutter, 2019) on `params` per call, with torch.optim.AdamW's defaults. Written
+    out: torch.optim's `step` imports torch._dynamo on its first call (about a second in a fresh process), which
+    every sandbox child that runs this probe and a learner's first check of the decoder would pay."""
+    beta1, beta2 = betas
+    m = [torch.zeros_like(p) for p in params]
+    v = [torch.zeros_like(p) for p in params]
+    t = 0
+
+    @torch.no_grad()
+    def step():
+        nonlocal t
+        t += 1
+        for p, m_i, v_i in zip(params, m, v):
+            if p.grad is None:
+                continue
+            # decoupled weight decay: θ ← θ (1 − lr λ)
+            p.mul_(1 - lr * weight_decay)
+            # m ← β1 m + (1 − β1) g,  v ← β2 v + (1 − β2) g²
+            m_i.mul_(beta1).add_(p.grad, alpha=1 - beta1)
+            v_i.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+            # θ ← θ − lr m̂ / (√v̂ + ε),  m̂ = m / (1 − β1^t),  v̂ = v / (1 − β2^t)
+            denominator = (v_i / (1 - beta2 ** t)).sqrt_().add_(eps)
+            p.addcdiv_(m_i, denominator, value=-lr / (1 - beta1 ** t))
+
+    return step
+
+
 @probe
 def decoder_trains(ns, exercise, vocab_size, d_model, num_layers, num_heads, tokens, steps=25, lr=1e-2, seed=0):
     """AdamW on one fixed batch, with a scheme whose bias table is trainable: the losses, and how far the
@@ -331,14 +359,14 @@ def decoder_trains(ns, exercise, vocab_size, d_model, num_layers, num_heads, tok
     batch = build(tokens)  # (B, L + 1)
     inputs, targets = batch[:, :-1], batch[:, 1:]
     start = scheme.rel.detach().clone()
-    optimizer = torch.optim.AdamW(module.parameters(), lr=lr)
+    step = _adamw(list(module.parameters()), lr)
     losses = []
     for _ in range(steps):
         logits, _ = _decoder_call(module, inputs)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1))
-        optimizer.zero_grad()
+        module.zero_grad()
         loss.backward()
-        optimizer.step()
+        step()
         losses.append(loss.item())
     return {"losses": torch.tensor(losses, dtype=torch.float64),
             "scheme_moved": float((scheme.rel.detach() - start).abs().max())}

@@ -27,6 +27,7 @@ FOLDERS = {
     SANDBOX / "confine": ("confine.py", "jail.py", "landlock.py", "seccomp.py", "cgroup.py", "kernel.py", "policy.py"),
     SANDBOX: ("constants.py", "modes.py", "paths.py", "procs.py", "wire.py"),
     PUBLIC: ("store.py", "messages.py", "i18n.py", "probes_base.py", "probes.py", "probes_meta.py", "chapter_probes.py",
+             "dynamo_deferred.py",
              *sorted(p.name for p in PUBLIC.glob(CHAPTER_PROBES))),
 }
 _listed = [(name, folder / name) for folder, names in FOLDERS.items() for name in names]
