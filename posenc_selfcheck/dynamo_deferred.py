@@ -9,10 +9,11 @@ torch._dynamo.optimize) imports it first. `defer()` gives each marked function a
 as it is while torch._dynamo is absent, and builds torch's own wrapper on the first call after it arrived; the
 function computes the same thing either way.
 
-The sandbox's zygote (grader/sandbox/runtime/zygote.py) and a learner's kernel (warm.py) call it through
-`probes.warm_up()` before their first use of the meta device: the zygote starts about a second sooner and forks
-a smaller process, and a kernel's setup cell waits about a second less (tests/test_selfcheck.py measures that
-neither imports torch._dynamo).
+`probes_meta.warm_up()` calls it around the meta device's first use in a process: the sandbox's zygote (once,
+before forking), a learner's kernel (when the self-check is imported), the build and the grader computing the
+reference's answers. The zygote starts about a second sooner and forks a smaller process, a kernel's setup cell
+waits about a second less (tests/test_selfcheck.py and tests/test_sandbox.py measure that neither imports
+torch._dynamo).
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ import sys
 import torch
 
 try:
-    from . import dynamo_deferred
     from .probes_base import (
         NotImplementedYet,
         _dtype,
@@ -40,7 +39,6 @@ try:
         unfinished_function,
     )
 except ImportError:  # flat in the sandbox
-    import dynamo_deferred
     from probes_base import (
         NotImplementedYet,
         _dtype,
@@ -197,9 +195,6 @@ CATALOG = catalog()
 
 
 def warm_up():
-    """torch loads its meta-device kernels on first use (and would import torch._dynamo with them: deferred, see
-    dynamo_deferred.py), about half a second. The sandbox's zygote pays it once before forking; a learner's kernel
-    pays it when it imports the self-check; the grader's own process never needs the meta device and never pays it."""
-    dynamo_deferred.defer()
-    torch.empty(1, device="meta") + 1
-    dynamo_deferred.defer()  # the functions marked by the modules that first use imported
+    """The meta device's first use (probes_meta.warm_up), paid by the sandbox's zygote once before forking and by a
+    learner's kernel when it imports the self-check."""
+    probes_meta.warm_up()

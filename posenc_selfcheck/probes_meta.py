@@ -27,9 +27,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 
 try:
+    from . import dynamo_deferred
     from .messages import dumps, msg, verbatim
     from .probes_base import _get, _module, _raised_inside_torch, build, registry
 except ImportError:  # flat in the sandbox
+    import dynamo_deferred
     from messages import dumps, msg, verbatim
     from probes_base import _get, _module, _raised_inside_torch, build, registry
 
@@ -191,8 +193,23 @@ def _device_problem(exc):
     return None
 
 
+_WARM = []  # [True] once this process has used the meta device (forked children inherit it)
+
+
+def warm_up():
+    """The meta device's first use in this process: torch loads its meta kernels (about half a second; they would
+    import torch._dynamo too: deferred, see dynamo_deferred.py). Once per process; `on_meta` calls it first."""
+    if _WARM:
+        return
+    dynamo_deferred.defer()
+    torch.empty(1, device="meta") + 1
+    dynamo_deferred.defer()  # the functions marked by the modules that first use imported
+    _WARM.append(True)
+
+
 def on_meta(run, values=True):
     """run(mode) under MetaDevice with autocast accepting meta: ({"ok", "problem"[, "note"]}, mode)."""
+    warm_up()
     mode = MetaDevice(values=values)
     try:
         with _autocast_accepts_meta(), mode:
