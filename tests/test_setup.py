@@ -27,6 +27,7 @@ echo "$*" >> "$STATE/log"
 case "$1 $2 $3" in
     "-m pip --version") echo "pip 99.0 from $0"; exit 0 ;;
     "-m ipykernel install") exit 0 ;;
+    "-m compileall -q") exit 0 ;;
     "-m pip install")
         case "$*" in *--no-index*) exit "$LOCAL_WHEEL_RC" ;; esac
         previous=""
@@ -45,7 +46,7 @@ case "$1 $2 $3" in
         esac; done
         exit 0 ;;
 esac
-case "$2" in *urllib*) exit "$PROBE_RC" ;; esac
+case "$2" in *urllib*) exit "$PROBE_RC" ;; *sysconfig*) echo "$STATE/site"; exit 0 ;; esac
 PYTHONPATH="$STATE/site" exec "$REAL_PYTHON" "$@"  # $STATE/site/torch shadows any real torch
 """
 
@@ -54,16 +55,16 @@ def run_setup(tmp_path, *, torch=None, local_wheel=False, gpu=False, index_answe
     if Path("/proc/driver/nvidia/gpus").exists() and any(Path("/proc/driver/nvidia/gpus").iterdir()) and not gpu:
         pytest.skip("this machine has an NVIDIA GPU: the no-GPU cases cannot be simulated")
     venv, bin_dir, state = tmp_path / "venv", tmp_path / "bin", tmp_path / "state"
-    (venv / "bin").mkdir(parents=True)
-    bin_dir.mkdir()
-    state.mkdir()
+    (venv / "bin").mkdir(parents=True, exist_ok=True)  # (again: a second run in the same environment)
+    bin_dir.mkdir(exist_ok=True)
+    state.mkdir(exist_ok=True)
     (venv / "bin" / "python").write_text(FAKE_PYTHON)
     (venv / "bin" / "python").chmod(0o755)
     # nvidia-smi shadows any real one: it lists a GPU or fails as it does without a driver
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\n" + ("echo 'GPU 0: NVIDIA H100 (UUID: GPU-0)'\n" if gpu
                                                          else "exit 9\n"))
     (bin_dir / "nvidia-smi").chmod(0o755)
-    (state / "site" / "torch").mkdir(parents=True)  # no torch until one is "installed"
+    (state / "site" / "torch").mkdir(parents=True, exist_ok=True)  # no torch until one is "installed"
     (state / "site" / "torch" / "__init__.py").write_text(f"__version__ = {torch!r}\n" if torch else
                                                          "raise ImportError('no torch here')\n")
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "VIRTUAL_ENV": str(venv),
@@ -93,6 +94,26 @@ def test_an_existing_torch_is_kept_and_never_asked_of_pip(tmp_path):
     # no bytecode compiled at install (Python compiles what it imports): every install says so
     installs = [line for line in log.splitlines() if line.startswith("-m pip install")]
     assert installs and all("--no-compile" in line.split() for line in installs), installs
+
+
+def test_the_environments_bytecode_is_compiled_once_on_every_core_and_again_after_a_change(tmp_path):
+    """pip compiles nothing (above); setup.sh compiles the environment's site-packages once, in parallel, so that no
+    process compiles torch again where PYTHONDONTWRITEBYTECODE keeps Python from storing what it compiles."""
+    site = tmp_path / "state" / "site"
+
+    def compiles(log):
+        return [line for line in log.splitlines() if line.startswith("-m compileall")]
+
+    run, log = run_setup(tmp_path, torch="2.6.0")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert compiles(log) == [f"-m compileall -q -j 0 {site}"], log
+    run, log = run_setup(tmp_path, torch="2.6.0")  # nothing installed since: nothing to compile
+    assert run.returncode == 0 and len(compiles(log)) == 1, log
+    stamp = tmp_path / "venv" / ".posenc-bytecode"
+    os.utime(stamp, (stamp.stat().st_atime, stamp.stat().st_mtime - 10))
+    (site / "newly_installed").mkdir()  # what pip does to the folder when it installs a package
+    run, log = run_setup(tmp_path, torch="2.6.0")
+    assert run.returncode == 0 and len(compiles(log)) == 2, log
 
 
 def test_a_torch_wheel_pip_already_has_is_used_without_any_index(tmp_path):
