@@ -26,7 +26,8 @@ seen = {"given": given, "marked": len(dynamo_deferred._marked()), "meta_shape": 
 import torch._dynamo  # what torch.compile imports first
 after_import = stand_ins()
 meta = torch.empty(2, 3, device="meta") + 1
-replaced = [fn for fn, _ in dynamo_deferred._marked() if id(fn) in after_import - stand_ins()]
+gone = after_import - stand_ins()
+replaced = [fn for fn, _ in dynamo_deferred._marked() if id(fn) in gone]
 compiled = torch.compile(lambda x: torch.sin(x) * 2 + 1, backend="eager")
 x = torch.linspace(-3, 3, 7)
 seen.update(stand_ins_before=len(before), stand_ins_kept_by_import=len(after_import),

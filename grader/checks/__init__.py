@@ -77,7 +77,12 @@ def exercises():
 
 
 def chapter_of():
-    """{exercise: chapter}."""
+    """{exercise: chapter} (a copy of the one made once: the build asks thousands of times)."""
+    return dict(_chapter_of())
+
+
+@lru_cache(maxsize=None)
+def _chapter_of():
     return {c.exercise: chapter for chapter in CHAPTERS for c in chapter_checks(chapter)}
 
 
