@@ -311,3 +311,41 @@ def test_a_childs_collector_runs_never_walks_what_the_zygote_loaded_and_the_zygo
     # warmed up (the meta device's first use imports sympy for its type promotion), without torch._dynamo
     assert seen["sympy"] is True and seen["dynamo"] is False, seen
     assert seen["frozen"] > 100_000, seen  # torch's modules, functions and classes
+
+
+RESEED = """
+import sys, traceback
+sys.path.insert(0, sys.argv[1])
+import torch
+import child
+
+def deep(n):  # a learner's request is answered some frames down the child's stack
+    return deep(n - 1) if n else child.reseed()
+
+stacks = []
+real = traceback.format_stack
+traceback.format_stack = lambda *a, **k: stacks.append(1) or real(*a, **k)
+torch.rand(5)  # whatever the last request drew
+deep(20)
+after_reseed, recorded = torch.rand(5), len(stacks)
+torch.manual_seed(0)
+print(recorded, len(stacks) > recorded, torch.equal(after_reseed, torch.rand(5)), torch.cuda.is_initialized())
+"""
+
+
+def test_each_request_starts_from_seed_0_without_recording_the_stack(tmp_path):
+    """child.reseed puts the generators where torch.manual_seed(0) does, without torch's record of the caller's
+    stack for each device not yet started (traceback.format_stack: it reads every frame's source; in the jail it
+    finds none of the runtime's files and tries again on every call)."""
+    import subprocess
+    import sys
+
+    from grader.sandbox.host import runtime_files
+
+    runtime_files.copy_into(tmp_path)
+    out = subprocess.run([sys.executable, "-c", RESEED, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    stacks, manual_seed_records, same, cuda_started = out.stdout.split()
+    assert (stacks, same) == ("0", "True")
+    assert manual_seed_records == "True"  # what reseed spares: torch.manual_seed records the stack here
+    assert cuda_started == "False"  # (a started CUDA generator is seeded directly: no stack to record either)

@@ -146,6 +146,17 @@ class _Requests:
         return None if line is None else candidate_calls.answer_of(line)
 
 
+def reseed():
+    """torch.manual_seed(0) without its cost: for each device not yet started (CUDA, XPU), torch.manual_seed queues
+    the seed with a record of the whole stack (traceback.format_stack, which reads every frame's source file; in the
+    jail, where the runtime's files cannot be read, it tries each again on every call: 0.3 ms a call, and a child
+    answers hundreds of requests). `run` queued the seed once already; a started device is seeded here at once."""
+    torch.default_generator.manual_seed(0)
+    for device in (torch.cuda, torch.xpu):
+        if device.is_initialized():
+            device.manual_seed_all(0)
+
+
 def _answer_next(requests, ns, channel, catalog):
     """Answer one request; False when there is none left. The request lives in this frame alone, so nothing of
     it is left for the next request's learner code to find (not even in a frame's cached locals)."""
@@ -153,7 +164,7 @@ def _answer_next(requests, ns, channel, catalog):
     if request is None:
         return False
     signal.setitimer(signal.ITIMER_REAL, 0)
-    torch.manual_seed(0)  # each request from the same state, whatever was asked before it (the order is drawn)
+    reseed()  # each request from the same state, whatever was asked before it (the order is drawn)
     params = request.params
     uses_candidates = getattr(catalog.get(request.probe), "candidate_table", None)
     table = candidate_calls.table(params.get("candidates") if uses_candidates else [])  # earlier ones answer no more
@@ -179,7 +190,7 @@ def run(job, result_fd, request_fd, group, catalog):
     except BaseException:
         os._exit(wire.EXIT_SETUP_FAILED)
     torch.set_num_threads(1)
-    torch.manual_seed(0)
+    torch.manual_seed(0)  # every generator, a device's queued until the device starts (once: see reseed)
     channel = ResultPipe(result_fd)
     statements, stmt_seconds = job.statements, job.stmt_seconds
     job = None  # the child keeps nothing of the job but its statements
