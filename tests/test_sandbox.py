@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -12,8 +14,8 @@ import torch
 from grader.records import Statement
 from grader.results import BadResult, collect, load_result, validated
 from grader.sandbox.errors import SandboxError
+from grader.sandbox.host import runtime_files, slots
 from grader.sandbox.host import session as sandbox_session
-from grader.sandbox.host import slots
 from grader.sandbox.host.client import Zygote
 from grader.sandbox.wire import Probe
 from grader.settings import Settings
@@ -337,11 +339,6 @@ def test_each_request_starts_from_seed_0_without_recording_the_stack(tmp_path):
     """child.reseed puts the generators where torch.manual_seed(0) does, without torch's record of the caller's
     stack for each device not yet started (traceback.format_stack: it reads every frame's source; in the jail it
     finds none of the runtime's files and tries again on every call)."""
-    import subprocess
-    import sys
-
-    from grader.sandbox.host import runtime_files
-
     runtime_files.copy_into(tmp_path)
     out = subprocess.run([sys.executable, "-c", RESEED, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
