@@ -17,6 +17,7 @@ from .settings import (
     BATCH_TIMEOUT_SECONDS,
     GRADESCOPE_MEMORY_MB,
     GRADESCOPE_WALL_SECONDS,
+    LANES_AUTO,
     LAYOUTS,
     VISIBILITIES,
     WAITS,
@@ -74,6 +75,12 @@ def _limits_options(p, wall, memory=None, why="local"):
                    help=f"memory one exercise may add (default: {shown}: {MEMORY_WHY[why]})")
 
 
+def _lanes_option(p, what):
+    p.add_argument("--lanes", type=_lanes, default=None, metavar="N",
+                   help="children of one submission that run at once, each with --memory-mb of its own (default: "
+                        f"$POSENC_SANDBOX_LANES or 0: {what}, at most {LANES_AUTO})")
+
+
 def _assignment_options(p, what):
     p.add_argument("--assignment", metavar="NAME", default=None,
                    help=f"{what} one assignment only: a chapter (ch00, ch01, ...) or one defined in the course "
@@ -91,6 +98,16 @@ def _language(p, what):
 
 def _quiet(p, what="no progress lines on stderr"):
     p.add_argument("--quiet", action="store_true", help=what)
+
+
+def _lanes(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"0 (one per core) or more, not {value}")
+    return value
 
 
 def _jobs(text):
@@ -125,6 +142,7 @@ def parser():
     _language(g, "the report and the feedback in results.json")
     _quiet(g)
     _limits_options(g, DEFAULTS.wall_seconds)
+    _lanes_option(g, "one per core")
     b = _sub(sub, "build", "generate notebooks, solutions, reference and self-check data from course/")
     b.add_argument("--check", action="store_true", help="only compare; exit 1 when something is out of sync")
     bt = _sub(sub, "batch", "grade a folder of submissions (one per student) into a gradebook",
@@ -153,6 +171,7 @@ def parser():
     _quiet(bt, "no progress bar on stderr")
     bt.add_argument("--no-progress", action="store_true", dest="quiet", help=argparse.SUPPRESS)  # the old spelling
     _limits_options(bt, DEFAULTS.wall_seconds)
+    _lanes_option(bt, "the cores left to each of the --jobs")
     gs = _sub(sub, "gradescope", "build the Gradescope autograder zip (one per assignment)")
     gs.add_argument("zip", metavar="OUT.zip", help="where to write the autograder: outside the repository or under "
                                                    "instructor/ (git-ignored; it holds the grader's secret)")
@@ -185,7 +204,8 @@ def _settings(args, **extra):
     limits = {"wall_seconds": getattr(args, "wall_seconds", None), "memory_mb": getattr(args, "memory_mb", None)}
     from . import language
 
-    return Settings.from_env(limits=limits, assignment=getattr(args, "assignment", None) or "",
+    return Settings.from_env(limits=limits, lanes=getattr(args, "lanes", None),
+                             assignment=getattr(args, "assignment", None) or "",
                              course_file=getattr(args, "course", None) or "",
                              language=getattr(args, "lang", None) or language.from_env(), **extra)
 

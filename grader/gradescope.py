@@ -45,6 +45,7 @@ from .records import messages
 from .settings import (
     DEFAULT_SECRET,
     GRADESCOPE_CONTAINER_MB,
+    GRADESCOPE_LANES,
     GRADESCOPE_MEMORY_MB,
     GRADESCOPE_WALL_SECONDS,
     REPORT,
@@ -316,7 +317,8 @@ def results_payload(root):
         settings = Settings.from_env(limits={"wall_seconds": config["wall_seconds"], "memory_mb": config["memory_mb"]},
                                      protect=(str(submission), str(results_dir)),
                                      secret_file=str(source / DEFAULT_SECRET),
-                                     hidden_visibility=config["hidden_visibility"], language=config["language"])
+                                     hidden_visibility=config["hidden_visibility"], language=config["language"],
+                                     lanes=GRADESCOPE_LANES)
         grader = RemoteGrader(settings, assignment.registry_checks() if assignment else None)
         startup = time.perf_counter() - start
         step = messages.msg("grading the submission")

@@ -4,7 +4,7 @@
     grade = grader.grade("submission/")       # Grade: verdicts, notes, seconds
 
 The command line, `batch`, the Gradescope runner and the pytest plugin are thin adapters on this.
-Learner code runs only in the sandbox (one session per submission, children forked from it); the
+Learner code runs only in the sandbox (sessions of the submission's own, children forked from them); the
 reference runs here; the verdicts are decided here alone:
 
 - a grade rests on inputs the learner has never seen: every scored check earns its points only when its
@@ -21,7 +21,9 @@ reference runs here; the verdicts are decided here alone:
 Children hold one request at a time (sandbox/wire.py), and public and hidden checks run in separate
 children: first a child for the visible (public) checks of every exercise, then a child for the hidden
 checks, main checks and twins of every exercise, so nothing a child produces while it holds a hidden request can
-reach a visible check's feedback or the notes. What hidden children log goes to `Grade.hidden_notes`,
+reach a visible check's feedback or the notes; the hidden children start once every visible one has ended. Within a
+phase, the exercises' children run on lanes (grader/lanes.py: `Settings.lanes` sessions of the submission's own, one
+child each at a time). What hidden children log goes to `Grade.hidden_notes`,
 shown only where hidden checks are. For the same reason `Grade.seconds`, the time every report shows,
 counts the visible work only (reading the submission, drawing, the visible children): how long a hidden
 child ran would tell what it was asked (a learner's code could sleep for as many seconds as an input's value).
@@ -45,8 +47,10 @@ from pathlib import Path
 from . import shipped, twins, unseen
 from .candidates import Calls, tables
 from .checks import all_checks, mistakes
+from .lanes import Lanes
 from .records import Grade, Status, Verdict, messages, no_result
 from .sandbox.host.client import Zygote
+from .sandbox.host.session import Shared
 from .sandbox.wire import Probe
 from .settings import ANSWER, DEFAULT_SECRET
 from .submission import defining_file, read_submission
@@ -237,7 +241,7 @@ def with_twins(verdicts, twin_keys):
 # ---- one submission ---------------------------------------------------------------------------------------------
 class Grader:
     """Grades submissions one after the other with one zygote (started at construction, so its
-    torch import overlaps whatever the caller does next). Each submission gets a fresh session."""
+    torch import overlaps whatever the caller does next). Each submission gets fresh sessions (grader/lanes.py)."""
 
     def __init__(self, settings, checks=None, zygote=None):
         self.settings = settings
@@ -285,29 +289,38 @@ class Grader:
         # in a thread of their own while the hidden children run
         self._warm_reference(by_exercise, runnable, cuda, visible=True)
         notes = [n for f in files for n in f.notes] + ([] if student else [NO_STUDENT])
-        results, logs, session, hidden_answers = {}, {VISIBLE: [], HIDDEN: []}, None, None
+        results, logs, hidden_answers = {}, {VISIBLE: [], HIDDEN: []}, None
+        # the exercises of a phase run on lanes, each a session of this submission's (grader/lanes.py), sharing the
+        # statements its children skip and its allowance of result bytes
+        shared = Shared(self.settings.limits.submission_result_bytes)
+        lanes = Lanes(lambda: self.zygote.session(self.settings, shared), self.settings.lanes_here())
+        statements_key = {ex: tuple((s.label, s.source, s.line) for s in sources[ex].statements) for ex in runnable}
+        left = {}  # {exercise: its seconds left when a lane took it}
+
+        def started(job, phase):  # a lane takes `job` (one lane at a time)
+            n, exercise, _ = job
+            if progress:  # both phases count: an estimate of the time left must include the hidden one
+                progress(exercise, n + (phase == HIDDEN) * len(runnable), 2 * len(runnable))
+            left[exercise] = budget.left(exercise)
+
+        tables()  # loaded here, in this thread, before any lane's thread asks for a candidate
         try:
             for phase in (VISIBLE, HIDDEN):
                 if phase == HIDDEN:  # the clock the report shows stops here: hidden children's time tells their inputs
                     visible_seconds = time.perf_counter() - start
                     hidden_answers = _Meanwhile(self._warm_reference, by_exercise, runnable, cuda, False, False)
-                for n, exercise in enumerate(runnable):
-                    graded = [c for c in by_exercise[exercise] if (cuda or not c.cuda)
-                              and (c.visible if phase == VISIBLE else not c.visible)]
-                    if not graded:
+                jobs = [(n, exercise, graded) for n, exercise in enumerate(runnable)
+                        if (graded := [c for c in by_exercise[exercise] if (cuda or not c.cuda)
+                                       and (c.visible if phase == VISIBLE else not c.visible)])]
+                outcomes = lanes.run(jobs, lambda session, job: self._run_job(session, job, sources, budget, left),
+                                     key=lambda job: statements_key[job[1]], weight=_weight,
+                                     started=lambda job: started(job, phase))
+                for (n, exercise, graded), (run, answers) in zip(jobs, outcomes):
+                    if run is None:  # not run: `answers` says why
+                        results.update({c.key: no_result(msg("not run: {why}", why=answers)) for c in graded})
+                        logs[phase].append(("sandbox", msg("{exercise}: not run: {why}", exercise=exercise,
+                                                           why=answers)))
                         continue
-                    if progress:  # both phases count: an estimate of the time left must include the hidden one
-                        progress(exercise, n + (phase == HIDDEN) * len(runnable), 2 * len(runnable))
-                    seconds = budget.left(exercise)
-                    if seconds <= 0:
-                        why = budget.why(exercise)
-                        results.update({c.key: no_result(msg("not run: {why}", why=why)) for c in graded})
-                        logs[phase].append(("sandbox", msg("{exercise}: not run: {why}", exercise=exercise, why=why)))
-                        continue
-                    session = session or self.zygote.session(self.settings)
-                    begun = time.monotonic()
-                    run, answers = self._run(session, sources[exercise].statements, graded, seconds)
-                    budget.spend(exercise, time.monotonic() - begun)
                     if run.ended not in ("ok", ""):
                         logs[phase].append((exercise, run.ended))  # a message: "the process ended early", ...
                     logs[phase] += run.log
@@ -315,8 +328,7 @@ class Grader:
             if progress:
                 progress(None, 2 * len(runnable), 2 * len(runnable))
         finally:
-            if session is not None:
-                session.close()
+            lanes.close()
             if hidden_answers is not None:
                 hidden_answers.join()  # before any judgement; what it raised is raised here
                 self._warm_reference(by_exercise, runnable, cuda, visible=False, forks=True)
@@ -330,7 +342,7 @@ class Grader:
             verdicts += with_twins([self._unrunnable(c, cuda)
                                     or judge(c, results[c.key], self.settings.limits.judge_seconds)
                                     for c in exercise_checks], self.twin_keys)
-        notes += _notes(logs[VISIBLE]) + (session.closing_notes if session is not None else [])
+        notes += _notes(logs[VISIBLE]) + [n for s in lanes.sessions for n in s.closing_notes]
         hidden_notes = [n for n in _notes(logs[HIDDEN]) if n not in notes]
         flags = sorted({flag for f in files for flag in f.flags})
         return Grade(str(submission), verdicts, notes, visible_seconds, flags, hidden_notes)
@@ -355,6 +367,18 @@ class Grader:
             # worth nothing here, whether or not the exercise exists: totals stay comparable
             return Verdict(check, Status.SKIPPED, NO_CUDA)
         return None
+
+    def _run_job(self, session, job, sources, budget, left):
+        """One exercise's run of one phase on a lane's session (`session()`): (the run, {check key: its result}), or
+        (None, why it was not run) when the exercise or the submission has no time left."""
+        _, exercise, graded = job
+        seconds = left[exercise]
+        if seconds <= 0:
+            return None, budget.why(exercise)
+        begun = time.monotonic()
+        run, answers = self._run(session(), sources[exercise].statements, graded, seconds)
+        budget.spend(exercise, time.monotonic() - begun)
+        return run, answers
 
     def _run(self, session, statements, checks, seconds):
         """Run checks in one child, one request at a time, each under a token drawn for this run (the child
@@ -395,6 +419,13 @@ class Grader:
         return run, answers
 
 
+def _weight(job):
+    """Which run of a phase goes first (grader/lanes.py): a property test's (its candidates' calls are answered one by
+    one, each padded: the longest run of a chapter), then the one with the most checks."""
+    _, _, graded = job
+    return any(c.probe in tables() for c in graded), len(graded)
+
+
 def _sharing(check):
     """What a check that runs the learner's property test on candidates shares a request with another on: its probe
     and its other arguments (head_dim); None for any other check."""
@@ -424,8 +455,9 @@ def _in_run_order(params):
 class _Meanwhile:
     """`fn(*args)` in a thread of its own, from now until `join()`, which raises what it raised. Only the reference
     runs there (the hidden checks' answers, while their children run in the sandbox), never a probe that forks (a
-    fork from a thread could inherit a lock the main thread holds): the main thread meanwhile only drives the
-    session and computes the candidates' values, never a probe of the reference."""
+    fork from a thread could inherit a lock the main thread holds): the lanes meanwhile (the main thread and threads
+    of grader/lanes.py) only drive their sessions and compute the candidates' values, never a probe of the
+    reference."""
 
     def __init__(self, fn, *args):
         from . import hidden_probes
@@ -452,10 +484,12 @@ class _Budget:
 
     def __init__(self, limits):
         self.limits, self.used, self.total, self.shared = limits, {}, 0.0, 0.0
+        self.lock = threading.Lock()  # lanes spend from threads of their own
 
     def left(self, exercise):
-        return min(self.limits.wall_seconds - self.shared - self.used.get(exercise, 0.0),
-                   self.limits.submission_seconds - self.total)
+        with self.lock:
+            return min(self.limits.wall_seconds - self.shared - self.used.get(exercise, 0.0),
+                       self.limits.submission_seconds - self.total)
 
     def why(self, exercise):
         """Why `exercise` has no time left (a message)."""
@@ -464,8 +498,11 @@ class _Budget:
         return msg("the exercise used up its {seconds:g} s of wall clock", seconds=self.limits.wall_seconds)
 
     def spend(self, exercise, seconds):
-        self.used[exercise] = self.used.get(exercise, 0.0) + seconds
-        self.total += seconds
+        """`seconds` of one run of `exercise`: runs on lanes at once each count in full (the submission's budget is
+        the sum of its runs' wall clocks, however they were spread)."""
+        with self.lock:
+            self.used[exercise] = self.used.get(exercise, 0.0) + seconds
+            self.total += seconds
 
     def left_submission(self):
         return self.limits.submission_seconds - self.total

@@ -11,6 +11,7 @@ Environment variables (for graders run by other programs; command-line options o
     POSENC_SANDBOX_MODE         one of MODES (default auto: the strongest available)
     POSENC_SANDBOX_PROTECT      extra folders no learner code may see (os.pathsep-separated)
     POSENC_SANDBOX_UID_BASE     first user id the sandbox may borrow as root (Settings.uid_base)
+    POSENC_SANDBOX_LANES        children of one submission that run at once (Settings.lanes; 0: as the cores allow)
     POSENC_GRADER_SECRET        the file holding the grader's secret (default DEFAULT_SECRET in the repository)
 
 One name per quantity, from the command line to the sandbox child: `--memory-mb`, $POSENC_SANDBOX_MEMORY_MB,
@@ -35,6 +36,9 @@ from .sandbox.modes import FORCED as MODES  # noqa: F401 (re-exported)
 
 DEFAULT_SECRET = ".grader-secret"  # in the repository's root; .gitignore'd, never in a release
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+# Settings.lanes = 0: at most this many children of a submission at once (a run is mostly the kernel's start and end
+# of a confined process; on two cores two lanes take a third off a chapter's runs: README, "Measurements")
+LANES_AUTO = 2
 LAYOUTS = ("auto", "plain", "nbgrader")  # batch: how a class folder is read (grader/batch/discovery.py)
 
 # Memory one exercise may add, per command (docs/instructor.md, "Memory", has the table):
@@ -44,6 +48,9 @@ LAYOUTS = ("auto", "plain", "nbgrader")  # batch: how a class folder is read (gr
 #   per exercise keeps a memory bomb inside the sandbox's limit, below the container's.
 GRADESCOPE_MEMORY_MB = 512
 GRADESCOPE_WALL_SECONDS = 30.0
+# one child at a time in a Gradescope container: its memory (GRADESCOPE_CONTAINER_MB) was measured so, and a
+# container's CPU quota need not show in the cores its processes may use (Settings.lanes)
+GRADESCOPE_LANES = 1
 # Container memory to choose on Gradescope, per assignment (MB), from `python benchmarks/bench_gradescope_memory.py
 # --assignment all` on examples/complete: the peak (the larger of the process tree's PSS and its memory cgroup's
 # peak) times 1.5, and at least the peak plus GRADESCOPE_MEMORY_MB (so a memory bomb meets the sandbox's limit
@@ -286,8 +293,13 @@ class Settings:
     assignment: str = ""  # grade one assignment (grader/assignment.py); "" = the whole course
     course_file: str = ""  # the course file that defines assignments; "" = course.json at the repository root
     language: str = "en"  # of the report and the feedback: "en" or "zh_CN" (grader/language.py)
+    # children of one submission that run at once, each in a session of its own (grader/lanes.py); 0: as many as
+    # the cores this process may use, at most LANES_AUTO (batch: its cores shared among its --jobs)
+    lanes: int = 0
 
     def __post_init__(self):
+        if self.lanes < 0:
+            raise ValueError(f"lanes must be 0 (as the cores allow) or more, got {self.lanes}")
         if self.sandbox_mode not in MODES:
             raise ValueError(f"sandbox mode must be one of {MODES}, got {self.sandbox_mode!r}")
         if self.hidden_visibility not in VISIBILITIES:
@@ -309,6 +321,8 @@ class Settings:
             values["sandbox_mode"] = env["POSENC_SANDBOX_MODE"]
         if env.get("POSENC_SANDBOX_PROTECT"):
             values["protect"] = tuple(p for p in env["POSENC_SANDBOX_PROTECT"].split(os.pathsep) if p)
+        if env.get("POSENC_SANDBOX_LANES"):
+            values["lanes"] = int(env["POSENC_SANDBOX_LANES"])
         if env.get("POSENC_SANDBOX_UID_BASE"):
             values["uid_base"] = int(env["POSENC_SANDBOX_UID_BASE"])
         if env.get("POSENC_GRADER_SECRET"):
@@ -317,6 +331,11 @@ class Settings:
         if "protect" in values:
             values["protect"] = tuple(str(p) for p in values["protect"])
         return cls(**values)
+
+    def lanes_here(self, jobs=1):
+        """How many children of one submission run at once here: `lanes`, or with 0 the cores this process may use
+        divided among `jobs` submissions graded at once, at least 1 and at most LANES_AUTO."""
+        return self.lanes or max(1, min(LANES_AUTO, default_jobs() // max(1, jobs)))
 
     def replace(self, **changes):
         if isinstance(changes.get("limits"), dict):

@@ -85,8 +85,8 @@ class SessionsSeen:
     def __init__(self, zygote):
         self.zygote, self.sessions = zygote, []
 
-    def session(self, settings):
-        self.sessions.append(SeenSession(self.zygote.session(settings)))
+    def session(self, settings, shared=None):
+        self.sessions.append(SeenSession(self.zygote.session(settings, shared)))
         return self.sessions[-1]
 
     def __getattr__(self, name):

@@ -113,3 +113,12 @@ def test_authoring_counts_the_mistakes_written_by_hand_and_the_derived_ones():
                                          text)
     by_hand = sum(len(course.load(c, "mistakes").IMPLEMENTATIONS) for c in course.chapters() if c.has("mistakes"))
     assert (int(hand), int(total), int(derived)) == (by_hand, len(mistakes()), len(mistakes()) - by_hand)
+
+
+def test_the_memory_tables_lanes_row_states_the_settings_defaults():
+    from grader.settings import GRADESCOPE_LANES, LANES_AUTO, Limits
+
+    (row,) = [line for line in INSTRUCTOR.splitlines() if line.startswith("| `--lanes`")]
+    assert re.search(rf"at most {LANES_AUTO}\b", row) and re.search(rf"Gradescope: {GRADESCOPE_LANES}\b", row)
+    (results,) = re.findall(r"and its (\d+) MB of results", INSTRUCTOR)
+    assert int(results) << 20 == Limits().submission_result_bytes

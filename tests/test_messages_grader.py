@@ -215,7 +215,7 @@ def test_the_sessions_closing_note_reads_in_chinese(tmp_path, monkeypatch):
 
 
 class _NoZygote:
-    def session(self, settings):
+    def session(self, settings, shared=None):
         raise AssertionError("no exercise has time left to run")
 
 
@@ -290,7 +290,9 @@ def _bare_session(cgroup_kind):
     from grader.sandbox.host.session import Session
 
     session = Session.__new__(Session)
-    session.limits, session.results_left = _Limits(), 1
+    from grader.sandbox.host.session import Shared
+
+    session.limits, session.shared = _Limits(), Shared(1)
     session.capabilities = types.SimpleNamespace(cgroup=cgroup_kind)
     session.pid, session.zygote = 1, types.SimpleNamespace(how_it_ended=lambda pid: None)
     return session

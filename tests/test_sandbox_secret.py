@@ -149,8 +149,8 @@ class _NoneHere:
         return {**self.real.ready(), "root": False, "jail": False, "userns_jail": False, "pidns": False,
                 "landlock": 0}
 
-    def session(self, settings_):
-        return Session(self, settings_)
+    def session(self, settings_, shared=None):
+        return Session(self, settings_, shared=shared)
 
     def __getattr__(self, name):
         return getattr(self.real, name)

@@ -71,7 +71,8 @@ def run_batch(folder, out, settings, jobs=1, timeout=BATCH_TIMEOUT_SECONDS, stre
     fingerprint, run_id = grader_fingerprint(assignment), uuid.uuid4().hex[:12]
     hashes = {student: submission_hash(entry.path, settings.read) for student, entry in entries.items()}
     todo = [s for s in entries if not _current(read_json(out / "results" / f"{s}.json"), hashes[s], fingerprint)]
-    settings = settings.replace(protect=(*settings.protect, str(folder), str(out)))
+    # each worker's submission runs on the lanes its share of the cores allows (Settings.lanes_here)
+    settings = settings.replace(protect=(*settings.protect, str(folder), str(out)), lanes=settings.lanes_here(jobs))
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     bar = Progress(say("grading"), len(todo), stream, settings.progress, say=say)
     workers = max(1, min(jobs, len(todo)))

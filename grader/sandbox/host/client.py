@@ -23,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 from ... import hidden_probes
@@ -32,6 +33,8 @@ from ..errors import SandboxError
 from . import runtime_files, tmpdirs
 from .session import Session
 
+# one question to a zygote at a time, with its answer: the lanes of a submission (grader/lanes.py) ask from threads
+_ASKING = threading.RLock()
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
 
 
@@ -46,25 +49,27 @@ class ZygoteClient:
     def ready(self):
         """Its capabilities, once it has imported torch (waits for its hello the first time): policy.Caps's fields
         and "python", the folders its Python imports from."""
-        if self.hello is None:
-            self.hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + self.timings.start_seconds))
+        with _ASKING:
             if self.hello is None:
-                self.close()
-                raise SandboxError(messages.msg("the sandbox's fork server did not start"))
+                self.hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + self.timings.start_seconds))
+                if self.hello is None:
+                    self.close()
+                    raise SandboxError(messages.msg("the sandbox's fork server did not start"))
         return {**dataclasses.asdict(self.hello.caps), "python": self.hello.python}
 
     def _fork(self, what, fds):
         """The pid of a `what` ("session" or "grader") the zygote forked, handed `fds`."""
-        self.ready()
-        try:
-            self.channel.send(wire.Fork(what), fds=fds)
-        except OSError:
-            raise SandboxError(messages.msg("the sandbox's fork server is gone")) from None
-        forked = wire.Forked.from_wire(self.channel.receive(time.monotonic() + self.timings.fork_seconds))
-        if forked is None:
-            self.close()
-            raise SandboxError(messages.msg("the sandbox's fork server did not start a {what}", what=what))
-        return int(forked.pid)
+        with _ASKING:
+            self.ready()
+            try:
+                self.channel.send(wire.Fork(what), fds=fds)
+            except OSError:
+                raise SandboxError(messages.msg("the sandbox's fork server is gone")) from None
+            forked = wire.Forked.from_wire(self.channel.receive(time.monotonic() + self.timings.fork_seconds))
+            if forked is None:
+                self.close()
+                raise SandboxError(messages.msg("the sandbox's fork server did not start a {what}", what=what))
+            return int(forked.pid)
 
     def fork_session(self):
         """(socket, pid) of a fresh session server, forked from the clean zygote."""
@@ -77,17 +82,20 @@ class ZygoteClient:
         finally:
             theirs.close()
 
-    def session(self, settings):
-        return Session(self, settings)
+    def session(self, settings, shared=None):
+        """A fresh session for one submission; `shared`: what it shares with the submission's other sessions
+        (session.Shared, grader/lanes.py)."""
+        return Session(self, settings, shared=shared)
 
     def how_it_ended(self, pid):
         """The wait status of a session server of this zygote that has ended, or None when unknown."""
-        try:
-            self.channel.send(wire.AskEnded(int(pid), self.timings.ended_seconds))
-        except OSError:
-            return None
-        reply = wire.WaitStatus.from_wire(self.channel.receive(time.monotonic() + self.timings.ask_seconds))
-        return reply.status if reply else None
+        with _ASKING:
+            try:
+                self.channel.send(wire.AskEnded(int(pid), self.timings.ended_seconds))
+            except OSError:
+                return None
+            reply = wire.WaitStatus.from_wire(self.channel.receive(time.monotonic() + self.timings.ask_seconds))
+            return reply.status if reply else None
 
     def close(self):
         self.channel.sock.close()

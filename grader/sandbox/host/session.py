@@ -27,6 +27,7 @@ import os
 import select
 import shutil
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +102,18 @@ def _write_line(fd, message, deadline):
     return True
 
 
+class Shared:
+    """What the sessions of one submission share when its exercises run on several at once (grader/lanes.py): the
+    statements its later children skip (a statement that ended its process, or outlasted its alarm, is skipped by
+    every later child of the submission, whichever session ran it), and the bytes of results its children may still
+    send back (the bound holds for the submission, however many sessions it has)."""
+
+    def __init__(self, result_bytes):
+        self.lock = threading.Lock()
+        self.skipped = {}  # (label, source, line) -> why later children skip the statement
+        self.results_left = result_bytes
+
+
 @dataclass
 class Attempt:
     run: ExerciseRun
@@ -115,6 +128,7 @@ class Session:
     zygote: object  # a zygote.ZygoteClient
     settings: object
     notes: list = field(default_factory=list)  # how this machine confines learner code, when it is less
+    shared: Shared | None = None  # the submission's, when it has other sessions (grader/lanes.py)
 
     def __post_init__(self):
         self.limits = self.settings.limits
@@ -127,10 +141,10 @@ class Session:
         (self.root / "jail").mkdir()
         self.sock = self.pid = self.channel = None
         self.uid = self.gid = self.slot_fd = None
-        self.skipped = {}  # (label, source, line) -> why later children skip the statement
-        # bytes of results this submission's children may still send back (all its exercises): the session server
-        # stores no more, and the grader reads no more (checked by size, before anything is decoded)
-        self.results_left = self.limits.submission_result_bytes
+        # the statements later children skip, and the bytes of results this submission's children may still send
+        # back (all its exercises): the session server stores no more, and the grader reads no more (checked by size,
+        # before anything is decoded)
+        self.shared = self.shared or Shared(self.limits.submission_result_bytes)
         self._cuda = False
         self.count = 0
         # close(): (pid, start) of what it killed, verified gone; what was not, and the report's sentence for it
@@ -238,8 +252,10 @@ class Session:
         call is refused."""
         statements = [(s.label, s.source, s.line) for s in statements]
         deadline = time.monotonic() + (self.limits.wall_seconds if seconds is None else seconds)
+        skipped, lock = self.shared.skipped, self.shared.lock
         for attempt in range(self.limits.retries + 1):
-            kept = [s for s in statements if s not in self.skipped]
+            with lock:
+                kept = [s for s in statements if s not in skipped]
             tried = self._attempt(kept, requests, deadline, calls)
             try:
                 self._within_results_cap(tried)
@@ -249,23 +265,26 @@ class Session:
                 if tried.outdir is not None:
                     shutil.rmtree(tried.outdir, ignore_errors=True)
             # a statement the alarm cut here would be cut again: later children of this submission skip it
-            for index in timed_out:
-                if 0 <= index < len(kept):
-                    self.skipped.setdefault(kept[index], messages.msg("skipped: ran longer than {seconds:g} s at "
-                                                                      "grading time", seconds=self.limits.stmt_seconds))
+            with lock:
+                for index in timed_out:
+                    if 0 <= index < len(kept):
+                        skipped.setdefault(kept[index], messages.msg("skipped: ran longer than {seconds:g} s at "
+                                                                     "grading time", seconds=self.limits.stmt_seconds))
             progress = tried.progress or ""
             if not progress.isdigit() or int(progress) >= len(kept):
                 break
             # the child died while executing statement `progress`: this submission's later children skip it, and
             # this one runs again without it while its time lasts
-            self.skipped[kept[int(progress)]] = messages.msg("this statement ended the process and was skipped ({why})",
-                                                             why=tried.run.ended)
+            with lock:
+                skipped[kept[int(progress)]] = messages.msg("this statement ended the process and was skipped ({why})",
+                                                            why=tried.run.ended)
             if attempt == self.limits.retries or time.monotonic() >= deadline:
                 break
         run = tried.run
         here = set(statements)
-        skipped = [(key[0], why) for key, why in self.skipped.items() if key in here]
-        run.log = [("sandbox", n) for n in self.notes] + skipped + run.log
+        with lock:
+            said = [(key[0], why) for key, why in skipped.items() if key in here]
+        run.log = [("sandbox", n) for n in self.notes] + said + run.log
         return run
 
     def _within_results_cap(self, tried):
@@ -275,14 +294,15 @@ class Session:
             return
         files = [e for e in os.scandir(tried.outdir) if e.is_file(follow_symlinks=False)]
         size = sum(e.stat(follow_symlinks=False).st_size for e in files)
-        if size > self.results_left:
+        with self.shared.lock:
+            over = size > self.shared.results_left
+            self.shared.results_left -= 0 if over else size
+        if over:
             for entry in files:
                 os.unlink(entry.path)
             tried.run.log.append(("sandbox", messages.msg("results were not read: together they were over the {mb} MB "
                                                           "of results the grader accepts from one submission",
                                                           mb=self.limits.submission_result_bytes >> 20)))
-            size = 0
-        self.results_left -= size
 
     def _job(self, statements, tokens, outdir, workdir, calls):
         """What the session server needs for one child: nothing that names a protected folder reaches the
@@ -291,7 +311,8 @@ class Session:
         decided = policy.decide(self.capabilities, self._request(self._cuda, workdir, self.uid))
         rule = dataclasses.replace(decided, chmod_protect=())  # done here, once (_configure): the child never hears of
         # those folders
-        result_bytes = max(0, min(lim.result_bytes, self.results_left))  # what the submission has left to send
+        with self.shared.lock:  # what the submission has left to send
+            result_bytes = max(0, min(lim.result_bytes, self.shared.results_left))
         return wire.RunJob(outdir=str(outdir), workdir=str(workdir), statements=statements, tokens=tokens,
                            stmt_seconds=lim.stmt_seconds, result_bytes=result_bytes,
                            line_bytes=result_bytes * 4 // 3 + 1024, uid=self.uid, stub=str(self.stub),
