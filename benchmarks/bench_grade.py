@@ -2,8 +2,11 @@
 otter-grader do at autograde time), side by side; and the latency of one self-check cell.
 
     python benchmarks/bench_grade.py [--repeat 3] [--notebook solutions/01_sinusoidal.ipynb ...] [--all] [--busy]
+                                     [--lanes N] [--baseline-lanes M]
 
 --all measures every chapter's solution notebook, one after the other, and ends with a ratio per chapter.
+--lanes: the grader's --lanes (default: its own, one child per core, at most two); --baseline-lanes M also grades
+with --lanes M, alternating with the others, and prints both.
 
 Both sides are wall-clock times of a fresh process, median of --repeat runs, alternating, on the same
 machine. With --busy a process spinning on one core runs meanwhile (a machine that is doing something
@@ -70,6 +73,8 @@ def main():
     parser.add_argument("--all", action="store_true", help="every chapter's solution notebook (solutions/*.ipynb)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy while measuring")
     parser.add_argument("--no-selfcheck", action="store_true", help="skip the self-check latencies")
+    parser.add_argument("--lanes", type=int, default=None, help="the grader's --lanes (default: its own)")
+    parser.add_argument("--baseline-lanes", type=int, default=None, help="also grade with this --lanes, side by side")
     args = parser.parse_args()
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
     try:
@@ -84,9 +89,10 @@ def measure(args):
         else args.notebook
     ratios = {notebook: measure_notebook(notebook, args) for notebook in notebooks}
     if len(ratios) > 1:
-        print("ratio grader / nbclient per notebook:")
-        for notebook, ratio in ratios.items():
-            print(f"  {notebook:<48}{ratio:6.2f}")
+        print("ratio grader / nbclient per notebook" + (f" (and with --lanes {args.baseline_lanes})"
+                                                        if args.baseline_lanes is not None else "") + ":")
+        for notebook, (ratio, baseline) in ratios.items():
+            print(f"  {notebook:<48}{ratio:6.2f}" + (f"{baseline:8.2f}" if baseline is not None else ""))
     if args.no_selfcheck:
         return
     print()
@@ -99,23 +105,33 @@ def measure(args):
 
 
 def measure_notebook(notebook, args):
-    """Grading `notebook` against executing it with nbclient, printed; the ratio of their medians."""
+    """Grading `notebook` against executing it with nbclient, printed; (the ratio of their medians, the same ratio
+    for the grader with --baseline-lanes, or None)."""
     nb = ROOT / notebook
-    grader_cmd = [sys.executable, "-m", "grader", "grade", str(nb)]
+    grade = [sys.executable, "-m", "grader", "grade", str(nb)]
+    grader_cmd = grade + ([] if args.lanes is None else ["--lanes", str(args.lanes)])
+    baseline_cmd = None if args.baseline_lanes is None else grade + ["--lanes", str(args.baseline_lanes)]
     nbclient_cmd = [sys.executable, "-c", NBCLIENT, str(nb), str(nb.parent)]
     wall(grader_cmd)  # warm the file cache for both
     wall(nbclient_cmd)
-    ours, theirs = [], []
+    ours, baseline, theirs = [], [], []
     for _ in range(args.repeat):
         ours.append(wall(grader_cmd))
+        if baseline_cmd:
+            baseline.append(wall(baseline_cmd))
         theirs.append(wall(nbclient_cmd))
     g, n = statistics.median(ours), statistics.median(theirs)
+    b = statistics.median(baseline) if baseline else None
+    lanes = "" if args.lanes is None else f" --lanes {args.lanes}"
     print(f"notebook: {notebook}   runs: {args.repeat} each, median wall-clock seconds"
           + ("   (one core kept busy)" if args.busy else ""))
-    print(f"{'python -m grader grade (all checks, sandboxed)':<52}{g:8.2f} s")
+    print(f"{f'python -m grader grade{lanes} (all checks, sandboxed)':<52}{g:8.2f} s")
+    if b is not None:
+        print(f"{f'python -m grader grade --lanes {args.baseline_lanes}':<52}{b:8.2f} s")
     print(f"{'nbclient execute (no checks at all)':<52}{n:8.2f} s")
-    print(f"{'ratio grader / nbclient':<52}{g / n:8.2f}", flush=True)
-    return g / n
+    print(f"{'ratio grader / nbclient':<52}{g / n:8.2f}" + (f"   (--lanes {args.baseline_lanes}: {b / n:.2f})"
+                                                           if b is not None else ""), flush=True)
+    return g / n, (b / n if b is not None else None)
 
 
 if __name__ == "__main__":

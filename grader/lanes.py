@@ -14,9 +14,10 @@ and the submission's allowance of result bytes.
 
 Which run goes first: a run of statements that no run of this submission has finished yet goes alone, while another
 run of the same statements is under way, waits for it (in one lane after the other, a run learns from the runs before
-it which statements end the process or outlast their alarm, and skips them: so it does here too). Otherwise the
-heaviest job first (`weight`: a property test answers its candidates' calls one by one, each padded), so that the
-longest run does not start last.
+it which statements end the process or outlast their alarm, and skips them: so it does here too); that first run is
+the lightest job of those statements, so the others wait as little as can be. Then the heaviest job first (`weight`:
+a property test answers its candidates' calls one by one, each padded), so that the longest run does not start
+last.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class Lanes:
         if not jobs:
             return []
         order = sorted(range(len(jobs)), key=lambda n: weight(jobs[n]), reverse=True)  # equal weights: in order
-        state = _State(order, self.settled)
+        state = _State(order, self.settled, weight)
         threads = [threading.Thread(target=self._lane, args=(lane, jobs, work, key, started, state), daemon=True)
                    for lane in range(1, min(self.count, len(jobs)))]
         for thread in threads:
@@ -97,8 +98,8 @@ class _State:
     """One `run`: the jobs not taken yet (in the order taken), the keys of statements under way and not yet finished
     by any run, each job's outcome, the first error."""
 
-    def __init__(self, order, settled):
-        self.order, self.settled = list(order), settled
+    def __init__(self, order, settled, weight):
+        self.order, self.settled, self.weight = list(order), settled, weight
         self.busy, self.out, self.error = set(), {}, None
         self.changed = threading.Condition()
 
@@ -109,8 +110,11 @@ class _State:
             return None
         for i, n in enumerate(self.order):
             k = key(jobs[n])
-            if k in self.settled or k not in self.busy:
-                if k not in self.settled:
-                    self.busy.add(k)
+            if k in self.settled:
                 return self.order.pop(i)
+            if k not in self.busy:  # the first run of these statements: the lightest job of them (the first of equals)
+                same = [j for j, m in enumerate(self.order) if key(jobs[m]) == k]
+                lightest = min(self.weight(jobs[self.order[j]]) for j in same)
+                self.busy.add(k)
+                return self.order.pop(next(j for j in same if self.weight(jobs[self.order[j]]) == lightest))
         return False

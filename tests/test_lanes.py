@@ -58,9 +58,19 @@ def test_outcomes_come_in_the_jobs_order_each_job_run_once_on_at_most_count_sess
 def test_one_lane_runs_the_heaviest_job_first_and_equal_weights_in_their_order():
     _, open_session = opener()
     ran = []
-    Lanes(open_session, 1).run(["a", "b", "heavy", "c"], lambda s, job: ran.append(job),
+    Lanes(open_session, 1).run(["a", "b", "heavy", "c"], lambda s, job: ran.append(job), key=lambda job: job,
                                weight=lambda job: job == "heavy")
     assert ran == ["heavy", "a", "b", "c"]
+
+
+def test_the_first_run_of_statements_is_their_lightest_job_then_the_heaviest_go_first():
+    """The run that settles a submission's statements goes alone: the lightest, so the others wait least."""
+    _, open_session = opener()
+    ran = []
+    weights = {"heavy": 2, "a": 1, "b": 0, "c": 0}
+    Lanes(open_session, 1).run(["heavy", "a", "b", "c"], lambda s, job: ran.append(job), key=lambda job: "notebook",
+                               weight=weights.get)
+    assert ran == ["b", "heavy", "a", "c"]
 
 
 def test_jobs_of_other_statements_run_at_once():
