@@ -296,11 +296,13 @@ class Grader:
         lanes = Lanes(lambda: self.zygote.session(self.settings, shared), self.settings.lanes_here())
         statements_key = {ex: tuple((s.label, s.source, s.line) for s in sources[ex].statements) for ex in runnable}
         left = {}  # {exercise: its seconds left when a lane took it}
+        taken = {VISIBLE: 0, HIDDEN: 0}  # jobs the lanes have taken in each phase, in the order they took them
 
         def started(job, phase):  # a lane takes `job` (one lane at a time)
-            n, exercise, _ = job
+            _, exercise, _ = job
             if progress:  # both phases count: an estimate of the time left must include the hidden one
-                progress(exercise, n + (phase == HIDDEN) * len(runnable), 2 * len(runnable))
+                progress(exercise, taken[phase] + (phase == HIDDEN) * len(runnable), 2 * len(runnable))
+            taken[phase] += 1
             left[exercise] = budget.left(exercise)
 
         tables()  # loaded here, in this thread, before any lane's thread asks for a candidate

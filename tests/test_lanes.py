@@ -211,3 +211,24 @@ def test_a_gradescope_container_runs_one_child_of_a_submission_at_a_time(tmp_pat
         (tmp_path / name).mkdir()
     gradescope.results_payload(tmp_path)
     assert [s.lanes for s in seen] == [1]
+
+
+def test_progress_counts_the_exercises_taken_in_each_phase_in_the_order_the_lanes_took_them(monkeypatch):
+    """The lanes take the heaviest first, so an exercise's place in the course is not its place in time: the count
+    said with each exercise rises by one, in the visible phase and then in the hidden one."""
+    from grader import grading
+    from grader.checks import all_checks
+    from tests.conftest import ROOT
+
+    class NoZygote:
+        def session(self, settings, shared=None):
+            raise AssertionError("no exercise has time left to run")
+
+    monkeypatch.setattr(grading._Budget, "left", lambda self, exercise: 0.0)
+    checks = [c for c in all_checks() if c.exercise in ("sinusoidal_table", "shift_matrix",
+                                                       "SinusoidalPositionalEncoding")]
+    said = []
+    grading.Grader(Settings(lanes=2), checks, zygote=NoZygote()).grade(
+        str(ROOT / "solutions" / "01_sinusoidal.ipynb"), progress=lambda *a: said.append(a), student="t")
+    assert [done for _, done, _ in said] == list(range(7)) and {total for _, _, total in said} == {6}
+    assert said[-1][0] is None and sorted(e for e, _, _ in said[:3]) == sorted(e for e, _, _ in said[3:6])
