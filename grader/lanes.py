@@ -73,8 +73,9 @@ class Lanes:
                     n = state.take(jobs, key)
                 if n is None:
                     return
-                started(jobs[n])
             try:
+                with state.changed:  # one lane at a time
+                    started(jobs[n])
                 out = work(lambda: self._session(lane), jobs[n])
             except BaseException as exc:  # the grader's failure, or an interrupt: no lane takes another job
                 out = None

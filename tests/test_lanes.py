@@ -131,6 +131,37 @@ def test_what_a_run_raised_is_raised_once_every_lane_has_stopped_and_no_job_star
     assert ran == [0]
 
 
+@pytest.mark.parametrize("failing", ["work", "started"])
+def test_a_failure_in_another_lanes_thread_leaves_no_lane_waiting(failing):
+    """A job whose statements are under way in a lane that fails: the lanes waiting for them stop too."""
+    _, open_session = opener()
+
+    def work(session, job):
+        if failing == "work" and job == "first":
+            raise OSError("the channel is gone")
+        time.sleep(0.01)
+
+    def started(job):
+        if failing == "started" and job == "first":
+            raise OSError("the channel is gone")
+
+    lanes = Lanes(open_session, 2)
+    done = []
+    runner = threading.Thread(target=lambda: done.append(_raised(lambda: lanes.run(
+        ["first", "second", "third"], work, key=lambda job: "notebook", started=started))), daemon=True)
+    runner.start()
+    runner.join(WAIT)
+    assert done and isinstance(done[0], OSError)
+
+
+def _raised(fn):
+    try:
+        fn()
+    except BaseException as exc:
+        return exc
+    return None
+
+
 def test_started_is_told_of_each_job_as_a_lane_takes_it():
     _, open_session = opener()
     seen = []
