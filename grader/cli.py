@@ -100,24 +100,23 @@ def _quiet(p, what="no progress lines on stderr"):
     p.add_argument("--quiet", action="store_true", help=what)
 
 
-def _lanes(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"0 (one per core) or more, not {value}")
-    return value
+def _whole(least, why):
+    """An argparse type: a whole number of at least `least` (`why`: the error's words for a smaller one)."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(why.format(value=value))
+        return value
+
+    return parse
 
 
-def _jobs(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"at least 1 (got {value})")
-    return value
+_lanes = _whole(0, "0 (one per core) or more, not {value}")
+_jobs = _whole(1, "at least 1 (got {value})")
 
 
 def parser():
