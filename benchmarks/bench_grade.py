@@ -7,6 +7,9 @@ otter-grader do at autograde time), side by side; and the latency of one self-ch
 --all measures every chapter's solution notebook, one after the other, and ends with a ratio per chapter.
 --lanes: the grader's --lanes (default: its own, one child per core, at most two); --baseline-lanes M also grades
 with --lanes M, alternating with the others, and prints both.
+--warm also times a warm grader (one process grading the notebook --repeat + 1 times, the first left out): what a
+batch worker spends on each submission of a class once its sandbox has started, against nbclient's cold run, which
+is what nbgrader's autograde runs for each submission.
 
 Both sides are wall-clock times of a fresh process, median of --repeat runs, alternating, on the same
 machine. With --busy a process spinning on one core runs meanwhile (a machine that is doing something
@@ -24,6 +27,19 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+WARM = """
+import sys, time, statistics
+from grader.remote import RemoteGrader
+from grader.settings import Settings
+grader = RemoteGrader(Settings.from_env(lanes=int(sys.argv[3]) if sys.argv[3] else None))
+times = []
+for _ in range(int(sys.argv[2]) + 1):
+    start = time.perf_counter()
+    grader.grade(sys.argv[1])
+    times.append(time.perf_counter() - start)
+print(statistics.median(times[1:]))
+"""
 
 NBCLIENT = """
 import sys, nbformat
@@ -75,6 +91,7 @@ def main():
     parser.add_argument("--no-selfcheck", action="store_true", help="skip the self-check latencies")
     parser.add_argument("--lanes", type=int, default=None, help="the grader's --lanes (default: its own)")
     parser.add_argument("--baseline-lanes", type=int, default=None, help="also grade with this --lanes, side by side")
+    parser.add_argument("--warm", action="store_true", help="also time a warm grader's grade of the notebook")
     args = parser.parse_args()
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
     try:
@@ -131,6 +148,12 @@ def measure_notebook(notebook, args):
     print(f"{'nbclient execute (no checks at all)':<52}{n:8.2f} s")
     print(f"{'ratio grader / nbclient':<52}{g / n:8.2f}" + (f"   (--lanes {args.baseline_lanes}: {b / n:.2f})"
                                                            if b is not None else ""), flush=True)
+    if args.warm:
+        out = subprocess.run([sys.executable, "-c", WARM, str(nb), str(args.repeat), str(args.lanes or "")], cwd=ROOT,
+                             check=True, capture_output=True, text=True).stdout
+        w = float(out.split()[-1])
+        print(f"{f'a warm grader, one more submission{lanes}':<52}{w:8.2f} s")
+        print(f"{'ratio warm grader / nbclient':<52}{w / n:8.2f}", flush=True)
     return g / n, (b / n if b is not None else None)
 
 
