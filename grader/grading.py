@@ -294,8 +294,6 @@ class Grader:
         # statements its children skip and its allowance of result bytes
         shared = Shared(self.settings.limits.submission_result_bytes)
         lanes = Lanes(lambda: self.zygote.session(self.settings, shared), self.settings.lanes_here())
-        statements_key = {ex: tuple((s.label, s.source, s.line) for s in sources[ex].statements) for ex in runnable}
-        left = {}  # {exercise: its seconds left when a lane took it}
         taken = {VISIBLE: 0, HIDDEN: 0}  # jobs the lanes have taken in each phase, in the order they took them
 
         def started(job, phase):  # a lane takes `job` (one lane at a time)
@@ -303,7 +301,6 @@ class Grader:
             if progress:  # both phases count: an estimate of the time left must include the hidden one
                 progress(exercise, taken[phase] + (phase == HIDDEN) * len(runnable), 2 * len(runnable))
             taken[phase] += 1
-            left[exercise] = budget.left(exercise)
 
         tables()  # loaded here, in this thread, before any lane's thread asks for a candidate
         try:
@@ -314,8 +311,9 @@ class Grader:
                 jobs = [(n, exercise, graded) for n, exercise in enumerate(runnable)
                         if (graded := [c for c in by_exercise[exercise] if (cuda or not c.cuda)
                                        and (c.visible if phase == VISIBLE else not c.visible)])]
-                outcomes = lanes.run(jobs, lambda session, job: self._run_job(session, job, sources, budget, left),
-                                     key=lambda job: statements_key[job[1]], weight=_weight,
+                # jobs of one file run the same statements: the file says which (submission.defining_file)
+                outcomes = lanes.run(jobs, lambda session, job: self._run_job(session, job, sources, budget),
+                                     key=lambda job: id(sources[job[1]]), weight=_weight,
                                      started=lambda job: started(job, phase))
                 for (n, exercise, graded), (run, answers) in zip(jobs, outcomes):
                     if run is None:  # not run: `answers` says why
@@ -370,11 +368,11 @@ class Grader:
             return Verdict(check, Status.SKIPPED, NO_CUDA)
         return None
 
-    def _run_job(self, session, job, sources, budget, left):
+    def _run_job(self, session, job, sources, budget):
         """One exercise's run of one phase on a lane's session (`session()`): (the run, {check key: its result}), or
         (None, why it was not run) when the exercise or the submission has no time left."""
         _, exercise, graded = job
-        seconds = left[exercise]
+        seconds = budget.left(exercise)
         if seconds <= 0:
             return None, budget.why(exercise)
         begun = time.monotonic()
