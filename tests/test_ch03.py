@@ -11,7 +11,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import posenc_ref as ref
 from grader.checks import chapter_checks, chapter_of
 from grader.mistakes import MISTAKES
+from grader.twins import with_twins
 from posenc_selfcheck import SelfCheckFailed, check, probes
+from tests.grading_support import drawn
 
 CHECKS = chapter_checks("ch03")
 
@@ -303,7 +305,7 @@ def test_the_reference_answer_at_scale_is_the_capped_childs_answer():
     from grader import reference
     from grader.hidden_probes import catalog
 
-    scale = next(c for c in CHECKS if c.probe == "memory_capped_call")
+    scale = drawn(next(c for c in CHECKS if c.probe == "memory_capped_call"))  # a main check: inputs drawn
     in_process = reference.answer(scale)
     forked = probes.run(reference.namespace(), scale.probe, scale.params, scale.exercise, catalog())
     assert "error" not in forked and set(in_process) == set(forked)
@@ -321,10 +323,15 @@ def test_the_reference_passes_its_self_checks_and_a_mistake_is_named():
     assert MISTAKES["shaw_unscaled"].message in str(info.value)
 
 
-def test_the_scale_check_is_hidden_and_sized_to_separate_the_forms():
-    scale = next(c for c in CHECKS if c.probe == "memory_capped_call")
-    assert not scale.public and scale.exercise == "shaw_attention"
+def test_the_scale_check_is_hidden_drawn_once_and_sized_to_separate_the_forms():
+    """One check at scale, a main check: its inputs drawn for each student make it its own twin, so a grade runs the
+    learner's code at L = 2048 once (a fixed input would need a twin of the same size: a second run)."""
+    at_scale = [c for c in chapter_checks("ch03") if c.probe == "memory_capped_call"]
+    assert len(at_scale) == 1 and [c for c in with_twins(CHECKS)[0] if c.probe == "memory_capped_call"] == at_scale
+    scale = at_scale[0]
+    assert not scale.public and scale.main and scale.exercise == "shaw_attention" and scale.points == 3
     assert scale.params["args"][0]["shape"] == [1, 8, 2048, 64]
+    assert drawn(scale).params["args"][0]["seed"] != drawn(scale, student="another").params["args"][0]["seed"]
     # the (1, 8, 2048, 2048, 64) float32 tensor is well over the allowance; two gathered (L, L, d) tables fit under it
     allowance = scale.params["allowance_mib"] << 20
     assert 1 * 8 * 2048 * 2048 * 64 * 4 > 2.5 * allowance and allowance > 2.5 * 2048 * 2048 * 64 * 4

@@ -294,6 +294,21 @@ SCALE_HINT = ("never build a (B, H, Lq, Lk, d) tensor and never repeat the table
               "q·rel_k from (q @ rel_k.T), shape (B, H, Lq, 2K+1), and scatter-add the attention weights into "
               "2K+1 slots before multiplying by rel_v (section 3.3)")
 
+SCALE_NAME = f"runs at B=1, H=8, L={L_BIG}, d=64, K=16 within a 3 GiB memory allowance"
+SCALE_LIMITS = {"allowance_mib": 3072, "timeout_s": 20, "sample_step": 64, "known_sizes": KNOWN_SIZES,
+                "where": f"at B=1, H=8, L={L_BIG}, d=64, K=16",
+                "reference_note": "The efficient form needs about 0.5 GB and one second here"}
+
+
+def shaw_at_scale():
+    """The scale check's call on inputs drawn for each student: q, k, v (1, 8, L_BIG, 64), tables (33, 64), K = 16,
+    causal. A main check, its own twin: a fixed input would need a twin at the same size, a second run of about a
+    second in every grade."""
+    q, k, v = (drawn(1, 8, L_BIG, 64) for _ in range(3))
+    rel_k, rel_v = (drawn(33, 64, scale=0.5) for _ in range(2))
+    return {"args": [q, k, v, rel_k, rel_v, 16], "kwargs": {"causal": True}, **SCALE_LIMITS}
+
+
 SHAW_ATTENTION_CHECKS = [
     Check(SHAW, "matches the reference: B=2, H=3, L=7, d=8, K=2", "call", shaw(2, 3, 7, 7, 8, 2), public=True,
           mistakes=SHAW_MISTAKES, id="matches_reference_b_2_h_3_l_7_d_8_k_2"),
@@ -345,11 +360,6 @@ SHAW_ATTENTION_CHECKS = [
     Check(SHAW, "negative max_distance raises ValueError naming it", "raises",
           {"args": shaw_inputs(1, 1, 3, 3, 4, 0)[:5] + [-1]}, expect="raises", mentions=("max_distance",),
           public=True, id="negative_max_distance_raises_valueerror"),
-    Check(SHAW, f"runs at B=1, H=8, L={L_BIG}, d=64, K=16 within a 3 GiB memory allowance", "memory_capped_call",
-          {**shaw(1, 8, L_BIG, L_BIG, 64, 16, causal=True, seed=16), "allowance_mib": 3072, "timeout_s": 20,
-           "sample_step": 64, "known_sizes": KNOWN_SIZES, "where": f"at B=1, H=8, L={L_BIG}, d=64, K=16",
-           "reference_note": "The efficient form needs about 0.5 GB and one second here"},
-          points=3, hint=SCALE_HINT, id="runs_at_scale_within_3_gib"),
     *[
         Check(SHAW, f"on CUDA in {dtype}", "call", {**shaw(2, 4, 64, 64, 32, 8, causal=True, seed=17), "device": "cuda",
                                                      "dtype": dtype},
@@ -370,6 +380,8 @@ SHAW_ATTENTION = Exercise(
                     "matches the reference on inputs drawn for this submission", id="main_bidirectional"),
         unseen_like(find(SHAW_ATTENTION_CHECKS, SHAW, "causal_b_2_h_3_l_7_d_8_k_2"), shaw_drawn(True),
                     "causal, on inputs drawn for this submission", id="main_causal"),
+        unseen_like(Check(SHAW, SCALE_NAME, "memory_capped_call", hint=SCALE_HINT), shaw_at_scale(), SCALE_NAME,
+                    id="main_runs_at_scale_within_3_gib", points=3),
     ],
     hints=(
         "never build the (Lq, Lk, d) table: compute the product of each query with the 2K + 1 table rows once, then "
