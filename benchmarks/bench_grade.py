@@ -107,9 +107,10 @@ def measure(args):
     ratios = {notebook: measure_notebook(notebook, args) for notebook in notebooks}
     if len(ratios) > 1:
         print("ratio grader / nbclient per notebook" + (f" (and with --lanes {args.baseline_lanes})"
-                                                        if args.baseline_lanes is not None else "") + ":")
-        for notebook, (ratio, baseline) in ratios.items():
-            print(f"  {notebook:<48}{ratio:6.2f}" + (f"{baseline:8.2f}" if baseline is not None else ""))
+                                                        if args.baseline_lanes is not None else "")
+              + (" (and a warm grader's)" if args.warm else "") + ":")
+        for notebook, (ratio, baseline, warm) in ratios.items():
+            print(f"  {notebook:<48}{ratio:6.2f}" + "".join(f"{r:8.2f}" for r in (baseline, warm) if r is not None))
     if args.no_selfcheck:
         return
     print()
@@ -123,7 +124,7 @@ def measure(args):
 
 def measure_notebook(notebook, args):
     """Grading `notebook` against executing it with nbclient, printed; (the ratio of their medians, the same ratio
-    for the grader with --baseline-lanes, or None)."""
+    for the grader with --baseline-lanes or None, a warm grader's against nbclient's with --warm or None)."""
     nb = ROOT / notebook
     grade = [sys.executable, "-m", "grader", "grade", str(nb)]
     grader_cmd = grade + ([] if args.lanes is None else ["--lanes", str(args.lanes)])
@@ -148,13 +149,14 @@ def measure_notebook(notebook, args):
     print(f"{'nbclient execute (no checks at all)':<52}{n:8.2f} s")
     print(f"{'ratio grader / nbclient':<52}{g / n:8.2f}" + (f"   (--lanes {args.baseline_lanes}: {b / n:.2f})"
                                                            if b is not None else ""), flush=True)
+    w = None
     if args.warm:
         out = subprocess.run([sys.executable, "-c", WARM, str(nb), str(args.repeat), str(args.lanes or "")], cwd=ROOT,
                              check=True, capture_output=True, text=True).stdout
         w = float(out.split()[-1])
         print(f"{f'a warm grader, one more submission{lanes}':<52}{w:8.2f} s")
         print(f"{'ratio warm grader / nbclient':<52}{w / n:8.2f}", flush=True)
-    return g / n, (b / n if b is not None else None)
+    return g / n, (b / n if b is not None else None), (w / n if w is not None else None)
 
 
 if __name__ == "__main__":
