@@ -113,6 +113,7 @@ class Zygote(ZygoteClient):
                "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.root)}
         env.update({k: os.environ[k] for k in KEEP_ENV if k in os.environ})
+        tmpdirs.seed_fonts(self.root)  # pyplot's font list, built once per machine rather than at each start
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         # early_grader: the sockets of a trusted grading process, which the zygote forks once torch is loaded
         self.early, early = self._grader_sockets() if early_grader else (None, [])
@@ -203,6 +204,7 @@ class Zygote(ZygoteClient):
             self.proc.wait()
             self.proc = None
             self.channel.sock.close()
+        tmpdirs.keep_fonts(self.root)  # the font list this zygote built, if it had none to read
         shutil.rmtree(self.root, ignore_errors=True)
 
 
