@@ -82,3 +82,11 @@ def test_a_half_written_list_is_not_kept_and_a_link_is_not_given(tmp_path, monke
     (kept / "fontlist-v3.json").symlink_to(tmp_path / "outside.json")
     tmpdirs.seed_fonts(tmp_path / "next")
     assert sorted(p.name for p in (tmp_path / "next" / ".cache" / "matplotlib").iterdir()) == ["fontlist-v2.json"]
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert tmpdirs.matplotlib_cache() == tmp_path / ".cache" / "posenc-grader" / "matplotlib"
+    assert not (tmp_path / "relative").exists()

@@ -48,7 +48,9 @@ def matplotlib_cache():
     this user's cache folder ($XDG_CACHE_HOME, else ~/.cache), this user's own and writable by no one else; None when
     there is no such folder (each zygote then builds its list, as it did before)."""
     try:
-        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "posenc-grader" / "matplotlib"
+        base = Path(os.environ.get("XDG_CACHE_HOME", ""))
+        base = base if base.is_absolute() else Path.home() / ".cache"  # the XDG rule: a relative one is ignored
+        folder = base / "posenc-grader" / "matplotlib"
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         found = folder.lstat()
     except (OSError, RuntimeError):  # RuntimeError: no home folder to be found
