@@ -90,3 +90,26 @@ def test_a_relative_xdg_cache_home_is_ignored(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert tmpdirs.matplotlib_cache() == tmp_path / ".cache" / "posenc-grader" / "matplotlib"
     assert not (tmp_path / "relative").exists()
+
+
+def test_a_full_disk_keeps_nothing_half_and_stops_no_zygote(tmp_path, monkeypatch):
+    """Keeping and giving the lists is best effort: a copy that fails leaves no part behind and raises nothing (the
+    zygote then builds its own list, as without one kept)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    built = tmp_path / "zygote" / ".cache" / "matplotlib"
+    built.mkdir(parents=True)
+    (built / "fontlist-v2.json").write_text('{"__class__": "FontManager"}')
+
+    def full(src, dst, **kwargs):
+        with open(dst, "wb") as f:
+            f.write(b"{")  # a part of it, then the disk is full
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tmpdirs.shutil, "copyfile", full)
+    tmpdirs.keep_fonts(tmp_path / "zygote")
+    assert list(tmpdirs.matplotlib_cache().iterdir()) == []
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    tmpdirs.keep_fonts(tmp_path / "zygote")
+    monkeypatch.setattr(tmpdirs.shutil, "copyfile", full)
+    tmpdirs.seed_fonts(tmp_path / "next")  # raises nothing

@@ -83,9 +83,12 @@ def seed_fonts(home):
     if kept is None:
         return
     cache = Path(home) / ".cache" / "matplotlib"
-    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for path in _font_lists(kept):
-        shutil.copyfile(path, cache / path.name)
+    try:
+        cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for path in _font_lists(kept):
+            shutil.copyfile(path, cache / path.name)
+    except OSError:  # a full disk: the zygote builds its list, as without one kept
+        pass
 
 
 def keep_fonts(home):
@@ -97,5 +100,8 @@ def keep_fonts(home):
     for path in _font_lists(Path(home) / ".cache" / "matplotlib"):
         if not (kept / path.name).exists():
             part = kept / f".{path.name}.{os.getpid()}"
-            shutil.copyfile(path, part)
-            os.replace(part, kept / path.name)
+            try:
+                shutil.copyfile(path, part)
+                os.replace(part, kept / path.name)
+            except OSError:  # a full disk: nothing kept, nothing half kept, and the zygote closes all the same
+                part.unlink(missing_ok=True)
