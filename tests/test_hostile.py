@@ -67,6 +67,9 @@ class Case:
 
 
 S = "shift_matrix"
+# the memory bombs fill a smaller allowance than LIMITS': every check of shift_matrix fills it again, and 256 MB meets
+# the limit as surely as 768 MB in a third of the time
+BOMB_LIMITS = {"wall_seconds": 20, "memory_mb": 256}
 CASES = {
     "sys_exit_at_import": Case(note="sys.exit(0)"),
     "os_exit_at_import": Case(note="this statement ended the process"),
@@ -76,10 +79,7 @@ CASES = {
     "infinite_loop_in_exercise": Case(zero=S, feedback="timed out", seconds=30, limits={"wall_seconds": 3}),
     "infinite_loop_at_import": Case(note="this statement ended the process and was skipped (the process was ended: one "
                                          "top-level statement ran", seconds=35),
-    # the bombs fill a smaller allowance than LIMITS': every check of shift_matrix fills it again, and 256 MB meets
-    # the limit as surely as 768 MB in a third of the time
-    "memory_bomb": Case(zero=S, feedback="can't allocate memory", seconds=60,
-                        limits={"wall_seconds": 20, "memory_mb": 256}),
+    "memory_bomb": Case(zero=S, feedback="can't allocate memory", seconds=60, limits=BOMB_LIMITS),
     "fork_outlives_parent": Case(),
     "fork_bomb": Case(zero=S, root_only=True, seconds=30, bystander=True, limits={"wall_seconds": 3}),
     "monkeypatch_comparisons": Case(zero=S),
@@ -102,8 +102,7 @@ CASES = {
     "unix_socket": Case(zero=S, feedback="BLOCKED", never=("CONNECTED",)),
     "sysv_shm_hoard": Case(zero=S, feedback="BLOCKED", never=("HOARDED",)),
     "memfd_bomb": Case(zero=S, feedback="BLOCKED", never=("FILLED",), seconds=60, limits={"wall_seconds": 20}),
-    "mmap_bomb": Case(zero=S, feedback="STOPPED after", never=("FILLED",), seconds=60,
-                      limits={"wall_seconds": 20, "memory_mb": 256}),
+    "mmap_bomb": Case(zero=S, feedback="STOPPED after", never=("FILLED",), seconds=60, limits=BOMB_LIMITS),
     "dev_shm_hoard": Case(zero=S),  # judged by its effects: nothing left on the host (below)
     "read_shadow": Case(zero=S, feedback="BLOCKED as uid", never=("LEAKED",)),
     "read_other_students": Case(zero=S, feedback="BLOCKED", never=("SECRET",)),

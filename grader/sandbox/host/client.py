@@ -33,8 +33,6 @@ from ..errors import SandboxError
 from . import runtime_files, tmpdirs
 from .session import Session
 
-# one question to a zygote at a time, with its answer: the lanes of a submission (grader/lanes.py) ask from threads
-_ASKING = threading.RLock()
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
 
 
@@ -45,11 +43,14 @@ class ZygoteClient:
 
     def __init__(self, sock, timings, hello=None):
         self.channel, self.timings, self.hello = wire.Channel(sock), timings, hello
+        # one question at a time on this connection, with its answer: a submission's lanes (grader/lanes.py) ask
+        # from threads
+        self.asking = threading.RLock()
 
     def ready(self):
         """Its capabilities, once it has imported torch (waits for its hello the first time): policy.Caps's fields
         and "python", the folders its Python imports from."""
-        with _ASKING:
+        with self.asking:
             if self.hello is None:
                 self.hello = wire.Hello.from_wire(self.channel.receive(time.monotonic() + self.timings.start_seconds))
                 if self.hello is None:
@@ -59,7 +60,7 @@ class ZygoteClient:
 
     def _fork(self, what, fds):
         """The pid of a `what` ("session" or "grader") the zygote forked, handed `fds`."""
-        with _ASKING:
+        with self.asking:
             self.ready()
             try:
                 self.channel.send(wire.Fork(what), fds=fds)
@@ -89,7 +90,7 @@ class ZygoteClient:
 
     def how_it_ended(self, pid):
         """The wait status of a session server of this zygote that has ended, or None when unknown."""
-        with _ASKING:
+        with self.asking:
             try:
                 self.channel.send(wire.AskEnded(int(pid), self.timings.ended_seconds))
             except OSError:
