@@ -5,10 +5,11 @@ imports torch (about two seconds of CPU that would otherwise compete with the zy
     grade = grader.grade("submission/")    # the same Grade as grader.grading.Grader gives
 
 The forked process runs the grader's own code (grader.grading.Grader, the reference, the hidden checks)
-and is trusted: it asks the zygote for sessions over a control connection of its own and forks nothing
-itself, so nothing it holds can reach a sandbox child (every child is forked from a session, every
-session from the clean zygote). It is the same grading path, in another process: the command line, the
-batch workers and the Gradescope runner use it; the tests and the pytest plugin grade in-process.
+and is trusted: it asks the zygote for sessions over a control connection of its own and forks no process
+that runs learner code (only the parsers of a submission's files, grader/parse.py), so nothing it holds can reach
+a sandbox child (every child is forked from a session, every session from the clean zygote). It is the same
+grading path, in another process: the command line, the batch workers and the Gradescope runner use it; the
+tests and the pytest plugin grade in-process.
 """
 
 from __future__ import annotations

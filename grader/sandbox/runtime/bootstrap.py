@@ -2,7 +2,8 @@
 so that torch is already loaded).
 
 It is the grader's own code, trusted, holding the reference: it asks the zygote for sessions on a control
-socket of its own and forks nothing itself, so nothing it holds reaches a sandbox child. The sandbox does
+socket of its own and forks no process that runs learner code (its only forks parse a submission's files, holding
+none of its descriptors: grader/parse.py), so nothing it holds reaches a sandbox child. The sandbox does
 not know which code that is: the grader names it in the first line it sends ("serve": "module:function",
 with the repository's path), and the function is called with the grader's socket, the control socket, the
 zygote's hello (wire.Hello: what it found the machine allows) and that line, a wire.GraderSetup (grader/remote.py's
