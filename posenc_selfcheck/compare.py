@@ -33,6 +33,10 @@ def close(got, expected, atol, rtol):
     """True when every entry agrees within atol + rtol * |expected| (NaN never agrees)."""
     if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
         return False
+    # got == expected bitwise (correct code computed the reference's way, most answers): within any tolerance. NaN is
+    # never equal to itself, so an answer with NaN goes on below
+    if got.dtype == expected.dtype and got.device == expected.device and torch.equal(got, expected):
+        return True
     g, e = got.double(), expected.double()
     if not torch.isfinite(g).all() and not torch.equal(torch.isfinite(g), torch.isfinite(e)):
         return False
