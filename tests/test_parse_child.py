@@ -73,3 +73,15 @@ def test_a_parser_that_fails_or_dies_costs_only_its_file(monkeypatch):
         monkeypatch.setattr(P, "parse", parser)
         result = P.parse_limited("a.py", b"x = 1\n")
         assert [n.id for n in result["notes"]] == [NOTHING_READ] and result["statements"] == [], parser
+
+
+def test_a_parser_past_its_memory_limit_costs_only_its_file(monkeypatch):
+    limits = ReadLimits(parse_memory_mb=64)
+
+    def hoards(name, data, code_kb=None):
+        bytearray((limits.parse_memory_mb + 64) << 20)  # a mapping of its own, past the limit
+        return _as_result(hoarded=True)
+
+    monkeypatch.setattr(P, "parse", hoards)
+    result = P.parse_limited("a.py", b"x = 1\n", limits)
+    assert [n.id for n in result["notes"]] == [NOTHING_READ] and result["defines"] == []
