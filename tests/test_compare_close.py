@@ -1,7 +1,7 @@
 """posenc_selfcheck.compare.close, the one comparison of an answer with the reference's (self-check and grader),
 against an independent element-by-element oracle: |got - expected| <= atol + rtol * |expected| where the reference is
 finite, the very same value where it is not, NaN never agreeing. Bitwise-equal answers (the common case, which close
-answers at once) and answers one step away from them are both drawn."""
+answers at once), answers moved a little from them, in another dtype, or unrelated are all drawn."""
 
 import math
 import random
