@@ -2,10 +2,10 @@
 
 Runs in a limited child process (`parse_limited`): parsing hostile text is itself an attack surface
 (a notebook of JSON nested 100,000 deep, a 4 MB list literal that makes `ast.parse` take gigabytes). The child is
-a fork of the grading process, so it starts in a few milliseconds (a fresh interpreter took 80 ms a file): before
-it reads the file it closes every descriptor but its result pipe, and takes its limits of address space (beyond what
-it shares with the grading process), CPU and wall clock; what it sends back is JSON, read by the parent. Standard
-library only (the build reads chapters with grader/statements.py, without torch).
+a fork of the grading process, so it starts in a few milliseconds (a fresh interpreter spent 80 ms a file starting):
+before it reads the file it closes every descriptor but its result pipe, and takes its limits of address space
+(beyond what it shares with the grading process), CPU and wall clock; what it sends back is JSON, read by the parent.
+Standard library only (the build reads chapters with grader/statements.py, without torch).
 
 From each file we keep the statements that define things (imports, functions, classes,
 assignments, `if`/`try` blocks) and drop the ones that only do things (bare expressions such as
