@@ -5,7 +5,7 @@ Runs in a limited child process (`parse_limited`): parsing hostile text is itsel
 a fork of the grading process, so it starts in a few milliseconds (a fresh interpreter spent 80 ms a file starting):
 before it reads the file it closes every descriptor but its result pipe, and takes its limits of address space
 (beyond what it shares with the grading process), CPU and wall clock; what it sends back is JSON, read by the parent.
-Standard library only (the build reads chapters with grader/statements.py, without torch).
+No torch: the standard library and the sandbox's own descriptor and address-space helpers.
 
 From each file we keep the statements that define things (imports, functions, classes,
 assignments, `if`/`try` blocks) and drop the ones that only do things (bare expressions such as
@@ -31,6 +31,8 @@ import time
 import warnings
 
 from .records import messages
+from .sandbox import procs
+from .sandbox.confine.confine import detach
 
 # Patterns in a submission's code (all of it, executed or not) that a person should look at: they
 # do not change a grade, the batch's gradebook lists them.
@@ -144,29 +146,13 @@ def parse(name, data, code_kb=None):
 def _limit(memory_mb, seconds):
     """This forked process's limits, set before it reads a byte of the file: `memory_mb` of address space more than
     it has mapped now (what it shares with the grader's process is mapped already), `seconds` of CPU, no core."""
-    with open("/proc/self/statm") as f:
-        mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    limit = mapped + (memory_mb << 20)
+    limit = procs.mapped_bytes() + (memory_mb << 20)
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-def _detach(keep):
-    """A forked parser holds nothing of the grader's but `keep` (its end of the pipe): every other descriptor is
-    closed, 0-2 on /dev/null (sys.stdout and sys.stderr write there too, whatever the grader had made of them), and
-    the warnings Python would print while compiling (SyntaxWarning) go nowhere, as they went to a discarded stderr
-    before."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.closerange(3, keep)
-    os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
-    sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
-    warnings.simplefilter("ignore")
 
 
 def _child(write_fd, name, data, limits, cpu):
@@ -176,7 +162,12 @@ def _child(write_fd, name, data, limits, cpu):
     # write nothing to the pages it shares with the grader's
     gc.freeze()
     try:
-        _detach(write_fd)
+        # nothing of the grader's but its end of the pipe (a sandbox child's first step: a session of its own, 0-2 on
+        # /dev/null, every other descriptor closed); sys.stdout and sys.stderr write there too, whatever the grader had
+        # made of them, and the warnings Python would print while compiling (SyntaxWarning) go nowhere
+        detach(write_fd)
+        sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
+        warnings.simplefilter("ignore")
         _limit(limits.parse_memory_mb, cpu)
         result = parse(name, data, limits.code_kb)
         out = memoryview(json.dumps({**result, "notes": [messages.to_json(n) for n in result["notes"]]}).encode())

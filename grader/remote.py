@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from .records import Grade, messages
+from .sandbox import procs
 from .sandbox.errors import SandboxError
 from .sandbox.host.client import Zygote, ZygoteClient
 from .sandbox.wire import Channel, Graded, GradeFailed, GraderSetup, GradeSubmission, GradingProgress
@@ -80,10 +81,8 @@ def _limit_memory(megabytes):
 
     if os.path.exists("/dev/nvidiactl"):
         return
-    with open("/proc/self/statm") as f:
-        mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = mapped + (megabytes << 20)
+    limit = procs.mapped_bytes() + (megabytes << 20)
     if hard == resource.RLIM_INFINITY or limit < hard:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 

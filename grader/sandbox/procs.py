@@ -35,6 +35,13 @@ def _stat(pid):
     return None if state in ("Z", "X") else (ppid, state)
 
 
+def mapped_bytes():
+    """The address space this process has mapped now (/proc/self/statm): what an address-space limit set after a fork
+    of a torch-sized process counts its allowance from."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def alive(pid):
     """True while `pid` runs (a zombie does not)."""
     return _stat(pid) is not None

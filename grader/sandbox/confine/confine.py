@@ -45,8 +45,7 @@ def limit(cpu_seconds, memory_bytes, file_bytes, nproc=None):
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     if memory_bytes:
         # address space: what is mapped now (torch is loaded) plus the allowance
-        with open("/proc/self/statm") as f:
-            vm_bytes = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        vm_bytes = procs.mapped_bytes()
         resource.setrlimit(resource.RLIMIT_AS, (vm_bytes + memory_bytes, vm_bytes + memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
