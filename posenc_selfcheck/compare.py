@@ -29,6 +29,12 @@ def _where(index, shape):
     return tuple(int(i) for i in torch.unravel_index(torch.tensor(index), shape))
 
 
+def _wide(got, expected):
+    """Both in float64, or in complex128 when either is complex (a cast to float64 would drop an imaginary part)."""
+    wide = torch.complex128 if got.is_complex() or expected.is_complex() else torch.float64
+    return got.to(wide), expected.to(wide)
+
+
 def close(got, expected, atol, rtol):
     """True when every entry agrees within atol + rtol * |expected| (NaN never agrees)."""
     if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
@@ -37,7 +43,7 @@ def close(got, expected, atol, rtol):
     # never equal to itself, so an answer with NaN goes on below
     if got.dtype == expected.dtype and got.device == expected.device and torch.equal(got, expected):
         return True
-    g, e = got.double(), expected.double()
+    g, e = _wide(got, expected)
     if not torch.isfinite(g).all() and not torch.equal(torch.isfinite(g), torch.isfinite(e)):
         return False
     diff = (g - e).abs().nan_to_num(nan=float("inf"))
@@ -66,7 +72,7 @@ def describe(got, expected, atol, rtol, what=None):
                    got=str(tuple(got.shape)))
     if close(got, expected, atol, rtol):
         return None
-    g, e = got.double(), expected.double()
+    g, e = _wide(got, expected)
     bad_nan = ~torch.isfinite(g) & torch.isfinite(e)
     if bad_nan.any():
         idx = _where(int(bad_nan.flatten().nonzero()[0]), g.shape)

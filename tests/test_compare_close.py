@@ -1,8 +1,10 @@
 """posenc_selfcheck.compare.close, the one comparison of an answer with the reference's (self-check and grader),
 against an independent element-by-element oracle: |got - expected| <= atol + rtol * |expected| where the reference is
 finite, the very same value where it is not, NaN never agreeing. Bitwise-equal answers (the common case, which close
-answers at once), answers moved a little from them, in another dtype, or unrelated are all drawn."""
+answers at once), answers moved a little from them, in another dtype, or unrelated are all drawn; and complex answers,
+whose imaginary part counts (a cast to float64 would drop it)."""
 
+import cmath
 import math
 import random
 
@@ -17,9 +19,11 @@ SPECIAL = [float("nan"), float("inf"), -float("inf"), 0.0, -0.0]
 def oracle(got, expected, atol, rtol):
     if got.shape != expected.shape:
         return False
-    for g, e in zip(got.double().flatten().tolist(), expected.double().flatten().tolist()):
-        agrees = (abs(g - e) <= atol + rtol * abs(e)) if math.isfinite(e) else g == e  # nan == nan is False
-        if not agrees or math.isnan(g):
+    # Python's complex numbers: |g - e| is the modulus; a real entry is a complex one with no imaginary part
+    for g, e in zip(got.flatten().tolist(), expected.flatten().tolist()):
+        g, e = complex(g), complex(e)
+        agrees = (abs(g - e) <= atol + rtol * abs(e)) if cmath.isfinite(e) else g == e  # nan == nan is False
+        if not agrees or cmath.isnan(g):
             return False
     return True
 
@@ -58,3 +62,23 @@ def test_close_agrees_with_the_oracle_on_equal_near_and_far_answers(dtype):
 def test_other_shapes_and_non_tensors_never_agree():
     x = torch.zeros(2, 3)
     assert not close(x.T, x, 1.0, 1.0) and not close(x.tolist(), x, 1.0, 1.0) and close(x, x, 0.0, 0.0)
+
+
+def test_a_complex_answer_agrees_only_when_its_imaginary_part_does_too():
+    """A complex answer to a real reference (a rotation left in complex form) agrees only where its imaginary part is
+    within the tolerance of zero; complex against complex compares both parts. Drawn against the oracle."""
+    rng = random.Random("close-complex")
+    outcomes = set()
+    for case in range(400):
+        shape = (rng.randint(1, 4), rng.randint(1, 5))
+        real = _draw(rng, shape, torch.float32)
+        imaginary = torch.zeros(shape) if case % 3 == 0 else _draw(rng, shape, torch.float32) * rng.choice([1e-9, 1.0])
+        answer = torch.complex(real, imaginary)  # complex64
+        expected, got = (real, answer) if case % 2 else (answer, answer.clone() + 1j * rng.choice([0.0, 1e-9, 0.5]))
+        atol, rtol = rng.choice([(1e-6, 1e-5), (1e-3, 1e-3), (0.0, 0.0)])
+        want = oracle(got, expected, atol, rtol)
+        assert close(got, expected, atol, rtol) == want, (got, expected, atol, rtol)
+        outcomes.add((case % 2, want))
+    assert outcomes == {(0, True), (0, False), (1, True), (1, False)}
+    real = torch.tensor([1.0, 2.0])
+    assert not close(torch.complex(real, torch.tensor([0.0, 0.5])), real, 1e-3, 1e-3)
