@@ -30,6 +30,9 @@ import sys
 import time
 import warnings
 
+# imported here, never in the forked parser: a fork of a process with threads (a submission's lanes) must not wait on
+# an import lock that one of them held at the fork
+from .files import code_cells
 from .records import messages
 from .sandbox import procs
 from .sandbox.confine.confine import detach
@@ -108,8 +111,6 @@ def _flags(text):
 def parse(name, data, code_kb=None):
     """{"statements": [[label, source, first line]], "defines": [...], "notes": [...], "flags": [...]} of one file;
     nothing but a note when its code (a .py file, or a notebook's code cells) is over `code_kb` KB."""
-    from grader.files import code_cells
-
     out = {"statements": [], "defines": set(), "notes": [], "flags": []}
     try:
         text = data.decode("utf-8")
