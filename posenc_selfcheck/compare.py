@@ -78,7 +78,7 @@ def describe(got, expected, atol, rtol, what=None):
         idx = _where(int(bad_nan.flatten().nonzero()[0]), g.shape)
         return msg("{what}: {count} entries are NaN or inf where the reference is finite; first at index {index} "
                    "(expected {expected:.6g}, got {got})", what=what, count=int(bad_nan.sum()), index=str(idx),
-                   expected=e[idx].item(), got=str(g[idx].item()))
+                   expected=expected[idx].item(), got=str(got[idx].item()))
     diff = (g - e).abs().nan_to_num(nan=float("inf"))
     limit = atol + rtol * e.abs()
     n_bad = int((diff > limit).sum())
@@ -87,7 +87,7 @@ def describe(got, expected, atol, rtol, what=None):
     return msg("{what}: {bad} of {total} entries differ beyond tolerance (atol {atol:.1e}, rtol {rtol:.1e}); "
                "largest error {error:.3g} at index {index}: expected {expected:.6g}, got {got:.6g}",
                what=what, bad=n_bad, total=g.numel(), atol=atol, rtol=rtol, error=diff.flatten()[flat].item(),
-               index=str(idx), expected=e[idx].item(), got=g[idx].item())
+               index=str(idx), expected=expected[idx].item(), got=got[idx].item())
 
 
 def tensor_keys(result):

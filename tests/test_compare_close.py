@@ -82,3 +82,14 @@ def test_a_complex_answer_agrees_only_when_its_imaginary_part_does_too():
     assert outcomes == {(0, True), (0, False), (1, True), (1, False)}
     real = torch.tensor([1.0, 2.0])
     assert not close(torch.complex(real, torch.tensor([0.0, 0.5])), real, 1e-3, 1e-3)
+
+
+def test_describe_shows_each_side_in_its_own_kind():
+    """A complex answer to a real reference is told apart with the reference's value as a real number and the answer's
+    as a complex one."""
+    from posenc_selfcheck.compare import describe
+    from posenc_selfcheck.messages import render
+
+    real = torch.tensor([1.0, 2.0])
+    text = render(describe(torch.complex(real, torch.tensor([0.0, 0.5])), real, 1e-3, 1e-3), "en")
+    assert "at index (1,): expected 2, got 2+0.5j" in text, text
