@@ -106,7 +106,9 @@ def test_the_environments_bytecode_is_compiled_once_on_every_core_and_again_afte
 
     run, log = run_setup(tmp_path, torch="2.6.0")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert compiles(log) == [f"-m compileall -q -j 0 {site}"], log
+    [line] = compiles(log)
+    assert line.startswith("-m compileall -q -j 0 -x ") and line.endswith(f" {site}"), log
+    _the_bytecode_left_out_is_what_no_course_process_imports(line[len("-m compileall -q -j 0 -x "):-len(f" {site}")])
     run, log = run_setup(tmp_path, torch="2.6.0")  # nothing installed since: nothing to compile
     assert run.returncode == 0 and len(compiles(log)) == 1, log
     stamp = tmp_path / "venv" / ".posenc-bytecode"
@@ -114,6 +116,23 @@ def test_the_environments_bytecode_is_compiled_once_on_every_core_and_again_afte
     (site / "newly_installed").mkdir()  # what pip does to the folder when it installs a package
     run, log = run_setup(tmp_path, torch="2.6.0")
     assert run.returncode == 0 and len(compiles(log)) == 2, log
+
+
+def _the_bytecode_left_out_is_what_no_course_process_imports(pattern):
+    """compileall -x searches each file's full path for `pattern`: the modules the course's processes import (the
+    zygote's torch, sympy and pyplot; the kernel's IPython; transformers' own functions and auto classes) stay in."""
+    import re
+
+    site = "/env/lib/python3.11/site-packages/"
+    kept = ["torch/__init__.py", "torch/testing/__init__.py", "sympy/core/basic.py", "matplotlib/pyplot.py",
+            "IPython/core/interactiveshell.py", "transformers/modeling_rope_utils.py",
+            "transformers/models/__init__.py", "transformers/models/auto/configuration_auto.py", "pytest/__init__.py",
+            "_pytest/python.py", "numpy/testing/__init__.py"]
+    left_out = ["sympy/core/tests/test_basic.py", "numpy/_core/tests/test_api.py", "torch/testing/_internal/common.py",
+                "pip/__init__.py", "setuptools/dist.py", "transformers/models/bert/modeling_bert.py",
+                "transformers/models/llama/modeling_llama.py"]
+    assert [p for p in kept if re.search(pattern, site + p)] == []
+    assert [p for p in left_out if not re.search(pattern, site + p)] == []
 
 
 def test_a_torch_wheel_pip_already_has_is_used_without_any_index(tmp_path):
