@@ -6,6 +6,8 @@ torch.Tensor whose dtype is what the result says): here each answer is forged fr
 that the only thing wrong with it is what each test puts there. An attack showed a complex64 answer whose
 imaginary part was NaN passing a property check (cast to float64, a complex tensor keeps its real part)."""
 
+import functools
+
 import pytest
 import torch
 
@@ -26,11 +28,16 @@ def _floating(result):
             and v.device.type != "meta" and v.numel()]
 
 
-# every check judged on tensors whose reference answer holds a real floating tensor (a main check: drawn)
-JUDGED = [(c, answer(c)) for c in (drawn(c) for c in all_checks() if not c.cuda and c.expect in ("match", "property"))]
-JUDGED = [(c, a) for c, a in JUDGED if "error" not in a and "skipped" not in a and _floating(a)]
-PROPERTY_CHECKS = [(c, a) for c, a in JUDGED if c.expect == "property"]
-MATCH_CHECKS = [(c, a) for c, a in JUDGED if c.expect == "match"]
+@functools.cache
+def judged(kind=None):
+    """Every check judged on tensors whose reference answer holds a real floating tensor (a main check: drawn), with
+    that answer; of one `expect` ("match", "property") when given. Computed on first use (1.7 s): every pytest-xdist
+    worker collects this file, only one runs it."""
+    if kind is not None:
+        return [(c, a) for c, a in judged() if c.expect == kind]
+    checks = [drawn(c) for c in all_checks() if not c.cuda and c.expect in ("match", "property")]
+    every = [(c, answer(c)) for c in checks]
+    return [(c, a) for c, a in every if "error" not in a and "skipped" not in a and _floating(a)]
 
 
 def forged(reference, change):
@@ -58,8 +65,8 @@ def poisoned(value, dtype, where):
 
 
 def test_there_are_checks_of_each_kind_to_attack():
-    assert len(PROPERTY_CHECKS) >= 10 and len(MATCH_CHECKS) >= 200
-    assert {str(a.get(f"{k}:dtype")) for c, a in MATCH_CHECKS for k in _floating(a)} >= {"float16", "bfloat16",
+    assert len(judged("property")) >= 10 and len(judged("match")) >= 200
+    assert {str(a.get(f"{k}:dtype")) for c, a in judged("match") for k in _floating(a)} >= {"float16", "bfloat16",
                                                                                          "float32", "float64"}
 
 
@@ -77,7 +84,7 @@ def test_a_complex_answer_is_refused_before_any_comparison_or_property(make, mon
     for name in ("close", "describe", "same_answer"):
         monkeypatch.setattr(evaluate_module, name, never)
     wrong = []
-    for check, reference in JUDGED:
+    for check, reference in judged():
         verdict = judge(check, forged(reference, make))
         if verdict.status != FAILED or " is a complex tensor (complex" not in str(verdict.feedback):
             wrong.append((check.key, verdict.status, str(verdict.feedback)[:100]))
@@ -87,13 +94,13 @@ def test_a_complex_answer_is_refused_before_any_comparison_or_property(make, mon
 # ---- NaN and inf --------------------------------------------------------------------------------------------
 def test_the_reference_answers_pass_as_they_are():
     """The forgeries below change only what they say: unchanged, every answer passes."""
-    assert [c.key for c, a in JUDGED if judge(c, dict(a)).status != PASSED] == []
+    assert [c.key for c, a in judged() if judge(c, dict(a)).status != PASSED] == []
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_nan_and_inf_fail_every_property_check_whatever_the_dtype(dtype):
     passed = []
-    for check, reference in PROPERTY_CHECKS:
+    for check, reference in judged("property"):
         for value in NON_FINITE:
             for where in ("first", "nonzero"):
                 verdict = judge(check, forged(reference, poisoned(value, dtype, where)))
@@ -106,7 +113,7 @@ def test_nan_and_inf_fail_every_property_check_whatever_the_dtype(dtype):
 def test_nan_and_inf_fail_every_match_check_whatever_the_dtype(dtype):
     """On the checks whose answer is in `dtype` (so that the dtype check is not what catches them)."""
     passed, seen = [], 0
-    for check, reference in MATCH_CHECKS:
+    for check, reference in judged("match"):
         if any(reference[k].dtype != dtype for k in _floating(reference)):
             continue
         seen += 1
@@ -119,7 +126,7 @@ def test_nan_and_inf_fail_every_match_check_whatever_the_dtype(dtype):
 
 
 def test_a_property_answer_is_told_which_value_is_not_finite():
-    check, reference = next((c, a) for c, a in PROPERTY_CHECKS if c.property == "linear_distance_penalty")
+    check, reference = next((c, a) for c, a in judged("property") if c.property == "linear_distance_penalty")
     nan = judge(check, forged(reference, poisoned(float("nan"), torch.float64, "first")))
     inf = judge(check, forged(reference, poisoned(float("-inf"), torch.bfloat16, "nonzero")))
     assert str(nan.feedback) == "output holds NaN"
