@@ -107,8 +107,9 @@ def test_the_environments_bytecode_is_compiled_once_on_every_core_and_again_afte
     run, log = run_setup(tmp_path, torch="2.6.0")
     assert run.returncode == 0, run.stdout + run.stderr
     [line] = compiles(log)
-    assert line.startswith("-m compileall -q -j 0 -x ") and line.endswith(f" {site}"), log
-    _the_bytecode_left_out_is_what_no_course_process_imports(line[len("-m compileall -q -j 0 -x "):-len(f" {site}")])
+    command, end = "-m compileall -q -j 0 -x ", f" {site}"
+    assert line.startswith(command) and line.endswith(end), log
+    _the_bytecode_left_out_is_what_no_course_process_imports(line[len(command):-len(end)])
     run, log = run_setup(tmp_path, torch="2.6.0")  # nothing installed since: nothing to compile
     assert run.returncode == 0 and len(compiles(log)) == 1, log
     stamp = tmp_path / "venv" / ".posenc-bytecode"
