@@ -9,6 +9,8 @@ on, to benchmarks/setup_time.json (the README quotes it; tests/test_docs_numbers
 
 - seconds: set-up's wall clock, from start to "done";
 - torch: where torch came from (setup.sh's step 2 line: a local wheel, PyTorch's CPU index, PyPI);
+- installer: what installed (setup.sh's line "installing with uv ...", else pip) and uv_cache_mb, the size of uv's
+  cache before the run (a warm one skips the downloads, as pip's does);
 - python: the interpreter that created the environment;
 - pip_cache_mb: the size of pip's cache before the run; find_links and index: where pip was configured to look
   (a local wheel folder or mirror is "near"; PyPI over the network is not);
@@ -46,13 +48,19 @@ def _size_mb(folder):
     return round(total / 2**20)
 
 
+def _uv_cache():
+    """The folder uv caches in, unless told otherwise: UV_CACHE_DIR, else XDG_CACHE_HOME/uv, else ~/.cache/uv."""
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.environ.get("UV_CACHE_DIR") or os.path.join(xdg, "uv")
+
+
 def measure(extras):
     base = os.environ.get("PYTHON", "python3")
     python = subprocess.run([base, "-V"], capture_output=True, text=True).stdout.strip()
     cache = _pip("cache", "dir")
     facts = {
         "python": python, "extras": list(extras) or ["test", "notebook"],
-        "pip_cache_mb": _size_mb(cache) if cache else 0,
+        "pip_cache_mb": _size_mb(cache) if cache else 0, "uv_cache_mb": _size_mb(_uv_cache()),
         "find_links": os.environ.get("PIP_FIND_LINKS") or _pip("config", "get", "global.find-links") or "",
         "index": _pip("config", "get", "global.index-url") or "https://pypi.org/simple",
         "extra_index": _pip("config", "get", "global.extra-index-url") or "",
@@ -73,7 +81,11 @@ def measure(extras):
             sys.stderr.write(run.stdout[-3000:] + run.stderr[-3000:])
             raise SystemExit(f"setup.sh failed (exit {run.returncode})")
     torch = next((line.split("]", 1)[1].strip() for line in run.stdout.splitlines() if "[2/4]" in line), "")
-    return {"seconds": round(seconds), "torch": torch, **facts}
+    uv = next((line.split("installing with ", 1)[1].split(" (")[0] for line in run.stdout.splitlines()
+               if "installing with " in line), "")
+    fell_back = "pip installs" in run.stdout  # uv began, then left an install to pip
+    installer = f"{uv}, then pip" if uv and fell_back else uv or "pip"
+    return {"seconds": round(seconds), "torch": torch, "installer": installer, **facts}
 
 
 def main(argv):

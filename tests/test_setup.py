@@ -38,20 +38,37 @@ case "$1 $2 $3" in
             fi
             previous="$arg"
         done
-        for arg in "$@"; do case "$arg" in torch==*)
-            mkdir -p "$STATE/site/torch"
-            # as torch does before numpy is installed: a UserWarning on import
-            printf "import warnings\nwarnings.warn('Failed to initialize NumPy: %s')\n__version__ = '%s'\n" \
-                "No module named numpy" "${arg#torch==}" > "$STATE/site/torch/__init__.py" ;;
-        esac; done
-        exit 0 ;;
+        exec bash "$STATE/installs_torch" "$@" ;;
 esac
 case "$2" in *urllib*) exit "$PROBE_RC" ;; *sysconfig*) echo "$STATE/site"; exit 0 ;; esac
 PYTHONPATH="$STATE/site" exec "$REAL_PYTHON" "$@"  # $STATE/site/torch shadows any real torch
 """
 
+# what an install of torch==X leaves, for the fake pip and the fake uv alike: a torch that warns on import
+INSTALLS_TORCH = r"""for arg in "$@"; do case "$arg" in torch==*)
+    mkdir -p "$STATE/site/torch"
+    # as torch does before numpy is installed: a UserWarning on import
+    printf "import warnings\nwarnings.warn('Failed to initialize NumPy: %s')\n__version__ = '%s'\n" \
+        "No module named numpy" "${arg#torch==}" > "$STATE/site/torch/__init__.py" ;;
+esac; done
+"""
 
-def run_setup(tmp_path, *, torch=None, local_wheel=False, gpu=False, index_answers=True, index=None):
+# stand-in for uv, found on PATH: logged; --no-index answers as the fake pip does; with UV_FAILS set, installing a
+# requirements file fails
+FAKE_UV = r"""#!/bin/bash
+echo "uv $*" >> "$STATE/log"
+[ "$1" != --version ] || { echo "uv 9.9.9"; exit 0; }
+case "$*" in *--no-index*) exit "$LOCAL_WHEEL_RC" ;; esac
+case " $* " in *" -r "*) [ -z "$UV_FAILS" ] || { echo "error: the index said no"; exit 2; } ;; esac
+exec bash "$STATE/installs_torch" "$@"
+"""
+
+
+def run_setup(tmp_path, *, torch=None, local_wheel=False, gpu=False, index_answers=True, index=None, uv=False,
+              installer=None, pip_config=None):
+    """setup.sh in a fake environment. With `uv`, a stand-in for uv on PATH ("fails": one that fails); `installer`:
+    POSENC_INSTALLER, by default auto with `uv` and pip without (whatever uv this machine has); `pip_config`: PIP_*
+    variables, pip's only configuration (its files are not read)."""
     if Path("/proc/driver/nvidia/gpus").exists() and any(Path("/proc/driver/nvidia/gpus").iterdir()) and not gpu:
         pytest.skip("this machine has an NVIDIA GPU: the no-GPU cases cannot be simulated")
     venv, bin_dir, state = tmp_path / "venv", tmp_path / "bin", tmp_path / "state"
@@ -64,12 +81,20 @@ def run_setup(tmp_path, *, torch=None, local_wheel=False, gpu=False, index_answe
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\n" + ("echo 'GPU 0: NVIDIA H100 (UUID: GPU-0)'\n" if gpu
                                                          else "exit 9\n"))
     (bin_dir / "nvidia-smi").chmod(0o755)
+    (state / "installs_torch").write_text(INSTALLS_TORCH)
+    if uv:
+        (bin_dir / "uv").write_text(FAKE_UV)
+        (bin_dir / "uv").chmod(0o755)
     (state / "site" / "torch").mkdir(parents=True, exist_ok=True)  # no torch until one is "installed"
     (state / "site" / "torch" / "__init__.py").write_text(f"__version__ = {torch!r}\n" if torch else
                                                          "raise ImportError('no torch here')\n")
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "VIRTUAL_ENV": str(venv),
            "STATE": str(state), "REAL_PYTHON": sys.executable, "LOCAL_WHEEL_RC": "0" if local_wheel else "1",
-           "PROBE_RC": "0" if index_answers else "1"}
+           "PROBE_RC": "0" if index_answers else "1", "PIP_CONFIG_FILE": os.devnull, "UV_FAILS": "",
+           **(pip_config or {})}
+    if uv == "fails":
+        env["UV_FAILS"] = "1"
+    env["POSENC_INSTALLER"] = installer or ("auto" if uv else "pip")
     if index:
         env["POSENC_TORCH_INDEX"] = index
     run = subprocess.run(["bash", str(ROOT / "scripts" / "setup.sh")], env=env, capture_output=True, text=True,
@@ -80,6 +105,59 @@ def run_setup(tmp_path, *, torch=None, local_wheel=False, gpu=False, index_answe
 
 def torch_installs(log):
     return [line for line in log.splitlines() if line.startswith("-m pip install") and "torch==" in line]
+
+
+def uv_installs(log):
+    return [line.split() for line in log.splitlines() if line.startswith("uv pip install")]
+
+
+def test_uv_installs_everything_from_the_sources_pip_is_configured_with(tmp_path):
+    config = {"PIP_INDEX_URL": "https://mirror.example/simple", "PIP_FIND_LINKS": "/wheels",
+              "PIP_EXTRA_INDEX_URL": "file:///a/simple file:///b/simple", "PIP_CERT": "/certs.pem"}
+    run, log = run_setup(tmp_path, uv=True, local_wheel=True, pip_config=config)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "installing with uv 9.9.9" in run.stdout and "-m pip install" not in log, log
+    local, deps, requirements, timm = uv_installs(log)
+    for command in (local, deps, requirements, timm):
+        assert command[command.index("--python") + 1] == sys.executable  # the environment's python (run for real)
+        assert command[command.index("--index-strategy") + 1] == "unsafe-best-match"  # pip's choice among indexes
+        options = list(zip(command, command[1:]))
+        assert ("--index-url", "https://mirror.example/simple") in options and ("--find-links", "/wheels") in options
+        assert ("--extra-index-url", "file:///a/simple") in options and ("--extra-index-url", "file:///b/simple") in \
+            options
+    assert "--no-index" in local and "torch==2.13.0" in local and "torch==2.13.0" in deps
+    assert "-r" in requirements and timm[-2:] == ["--no-deps", "timm==1.0.31"]
+    assert "no download" in run.stdout and "torch 2.13.0" in run.stdout
+
+
+def test_a_failing_uv_leaves_the_install_to_pip_and_pip_alone_is_a_choice(tmp_path):
+    run, log = run_setup(tmp_path, uv="fails", torch="2.6.0")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "error: the index said no" in run.stdout and "uv could not install (above): pip installs instead" in \
+        run.stdout
+    pip = [line for line in log.splitlines() if line.startswith("-m pip install")]
+    assert [line for line in pip if " -r " in line] and "-m pip install --no-compile --no-deps timm==1.0.31" in pip
+    run, log = run_setup(tmp_path / "pip", uv=True, installer="pip", torch="2.6.0")
+    assert run.returncode == 0 and not uv_installs(log) and "uv " not in log and "installing with uv" not in run.stdout
+    bad, _ = run_setup(tmp_path / "bad", installer="conda")
+    assert bad.returncode != 0 and "POSENC_INSTALLER=conda: expected auto or pip" in bad.stderr
+
+
+def test_a_pip_setting_uv_would_not_honour_leaves_the_install_to_pip(tmp_path):
+    run, log = run_setup(tmp_path, uv=True, torch="2.6.0", pip_config={"PIP_ONLY_BINARY": ":all:"})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "pip's configuration holds a setting uv would not honour the same way: pip installs" in run.stdout
+    assert not uv_installs(log) and [line for line in log.splitlines() if line.startswith("-m pip install")]
+
+
+def test_without_uv_anywhere_pip_is_asked_for_it_then_installs_alone(tmp_path):
+    if shutil.which("uv", path="/usr/bin:/bin"):
+        pytest.skip("this machine has uv on the set-up's PATH")
+    run, log = run_setup(tmp_path, installer="auto", torch="2.6.0")
+    assert run.returncode == 0, run.stdout + run.stderr
+    pip = [line for line in log.splitlines() if line.startswith("-m pip install")]
+    assert pip[0] == "-m pip install --no-compile --quiet uv>=0.5"  # the fake pip installs nothing: no uv came
+    assert [line for line in pip if " -r " in line] and "installing with uv" not in run.stdout
 
 
 def test_an_existing_torch_is_kept_and_never_asked_of_pip(tmp_path):
@@ -293,3 +371,21 @@ def test_the_lab_never_asks_about_jupyters_news_and_leaves_the_home_alone(tmp_pa
         props = json.loads(schema.read_text())["properties"]
         assert {"const": "false", "title": "Never"} in props["fetchNews"]["oneOf"] and "checkForUpdates" in props
     assert jupyterlab.__version__
+
+
+def test_pips_settings_become_uvs_options_and_the_command_line_index_wins():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("uv_install", ROOT / "scripts" / "uv_install.py")
+    uv_install = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(uv_install)
+    settings = {"index-url": "https://mirror.example/simple", "find-links": "/a /b", "no-index": "true",
+                "constraint": "/c.txt", "default-timeout": "180", "cert": "/certs.pem", "pre": "0",
+                "disable-pip-version-check": "1"}
+    options, variables = uv_install.translated(settings, set())
+    assert options == ["--index-url", "https://mirror.example/simple", "--find-links", "/a", "--find-links", "/b",
+                       "--no-index", "--constraints", "/c.txt"]
+    assert variables == {"UV_HTTP_TIMEOUT": "180", "SSL_CERT_FILE": "/certs.pem"}
+    options, _ = uv_install.translated(settings, {"--index-url"})  # pip's command line over its configuration
+    assert "--index-url" not in options and "--find-links" in options
+    assert uv_install.translated({**settings, "user": "1"}, set()) is None
