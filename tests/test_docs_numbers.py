@@ -88,6 +88,7 @@ def test_the_set_up_time_is_the_stored_measurement():
     assert stored["python"].split()[-1] in said and f"{stored['pip_cache_mb']} MB" in said
     assert f"load average of {stored['load_average']:g}" in said
     assert f"{stored['cores']} cores" in said.replace("two", "2")
+    assert f"installed with {stored['installer']}" in said and f"uv's cache holding {stored['uv_cache_mb']} MB" in said
 
 
 def test_the_readme_states_how_many_tests_the_suite_has(request):
