@@ -50,7 +50,6 @@ pip_install_torch() {
 # uv against 43 s with pip, torch's wheel 4 s against 12 s (two cores, measured). UV: its path, once found (below).
 UV=""
 UV_REQUIREMENT="uv>=0.5"
-UNTRANSLATABLE=3  # scripts/uv_install.py's exit code: pip's configuration holds a setting uv would read otherwise
 find_uv() {
     case "${POSENC_INSTALLER:-auto}" in
         pip) return ;;
@@ -69,11 +68,7 @@ install() {
         "$PY" "$ROOT/scripts/uv_install.py" "$UV" "$@" 2>&1 |
             { grep --line-buffered -v -E "^Using Python .* environment at" || true; } || rc=$?
         [ "$rc" -ne 0 ] || return 0
-        if [ "$rc" -eq "$UNTRANSLATABLE" ]; then
-            say "      pip's configuration holds a setting uv would not honour the same way: pip installs"
-        else
-            say "      uv could not install (above): pip installs instead"
-        fi
+        say "      uv did not install (above): pip installs, from here on"
         UV=""
     fi
     pip_install "$@"

@@ -5,16 +5,14 @@
 scripts/setup.sh calls it with the environment's python: uv resolves and unpacks in parallel where pip asks each
 index in turn (a fresh set-up's dependencies: 7 s against 43 s on two cores, measured), from the same sources:
 pip's configuration files and PIP_* variables, as `pip config list` reports them, become uv's options. A setting
-uv would read otherwise, or has no option for, ends this with UNTRANSLATABLE before uv runs, and setup.sh installs
-with pip as before; so does any failure of uv.
+uv would read otherwise, or has no option for, ends this before uv runs, saying which (exit status 1), and setup.sh
+installs with pip as before; so does any failure of uv.
 """
 
 import os
 import shlex
 import subprocess
 import sys
-
-UNTRANSLATABLE = 3  # the exit code that says: pip's configuration holds a setting uv would not honour the same way
 
 # pip's setting -> uv's option, one per value (pip separates a list's values with white space)
 OPTIONS = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links",
@@ -45,8 +43,9 @@ def pip_settings(python):
 
 
 def translated(settings, given):
-    """(uv's options, {variable: value}) for pip's `settings`; None where one has no translation. An option the
-    caller gives (`given`, e.g. --index-url) replaces the configured one, as pip's command line does."""
+    """(uv's options, {variable: value}) for pip's `settings`; (None, name) where the setting `name` has no
+    translation. An option the caller gives (`given`, e.g. --index-url) replaces the configured one, as pip's command
+    line does."""
     options, variables = [], {}
     for name, value in settings.items():
         if name in IDLE:
@@ -61,16 +60,16 @@ def translated(settings, given):
         elif name in FLAGS:
             options += [FLAGS[name]] if value.lower() in YES else []
         else:
-            return None
+            return None, name
     return options, variables
 
 
 def main(argv):
     uv, given = argv[0], argv[1:]
-    found = translated(pip_settings(sys.executable), set(given))
-    if found is None:
-        return UNTRANSLATABLE
-    options, variables = found
+    options, variables = translated(pip_settings(sys.executable), set(given))
+    if options is None:
+        print(f"pip's configuration holds {variables!r}, a setting uv would not honour the same way", file=sys.stderr)
+        return 1
     # --index-strategy unsafe-best-match: the newest release any index offers, as pip chooses
     command = [uv, "pip", "install", "--python", sys.executable, "--index-strategy", "unsafe-best-match", *options,
                *given]

@@ -133,7 +133,7 @@ def test_uv_installs_everything_from_the_sources_pip_is_configured_with(tmp_path
 def test_a_failing_uv_leaves_the_install_to_pip_and_pip_alone_is_a_choice(tmp_path):
     run, log = run_setup(tmp_path, uv="fails", torch="2.6.0")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "error: the index said no" in run.stdout and "uv could not install (above): pip installs instead" in \
+    assert "error: the index said no" in run.stdout and "uv did not install (above): pip installs, from here on" in \
         run.stdout
     pip = [line for line in log.splitlines() if line.startswith("-m pip install")]
     assert [line for line in pip if " -r " in line] and "-m pip install --no-compile --no-deps timm==1.0.31" in pip
@@ -146,7 +146,8 @@ def test_a_failing_uv_leaves_the_install_to_pip_and_pip_alone_is_a_choice(tmp_pa
 def test_a_pip_setting_uv_would_not_honour_leaves_the_install_to_pip(tmp_path):
     run, log = run_setup(tmp_path, uv=True, torch="2.6.0", pip_config={"PIP_ONLY_BINARY": ":all:"})
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "pip's configuration holds a setting uv would not honour the same way: pip installs" in run.stdout
+    assert "pip's configuration holds 'only-binary', a setting uv would not honour the same way" in run.stdout
+    assert "uv did not install (above): pip installs, from here on" in run.stdout
     assert not uv_installs(log) and [line for line in log.splitlines() if line.startswith("-m pip install")]
 
 
@@ -388,4 +389,4 @@ def test_pips_settings_become_uvs_options_and_the_command_line_index_wins():
     assert variables == {"UV_HTTP_TIMEOUT": "180", "SSL_CERT_FILE": "/certs.pem"}
     options, _ = uv_install.translated(settings, {"--index-url"})  # pip's command line over its configuration
     assert "--index-url" not in options and "--find-links" in options
-    assert uv_install.translated({**settings, "user": "1"}, set()) is None
+    assert uv_install.translated({**settings, "user": "1"}, set()) == (None, "user")
