@@ -150,29 +150,115 @@ def _submissions():
     return out
 
 
+def _code(namespace, name):
+    """What `name` in `namespace` runs: the source of each function it is or holds (a class's methods), of every name
+    of the namespace that code uses, transitively, and the values of the literals among them (a module by its name,
+    anything else by its identity: never equal to another's). Two namespaces with equal codes run the same code for
+    `name`, and the self-check, which draws nothing, says the same of both. None for a namespace no file made (a
+    known mistake's implementation, made from the reference's source, which inspect would show instead)."""
+    import inspect
+    import textwrap
+
+    if "__name__" not in namespace:
+        return None
+    literal = (int, float, complex, str, bytes, bool, type(None))
+    parts, seen, todo = [], set(), [name]
+
+    def function(label, fn):
+        try:
+            source = textwrap.dedent(inspect.getsource(fn))
+        except (OSError, TypeError):  # not from a file
+            parts.append((label, id(fn)))
+            return
+        parts.append((label, source))
+        todo.extend(node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name))
+
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in namespace:
+            continue
+        seen.add(n)
+        value = namespace[n]
+        if inspect.isfunction(value):
+            function(n, value)
+        elif inspect.isclass(value) and value.__module__ == namespace.get("__name__"):
+            parts.append((n, "class", tuple(b.__qualname__ for b in value.__bases__)))
+            todo.extend(b.__name__ for b in value.__bases__)
+            for attr, member in vars(value).items():
+                member = getattr(member, "__func__", getattr(member, "fget", member))
+                if inspect.isfunction(member):
+                    function(f"{n}.{attr}", member)
+                elif isinstance(member, literal) or attr.startswith("__"):
+                    parts.append((f"{n}.{attr}", repr(member) if isinstance(member, literal) else attr))
+                else:
+                    parts.append((f"{n}.{attr}", id(member)))
+        elif inspect.ismodule(value):
+            parts.append((n, value.__name__))
+        elif isinstance(value, literal) or (isinstance(value, tuple) and all(isinstance(v, literal) for v in value)):
+            parts.append((n, repr(value)))
+        else:
+            parts.append((n, id(value)))
+    return tuple(sorted(parts, key=repr))
+
+
+def test_two_namespaces_share_a_code_only_where_they_run_the_same_code(tmp_path):
+    """_code, by which the test below reads one run for equal code: a change in the exercise, in a helper it calls,
+    in a method, a base class or a constant it reads tells them apart; another exercise's change, or where the
+    code sits in its file, does not."""
+    base = ("import torch\nSCALE = 2.0\n\ndef helper(x):\n    return x * SCALE\n\n"
+            "class Base:\n    def norm(self, x):\n        return x\n\n"
+            "class Model(Base):\n    size = 4\n    def forward(self, x):\n        return helper(self.norm(x))\n\n"
+            "def exercise(x):\n    return helper(x) + 1\n\ndef other(x):\n    return x - 7\n")
+
+    def namespace(text, n=[0]):  # noqa: B006  a fresh file each time
+        n[0] += 1
+        path = tmp_path / f"s{n[0]}.py"
+        path.write_text(text)
+        out = {"__name__": "learner"}
+        exec(compile(text, str(path), "exec"), out)  # noqa: S102 (this test's own text)
+        return out
+
+    one = namespace(base)
+    for name in ("exercise", "Model"):
+        assert _code(one, name) == _code(namespace(base), name)
+        assert _code(one, name) == _code(namespace("\n\n" + base.replace("x - 7", "x + 7")),
+                                         name)  # elsewhere in the file; `other` changed
+        assert _code(one, name) != _code(namespace(base.replace("x * SCALE", "x * SCALE * 2")), name)
+        assert _code(one, name) != _code(namespace(base.replace("SCALE = 2.0", "SCALE = 3.0")), name)
+    assert _code(one, "exercise") != _code(namespace(base.replace("helper(x) + 1", "helper(x) - 1")), "exercise")
+    assert _code(one, "Model") != _code(namespace(base.replace("return x\n\nclass Model", "return -x\n\nclass Model")),
+                                        "Model")
+    assert _code(one, "Model") != _code(namespace(base.replace("size = 4", "size = 5")), "Model")
+    assert _code({"exercise": one["exercise"]}, "exercise") is None  # no file made it
+
+
 def test_the_self_checks_chinese_carries_no_english_prose(capsys):
     """Every bundled and test submission, and every known mistake, through the self-check in zh_CN (the report
-    as runner.check raises or prints it, its verbatim parts set apart): no line carries English prose."""
+    as runner.check raises or prints it, its verbatim parts set apart): no line carries English prose. An
+    exercise whose code (with everything it uses) another submission already ran is read from that run: many
+    test submissions differ from each other in one exercise only."""
     from posenc_selfcheck import runner
 
     chinese = messages.catalog("zh_CN")
-    exercises, lines, prose = set(runner._index()), 0, []
+    exercises, lines, prose, rendered = set(runner._index()), 0, [], {}
     with runner.one_thread():
         for label, namespace in _submissions():
             for exercise in sorted(set(namespace) & exercises):
-                runner.forget_attempts()
-                obj = namespace[exercise]
-                try:
-                    results = runner.run_checks(exercise, obj)
-                    said, failure = runner.report(exercise, obj, results, 0.001)
-                except Exception:  # noqa: BLE001  a submission that breaks the self-check itself is another test's
-                    continue
-                for line in said or failure:
-                    text = chinese.render(line, mark=lambda _: VERBATIM)
-                    for row in text.split("\n"):
-                        lines += 1
-                        if english_prose(row):
-                            prose.append(f"{label} {exercise}: {english_prose(row)} | {row[:200]}")
+                code = (exercise, _code(namespace, exercise) or label)
+                if code not in rendered:
+                    runner.forget_attempts()
+                    obj = namespace[exercise]
+                    try:
+                        results = runner.run_checks(exercise, obj)
+                        said, failure = runner.report(exercise, obj, results, 0.001)
+                    except Exception:  # noqa: BLE001  a submission that breaks the self-check is another test's
+                        said, failure = [], []
+                    rendered[code] = [row for line in said or failure
+                                      for row in chinese.render(line, mark=lambda _: VERBATIM).split("\n")]
+                for row in rendered[code]:
+                    lines += 1
+                    if english_prose(row):
+                        prose.append(f"{label} {exercise}: {english_prose(row)} | {row[:200]}")
     runner.forget_attempts()
     with capsys.disabled():
         print(f"\nself-check in zh_CN: {len(prose)} of {lines} lines carry English prose")
