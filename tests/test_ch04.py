@@ -11,10 +11,12 @@ import posenc_ref as ref
 from grader.checks.ch04 import ACCEPT, REJECT
 from grader.mistakes import MISTAKES
 
-transformers = pytest.importorskip("transformers")
-from transformers import GPTNeoXConfig, LlamaConfig  # noqa: E402
-from transformers.models.gpt_neox import modeling_gpt_neox as neox  # noqa: E402
-from transformers.models.llama import modeling_llama as llama  # noqa: E402
+transformers = pytest.importorskip("transformers")  # its models: on first use (tests/lazy_import.py)
+from tests.lazy_import import Lazy  # noqa: E402
+
+GPTNeoXConfig, LlamaConfig = Lazy("transformers", "GPTNeoXConfig"), Lazy("transformers", "LlamaConfig")
+neox = Lazy("transformers.models.gpt_neox.modeling_gpt_neox")
+llama = Lazy("transformers.models.llama.modeling_llama")
 
 # float32 rounding: what two correct float32 computations of the same numbers may differ by
 F32 = {"rtol": 1.3e-6, "atol": 1e-5}

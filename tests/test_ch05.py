@@ -15,10 +15,12 @@ from posenc_selfcheck.evaluate import same_answer
 from tests.conftest import ROOT, grade_with
 from tests.grading_support import drawn
 
-transformers = pytest.importorskip("transformers")
-from transformers import LlamaConfig  # noqa: E402
-from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402
-from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding  # noqa: E402
+transformers = pytest.importorskip("transformers")  # its models: on first use (tests/lazy_import.py)
+from tests.lazy_import import Lazy  # noqa: E402
+
+LlamaConfig = Lazy("transformers", "LlamaConfig")
+ROPE_INIT_FUNCTIONS = Lazy("transformers.modeling_rope_utils", "ROPE_INIT_FUNCTIONS")
+LlamaRotaryEmbedding = Lazy("transformers.models.llama.modeling_llama", "LlamaRotaryEmbedding")
 
 CHECKS = chapter_checks("ch05")
 L31 = {"low_freq_factor": 1.0, "high_freq_factor": 4.0}  # Llama 3.1

@@ -14,12 +14,15 @@ def randn(*shape, seed=0, dtype=torch.float32):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
 
 
-transformers = pytest.importorskip("transformers")
-from transformers import Qwen2VLConfig  # noqa: E402
-from transformers.models.qwen2_vl import modeling_qwen2_vl as qwen2_vl  # noqa: E402
-from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLVisionConfig  # noqa: E402
-from transformers.models.vit_mae.modeling_vit_mae import build_2d_sinusoidal_position_embedding  # noqa: E402
-from transformers.vision_utils import get_vision_position_ids  # noqa: E402
+transformers = pytest.importorskip("transformers")  # its models: on first use (tests/lazy_import.py)
+from tests.lazy_import import Lazy  # noqa: E402
+
+Qwen2VLConfig = Lazy("transformers", "Qwen2VLConfig")
+qwen2_vl = Lazy("transformers.models.qwen2_vl.modeling_qwen2_vl")
+Qwen2VLVisionConfig = Lazy("transformers.models.qwen2_vl.configuration_qwen2_vl", "Qwen2VLVisionConfig")
+build_2d_sinusoidal_position_embedding = Lazy("transformers.models.vit_mae.modeling_vit_mae",
+                                              "build_2d_sinusoidal_position_embedding")
+get_vision_position_ids = Lazy("transformers.vision_utils", "get_vision_position_ids")
 
 
 @pytest.mark.parametrize("grid_h,grid_w,d,base", [(4, 6, 16, 10000.0), (14, 14, 64, 10000.0), (1, 7, 8, 10000.0),

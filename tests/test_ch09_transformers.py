@@ -10,21 +10,21 @@ from posenc_ref import ch09_todays_models as ref
 
 F32 = {"rtol": 1.3e-6, "atol": 1e-5}
 
-transformers = pytest.importorskip("transformers")
-from transformers import DynamicCache  # noqa: E402
-from transformers.masking_utils import (  # noqa: E402
-    chunked_causal_mask_function,
-    sdpa_mask,
-    sliding_window_causal_mask_function,
-)
-from transformers.models.deepseek_v3 import modeling_deepseek_v3 as deepseek  # noqa: E402
-from transformers.models.deepseek_v3.configuration_deepseek_v3 import DeepseekV3Config  # noqa: E402
-from transformers.models.gemma3 import modeling_gemma3 as gemma3  # noqa: E402
-from transformers.models.gemma3.configuration_gemma3 import Gemma3TextConfig  # noqa: E402
-from transformers.models.gpt_oss import modeling_gpt_oss as gpt_oss  # noqa: E402
-from transformers.models.gpt_oss.configuration_gpt_oss import GptOssConfig  # noqa: E402
-from transformers.models.llama4 import modeling_llama4 as llama4  # noqa: E402
-from transformers.models.llama4.configuration_llama4 import Llama4TextConfig  # noqa: E402
+transformers = pytest.importorskip("transformers")  # its models: on first use (tests/lazy_import.py)
+from tests.lazy_import import Lazy  # noqa: E402
+
+DynamicCache = Lazy("transformers", "DynamicCache")
+chunked_causal_mask_function = Lazy("transformers.masking_utils", "chunked_causal_mask_function")
+sdpa_mask = Lazy("transformers.masking_utils", "sdpa_mask")
+sliding_window_causal_mask_function = Lazy("transformers.masking_utils", "sliding_window_causal_mask_function")
+deepseek = Lazy("transformers.models.deepseek_v3.modeling_deepseek_v3")
+DeepseekV3Config = Lazy("transformers.models.deepseek_v3.configuration_deepseek_v3", "DeepseekV3Config")
+gemma3 = Lazy("transformers.models.gemma3.modeling_gemma3")
+Gemma3TextConfig = Lazy("transformers.models.gemma3.configuration_gemma3", "Gemma3TextConfig")
+gpt_oss = Lazy("transformers.models.gpt_oss.modeling_gpt_oss")
+GptOssConfig = Lazy("transformers.models.gpt_oss.configuration_gpt_oss", "GptOssConfig")
+llama4 = Lazy("transformers.models.llama4.modeling_llama4")
+Llama4TextConfig = Lazy("transformers.models.llama4.configuration_llama4", "Llama4TextConfig")
 
 
 def randn(*shape, seed=0):
