@@ -94,14 +94,16 @@ GRADE_SHARERS = ("test_snapshot.py", "test_messages_grader.py", "test_examples.p
                  "test_ch08_grading.py")
 
 
-# Units of work (a test file, a notebook) that take minutes, run first and longest first: pytest-xdist's own order
-# (most tests first) left them to the end, where one worker ran them while the other had nothing left. The solution
+# Units of work (a test file, a notebook) that take minutes, or long for their few tests, run first and longest first:
+# pytest-xdist's own order (most tests first) left them to the end, where one worker ran them while the others had
+# nothing left (test_build_steps' four tests, a minute, ended a suite 21 s after the other workers). The solution
 # notebooks come before the book's test, which shows the outputs of their nbval run (solutions/conftest.py); "*.ipynb"
 # stands for the notebooks not named.
 FIRST = ("solutions/07_train_short_test_long.ipynb", "solutions/08_positions_in_2d.ipynb",
          "tests/test_lab_languages.py", "tests/test_learner_work.py", "*.ipynb", "tests/test_browser.py",
-         "tests/test_book.py", "tests/test_nbgrader_grading.py", "tests/test_nbgrader_export.py",
-         "tests/test_nbgrader_class.py")
+         "tests/test_book.py", "tests/test_nbgrader_grading.py", "tests/test_build_steps.py",
+         "tests/test_nbgrader_export.py", "tests/test_nbgrader_class.py", "tests/test_gradescope.py",
+         "tests/test_three_files.py", "tests/test_trust_boundary_edges.py")
 
 
 def _unit(nodeid):
