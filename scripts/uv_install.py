@@ -33,7 +33,9 @@ YES = {"1", "true", "yes", "on"}
 def pip_settings(python):
     """{setting: value} of pip's configuration, as `python -m pip config list` prints it (`variant.name='value'`,
     the PIP_* variables as `:env:.name`): a variable over the files, as pip reads them."""
-    listed = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True, check=True)
+    listed = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True)
+    if listed.returncode != 0:
+        raise SystemExit(f"`pip config list` failed, so pip's sources are unknown: {listed.stderr.strip()[-300:]}")
     files, variables = {}, {}
     for line in listed.stdout.splitlines():
         key, _, value = line.partition("=")
