@@ -61,11 +61,14 @@ find_uv() {
     pip_install --quiet "$UV_REQUIREMENT" || true
     [ ! -x "$ENV_DIR/bin/uv" ] || UV="$ENV_DIR/bin/uv"
 }
+uv_install() {  # as `pip install --no-compile`, with uv, from pip's sources
+    "$PY" "$ROOT/scripts/uv_install.py" "$UV" "$@"
+}
 # install as pip_install would (same arguments), with uv where it can; pip where it cannot, or fails
 install() {
     if [ -n "$UV" ]; then
         local rc=0
-        "$PY" "$ROOT/scripts/uv_install.py" "$UV" "$@" 2>&1 |
+        uv_install "$@" 2>&1 |
             { grep --line-buffered -v -E "^Using Python .* environment at" || true; } || rc=$?
         [ "$rc" -ne 0 ] || return 0
         say "      uv did not install (above): pip installs, from here on"
@@ -78,7 +81,7 @@ install_torch() {
 }
 # only from a wheel already on this machine (pip's find-links), without any index: uv's answer, else pip's
 install_local() {
-    { [ -n "$UV" ] && "$PY" "$ROOT/scripts/uv_install.py" "$UV" --quiet --no-index "$@" >/dev/null 2>&1; } ||
+    { [ -n "$UV" ] && uv_install --quiet --no-index "$@" >/dev/null 2>&1; } ||
         "$PY" -m pip install --quiet --no-compile --no-index "$@" >/dev/null 2>&1
 }
 

@@ -53,7 +53,7 @@ def translated(settings, given):
         if name in IDLE:
             continue
         if name in OPTIONS:
-            if OPTIONS[name] in given and name == "index-url":
+            if name == "index-url" and "--index-url" in given:
                 continue
             for one in value.split():
                 options += [OPTIONS[name], one]
@@ -68,14 +68,14 @@ def translated(settings, given):
 
 def main(argv):
     uv, given = argv[0], argv[1:]
-    options, variables = translated(pip_settings(sys.executable), set(given))
+    options, found = translated(pip_settings(sys.executable), set(given))  # found: uv's variables, or the setting
     if options is None:
-        print(f"pip's configuration holds {variables!r}, a setting uv would not honour the same way", file=sys.stderr)
+        print(f"pip's configuration holds {found!r}, a setting uv would not honour the same way", file=sys.stderr)
         return 1
     # --index-strategy unsafe-best-match: the newest release any index offers, as pip chooses
     command = [uv, "pip", "install", "--python", sys.executable, "--index-strategy", "unsafe-best-match", *options,
                *given]
-    return subprocess.run(command, env={**os.environ, **variables}).returncode
+    return subprocess.run(command, env={**os.environ, **found}).returncode
 
 
 if __name__ == "__main__":
