@@ -58,7 +58,11 @@ find_uv() {
     esac
     if [ -x "$ENV_DIR/bin/uv" ]; then UV="$ENV_DIR/bin/uv"; return; fi
     if command -v uv >/dev/null; then UV="$(command -v uv)"; return; fi
+    # pip is asked for uv once per environment: where it could not get one (offline, a mirror without uv), a later
+    # run (test.sh and lab.sh run this script each time) does not ask the index again
+    [ ! -e "$ENV_DIR/.posenc-uv-asked" ] || return 0
     pip_install --quiet "$UV_REQUIREMENT" || true
+    touch "$ENV_DIR/.posenc-uv-asked"
     [ ! -x "$ENV_DIR/bin/uv" ] || UV="$ENV_DIR/bin/uv"
 }
 uv_install() {  # as `pip install --no-compile`, with uv, from pip's sources

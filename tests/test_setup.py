@@ -159,6 +159,8 @@ def test_without_uv_anywhere_pip_is_asked_for_it_then_installs_alone(tmp_path):
     pip = [line for line in log.splitlines() if line.startswith("-m pip install")]
     assert pip[0] == "-m pip install --no-compile --quiet uv>=0.5"  # the fake pip installs nothing: no uv came
     assert [line for line in pip if " -r " in line] and "installing with uv" not in run.stdout
+    again, log = run_setup(tmp_path, installer="auto", torch="2.6.0")  # the same environment: pip is not asked again
+    assert again.returncode == 0 and log.count("uv>=0.5") == 1, log
 
 
 def test_an_existing_torch_is_kept_and_never_asked_of_pip(tmp_path):
