@@ -2,9 +2,10 @@
 
     python benchmarks/bench_pidns.py [--submission examples/complete] [--rounds 3]
 
-Only the jailed modes (root-jail, user-jail) get a PID namespace: each exercise's child then runs as pid 2
-below an init of its own (jail.enter_pid_namespace), two more forks of the torch-loaded fork server per
-exercise. Both columns grade the same submission with the same zygote, alternately, after one warm-up
+Only the jailed modes (root-jail, user-jail) get a PID namespace. As root, a session's children live in the
+session's namespace, whose init is forked once (jail.PidNamespace); in a user namespace each child runs as pid 2
+below an init of its own (jail.enter_pid_namespace), two more forks of the torch-loaded fork server per exercise.
+Both columns grade the same submission with the same zygote, alternately, after one warm-up
 (the reference answers); "without" is the same machine with the PID namespace switched off (its caps'
 `pidns` false: /proc is then the machine's, bound, as before). The load average is printed beside: run it
 on an otherwise idle machine.
@@ -37,8 +38,8 @@ class WithoutPidns:
     def ready(self):
         return {**self.real.ready(), "pidns": False}
 
-    def session(self, settings):
-        return Session(self, settings)
+    def session(self, settings, shared=None):
+        return Session(self, settings, shared=shared)
 
     def __getattr__(self, name):
         return getattr(self.real, name)

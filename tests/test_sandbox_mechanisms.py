@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox import procs
-from grader.sandbox.confine import cgroup, confine, kernel, landlock, policy
+from grader.sandbox.confine import cgroup, confine, jail, kernel, landlock, policy
 from grader.sandbox.paths import SYSTEM_PATHS
 from grader.sandbox.runtime import cleanup, probe
 from grader.settings import Limits, SandboxTimings
@@ -75,7 +75,9 @@ EXPECTED = {
     "leftover files": ("dev_shm_hoard", (B, B, B, B, B, O)),
     "leftover IPC": ("sysv_shm_hoard", (B, B, B, B, B, B)),
     "leftover processes": ("fork_outlives_parent", (B, B, B, B, B, B)),
-    "processes alive when the child ends": ("fork_outlives_parent", (B, O, O, B, O, O)),
+    # a user namespace's jail has a PID namespace per child, whose end kills them; as root the session's lives on,
+    # and the clean-up kills them (the row above)
+    "processes alive when the child ends": ("fork_outlives_parent", (O, O, O, B, O, O)),
     "the grader's limits and priority": ("renice_the_grader", (B, B, B, B, B, B)),
     "the grader's terminal": ("terminal_settings", (B, B, B, B, B, B)),
     "what is typed into the grader's terminal": ("read_the_terminal", (B, B, B, B, B, O)),
@@ -114,7 +116,6 @@ CONTROLS = [
     ("other processes in /proc", "root-jail", {"pidns"}, {}, B),  # Landlock alone hides them too
     ("other processes in /proc", "root-jail", {"pidns", "landlock"}, {}, O),  # the machine's /proc, bound
     ("leftover processes", "user-jail", {"cgroup"}, {}, B),  # the subreaper, and the namespace's end
-    ("processes alive when the child ends", "root-jail", {"pidns"}, {}, O),  # the PID namespace kills them
     # the secret not withheld (as before): the grader's uid reads its own file below /etc, /dev/shm...
     (SECRET_ROW, "root-user", set(), {"withhold": ()}, O),
     (SECRET_ROW, "user", set(), {"withhold": ()}, O),
@@ -358,6 +359,8 @@ def _grader(pol, group, source, as_uid, fd_out, canary, seconds):
     mine = _own_state()
     ipc_before = cleanup.sysv_ipc(os.getuid())
     read_fd, write_fd = os.pipe()
+    if pol.jail == "root" and pol.pidns:  # as session_server.py: the session's namespace, its init forked first
+        jail.PidNamespace().enter()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)

@@ -62,6 +62,20 @@ def descendants(root):
     return out
 
 
+def children(parent):
+    """The processes whose parent is `parent`, zombies included (what waitpid reaps)."""
+    out = []
+    for pid in _pids():
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if int(data[data.rfind(b")") + 2:].split()[1]) == parent:
+            out.append(pid)
+    return out
+
+
 def uid_pids(uid):
     """Live processes whose real user id is `uid`."""
     out = []

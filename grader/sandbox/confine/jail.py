@@ -1,7 +1,8 @@
 """The jail: a private view of the machine for one sandbox child (Linux; standard library and ctypes only).
 
 `build_jail` gives the calling process private mount, network and IPC namespaces (inside a user namespace
-of its own when it is not root; a PID namespace too where the kernel allows) and chroots it into a tmpfs
+of its own when it is not root; a PID namespace too where the kernel allows: as root, the one its session server
+forked it into, `namespace_init`) and chroots it into a tmpfs
 that holds only read-only binds of the system and Python folders (the grader's secret covered where one of
 them holds it), a private /tmp and /dev/shm, a /dev with a few devices and no terminal, /sys, a /proc (its
 own namespace's where there is one), the stub package and a size-limited tmpfs working folder. The grader's
@@ -14,10 +15,12 @@ import resource
 import signal
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
+    from .. import procs
     from ..paths import SYSTEM_PATHS, within
     from . import kernel
 except ImportError:
     import kernel
+    import procs
     from paths import SYSTEM_PATHS, within
 
 
@@ -94,8 +97,8 @@ def _end_as(status):
 
 
 def _quiet(keep):
-    """A relay holds nothing: no file descriptor but `keep`, not dumpable, no capabilities; it dies with
-    its parent."""
+    """A relay or an init holds nothing: no file descriptor but `keep` (-1: none), not dumpable, no capabilities;
+    it dies with its parent."""
     kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
     os.closerange(0, keep)
     os.closerange(keep + 1, 1 << 16)
@@ -104,7 +107,8 @@ def _quiet(keep):
 
 
 def enter_pid_namespace():
-    """Call after unshare(CLONE_NEWPID). Three processes come out of this one, and only the last returns:
+    """Call after unshare(CLONE_USER | CLONE_NEWPID) (a user namespace's jail: as root, the session server makes the
+    PID namespace, `namespace_init`). Three processes come out of this one, and only the last returns:
 
     - this process stays in its parent's namespace, waits for the namespace's init and ends as the
       child it relays ended (its parent, the session server, waits for it, and learns the exit code or signal);
@@ -133,6 +137,67 @@ def enter_pid_namespace():
             os._exit(0)
     os.close(write_fd)
     os.setpgid(0, 0)
+
+
+class PidNamespace:
+    """A session server's PID namespace, as root (session_server.py): made before the fork of the first child that
+    the policy gives one (unshare(CLONE_NEWPID) changes only where this process's later children live), its init
+    (`namespace_init`) forked first, as pid 1; every child after is forked into it, and lives there as pid 2, 3, ...
+    The clean-up between runs spares the init (cleanup.kill_and_reap's `keep`) and kills the rest; whatever kills
+    the init (the grader ending the session's processes after a run ran out of time, the session's end) makes the
+    kernel kill every process left in the namespace, and the next run gets a fresh one. One child at a time: one
+    run's processes never see another's."""
+
+    def __init__(self):
+        self.init = None
+
+    def enter(self):
+        """Before forking a child: make the namespace where there is none, or its init has died."""
+        if self.init is not None and not procs.alive(self.init):  # killed: a zombie until reaped here
+            try:
+                os.waitpid(self.init, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            self.init = None
+        if self.init is not None:
+            return
+        # a fresh namespace only below this process's own: where its children lived until now is reset first
+        with open("/proc/self/ns/pid") as own:
+            kernel.setns(own.fileno(), kernel.CLONE_NEWPID, "setns(own PID namespace)")
+        kernel.unshare(kernel.CLONE_NEWPID, "unshare(PID namespace)")
+        pid = os.fork()
+        if pid == 0:
+            try:
+                namespace_init()
+            finally:
+                os._exit(1)
+        self.init = pid
+
+    def reaped(self, pid):
+        """`pid` was reaped: when it was the init, the namespace is gone."""
+        if pid == self.init:
+            self.init = None
+
+
+def namespace_init():
+    """The init (pid 1) of a session server's PID namespace, as root: the session server made the namespace
+    (unshare(CLONE_NEWPID)) and forked this process first, then forks each child into the namespace (pid 2, 3, ...:
+    never pid 1, which ignores its own signals). It holds nothing (`_quiet`), reaps every orphan of the namespace as
+    it ends, and never returns: the session server kills it when the session ends, and the kernel then kills every
+    process left in the namespace; it dies with the session server. A child sees it in its /proc as pid 1, named
+    `posenc-init` (not its parent's name: the session server's stands for the grader's), with the command line
+    the child's own shows (both are the session server's)."""
+    kernel.set_name("posenc-init")
+    signal.set_wakeup_fd(-1)  # the session server's: it closes with every other descriptor
+    _quiet(-1)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])  # pending until sigwaitinfo takes it: none is missed
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        signal.sigwaitinfo([signal.SIGCHLD])
 
 
 def _dev(jail, devices):
@@ -173,16 +238,18 @@ def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False
     stub package, `devices` in a /dev of its own, /proc, /sys, a private /tmp and /dev/shm, and a tmpfs
     `workdir` owned by uid:gid.
     userns: not root; the namespaces come with a user namespace of their own (the caller then drops
-    its capabilities in it). pidns: a PID namespace too (enter_pid_namespace: this function returns in
-    a grandchild, pid 2 of it) with a /proc of its own, which lists only the namespace's processes;
-    without it /proc is the machine's (landlock.py still hides other processes' folders)."""
-    extra = kernel.CLONE_NEWPID if pidns else 0
+    its capabilities in it). pidns: a PID namespace, with a /proc of its own, which lists only the namespace's
+    processes; in a user namespace made here (enter_pid_namespace: this function returns in a grandchild, pid 2
+    of it), as root the session's, which this process was forked into (session_server.PidNamespace: refused
+    when it was not). Without it /proc is the machine's (landlock.py still hides other processes' folders)."""
     if userns:
-        enter_user_namespace(extra)
+        enter_user_namespace(kernel.CLONE_NEWPID if pidns else 0)
+        if pidns:
+            enter_pid_namespace()
     else:
-        kernel.unshare(kernel.CLONE_NEWNS | kernel.CLONE_NEWNET | kernel.CLONE_NEWIPC | extra)
-    if pidns:
-        enter_pid_namespace()
+        if pidns and os.getppid() != 0:  # 0: the parent lives outside this process's PID namespace
+            raise OSError("this child was not forked into a PID namespace of its own")
+        kernel.unshare(kernel.CLONE_NEWNS | kernel.CLONE_NEWNET | kernel.CLONE_NEWIPC)
     kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
     _tmpfs(jail, "size=4m,mode=755")
     # the private /tmp first: Python folders, the stub and the working folder may lie below /tmp (a

@@ -1,5 +1,5 @@
 """The kernel calls the sandbox makes through libc (Linux; standard library and ctypes only): prctl, mount,
-unshare, capset (dropping every capability), and their flag values. Imported flat by the fork servers, as
+unshare, setns, capset (dropping every capability), and their flag values. Imported flat by the fork servers, as
 `grader.sandbox.confine.kernel` by the grader.
 """
 
@@ -10,7 +10,7 @@ CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER = 0x00020000, 0x08000000,
 CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 15, 36, 38
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -29,8 +29,18 @@ def prctl(option, value):
           f"prctl({option})")
 
 
+def set_name(name):
+    """This process's name in /proc/<pid>/comm (PR_SET_NAME)."""
+    check(libc.prctl(PR_SET_NAME, name.encode(), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)),
+          "prctl(PR_SET_NAME)")
+
+
 def unshare(flags, what="unshare"):
     check(libc.unshare(flags), what)
+
+
+def setns(fd, nstype, what="setns"):
+    check(libc.setns(fd, nstype), what)
 
 
 def _enc(text):

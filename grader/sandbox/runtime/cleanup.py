@@ -19,24 +19,30 @@ except ImportError:
     from policy import msg
 
 
-def kill_and_reap(uid):
-    """Kill everything below this process and (where the child had a uid of its own) everything of `uid`;
-    reap it all."""
-    procs.kill_all(lambda: procs.descendants(os.getpid()))
+def _below(keep):
+    """Live processes below this one but `keep` (the session's PID namespace init, session_server.PidNamespace: the
+    orphans it adopted are still below, and are killed)."""
+    return [p for p in procs.descendants(os.getpid()) if p != keep]
+
+
+def kill_and_reap(uid, keep=None):
+    """Kill everything below this process but `keep` and (where the child had a uid of its own) everything of
+    `uid`; reap every child of this process but `keep`."""
+    procs.kill_all(lambda: _below(keep))
     if uid is not None:
         procs.kill_all(lambda: procs.uid_pids(uid))
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
+    while left := [p for p in procs.children(os.getpid()) if p != keep]:
+        for pid in left:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
 
-def outlived(uid, group_removed, seconds):
-    """Verify that nothing of the exercise is left (below this process; of its uid; in its cgroup), giving what was
-    killed `seconds` to go: a sentence for the report (a policy.Note) when something is, else None."""
-    left = procs.survivors(lambda: procs.descendants(os.getpid()) + (procs.uid_pids(uid) if uid is not None else []),
-                           seconds)
+def outlived(uid, group_removed, seconds, keep=None):
+    """Verify that nothing of the exercise is left (below this process but `keep`; of its uid; in its cgroup),
+    giving what was killed `seconds` to go: a sentence for the report (a policy.Note) when something is, else None."""
+    left = procs.survivors(lambda: _below(keep) + (procs.uid_pids(uid) if uid is not None else []), seconds)
     if not left and group_removed:
         return None
     return (msg("{n} process(es) of this exercise outlived it and could not be killed", n=len(left)) if left

@@ -10,6 +10,7 @@ folders a user id of no account can read. Landlock's ABI and the cgroup's place 
 import json
 import os
 import shutil
+import signal
 import tempfile
 
 try:  # inside the grader's package, or copied flat beside it in the fork server's folder
@@ -88,19 +89,47 @@ def can_userns_jail(readable=None):
         shutil.rmtree(top, ignore_errors=True)
 
 
+def _own_proc_lists_two():
+    """In a mount namespace of its own, a /proc of this process's PID namespace lists pid 1 and pid 2 alone."""
+    kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
+    kernel.mount("proc", "/proc", "proc", kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC)
+    return sorted(n for n in os.listdir("/proc") if n.isdigit()) == ["1", "2"]
+
+
+def _in_session_namespace():
+    """As a session server does as root (jail.PidNamespace): the namespace made, its init forked, a child forked into
+    it as pid 2; twice, the init killed in between (the second namespace is made after a setns back)."""
+    namespace = jail.PidNamespace()
+    for _ in range(2):
+        namespace.enter()
+        pid = os.fork()
+        if pid == 0:
+            ok = False
+            try:
+                kernel.unshare(kernel.CLONE_NEWNS)
+                ok = os.getppid() == 0 and _own_proc_lists_two()
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        init = namespace.init
+        os.kill(init, signal.SIGKILL)
+        os.waitpid(init, 0)
+        namespace.reaped(init)
+        if status != 0:
+            return False
+    return True
+
+
 def can_pid_namespace(userns):
-    """A PID namespace (in a user namespace when `userns`) and a /proc of its own that lists only its
-    processes (jail.enter_pid_namespace: the test returns in pid 2 of it)."""
+    """A PID namespace and a /proc of its own that lists only its processes: in a user namespace when `userns`
+    (jail.enter_pid_namespace: the test returns in pid 2 of it), else as a session server makes them."""
 
     def test():
-        if userns:
-            jail.enter_user_namespace(kernel.CLONE_NEWPID)
-        else:
-            kernel.unshare(kernel.CLONE_NEWNS | kernel.CLONE_NEWPID)
+        if not userns:
+            return _in_session_namespace()
+        jail.enter_user_namespace(kernel.CLONE_NEWPID)
         jail.enter_pid_namespace()
-        kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
-        kernel.mount("proc", "/proc", "proc", kernel.MS_NOSUID | kernel.MS_NODEV | kernel.MS_NOEXEC)
-        return sorted(n for n in os.listdir("/proc") if n.isdigit()) == ["1", "2"]
+        return _own_proc_lists_two()
 
     return in_child(test) is True
 

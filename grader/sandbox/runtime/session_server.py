@@ -21,6 +21,10 @@ grader with CallReady either way; the grader answers the child on the request pi
 
 A session server is a child subreaper: whatever a child starts stays below it even after the child dies,
 and is killed (with everything of the child's user id, as root) before the server reports the child's end.
+
+As root, where the policy gives a child a PID namespace, the session has one (jail.PidNamespace), made at its first
+run: its init is forked once, and each child is forked into it, so that a run costs one fork of the torch-laden
+server instead of three (a relay and an init per child, which a user namespace's jail still needs).
 """
 
 import gc
@@ -34,6 +38,7 @@ import traceback
 import cgroup
 import child
 import cleanup
+import jail
 import kernel
 import sigchld
 import wire
@@ -116,7 +121,7 @@ def _overran(receiver, job):
             and time.monotonic() - receiver.progress_at > job.stmt_seconds + job.stmt_grace_seconds)
 
 
-def _reap(wake_fd, pid, read_fd, receiver, job):
+def _reap(wake_fd, pid, read_fd, receiver, job, namespace):
     """Wait for the child `pid` while reading its results; reap adopted orphans on the way. A statement that
     outlives its alarm is ended here (the statement watchdog), so the exercise can run again without it within
     its time. (status, whether the watchdog ended it)."""
@@ -145,6 +150,7 @@ def _reap(wake_fd, pid, read_fd, receiver, job):
                 break
             if done == pid:
                 status = st
+            namespace.reaped(done)
     if open_:
         _drain(read_fd, receiver)
     return status, overran
@@ -167,12 +173,14 @@ def _group(job, n):
                          "(RLIMIT_AS)")
 
 
-def run_exercise(job, request_fd, out, n, catalog, wake_fd):
+def run_exercise(job, request_fd, out, n, catalog, wake_fd, namespace):
     """Fork the child for one run (its requests come on `request_fd`, straight from the grader), tell the
     grader as each result is stored, clean up, report."""
     rule = job.policy
     ipc_before = cleanup.sysv_ipc(os.getuid()) if rule.clean_ipc == "new" else set()
     group, note = _group(job, n)
+    if rule.pidns and rule.jail == "root":
+        namespace.enter()  # (jail.PidNamespace)
     read_fd, write_fd = os.pipe()
     wire.widen_pipe(read_fd)  # a call of a candidate (a few hundred KB) in one write
     gc.freeze()  # what the server holds is out of the child's collections: they scan only what the child made
@@ -195,12 +203,13 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd):
     receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
                         on_result=lambda token: out.send(wire.ResultReady(token)), call_bytes=job.call_bytes,
                         calls=job.calls, on_call=lambda stored: out.send(wire.CallReady(stored)))
-    status, overran = _reap(wake_fd, pid, read_fd, receiver, job)
+    status, overran = _reap(wake_fd, pid, read_fd, receiver, job, namespace)
     os.close(read_fd)
-    cleanup.kill_and_reap(job.uid)
+    cleanup.kill_and_reap(job.uid, keep=namespace.init)
     oom = group is not None and group.oom_killed()
     removed = group.kill_and_remove(job.gone_seconds) if group is not None else True
-    notes = [n for n in (note, cleanup.outlived(job.uid, removed, job.gone_seconds)) if n is not None]
+    notes = [n for n in (note, cleanup.outlived(job.uid, removed, job.gone_seconds, keep=namespace.init))
+             if n is not None]
     if rule.clean_ipc == "uid":
         cleanup.remove_sysv_ipc(job.uid)
     elif rule.clean_ipc == "new":
@@ -214,7 +223,7 @@ def serve(sock, catalog):
     """Serve one submission's runs until the grader closes the socket, then leave nothing behind."""
     kernel.prctl(kernel.PR_SET_CHILD_SUBREAPER, 1)  # not inherited from the zygote: set it here
     wake_fd = sigchld.wake_up_pipe()
-    channel, uid, n = wire.Channel(sock), None, 0
+    channel, uid, n, namespace = wire.Channel(sock), None, 0, jail.PidNamespace()
     while True:
         job = wire.RunJob.from_wire(channel.receive())
         fds = channel.take_fds()
@@ -223,5 +232,5 @@ def serve(sock, catalog):
                 os.close(fd)
             break
         uid, n = job.uid, n + 1
-        run_exercise(job, fds[0], channel, n, catalog, wake_fd)
-    cleanup.kill_and_reap(uid)
+        run_exercise(job, fds[0], channel, n, catalog, wake_fd, namespace)
+    cleanup.kill_and_reap(uid)  # the namespace's init too
