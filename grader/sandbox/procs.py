@@ -23,14 +23,33 @@ def _pids():
             yield int(name)
 
 
-def _stat(pid):
-    """(ppid, state) of a live process, or None when it is gone or a zombie."""
+def _read(path):
+    """The bytes of a small /proc file, or None when it cannot be read (its process is gone). One read on a raw
+    descriptor: a clean-up scans every process of the machine several times, and a buffered file object per process
+    was most of a scan's time."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
-    fields = data[data.rfind(b")") + 2:].split()  # the command name may hold spaces and parentheses
+    try:
+        return os.read(fd, 8192)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _stat_fields(pid):
+    """The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses), or None."""
+    data = _read(f"/proc/{pid}/stat")
+    return None if data is None else data[data.rfind(b")") + 2:].split()
+
+
+def _stat(pid):
+    """(ppid, state) of a live process, or None when it is gone or a zombie."""
+    fields = _stat_fields(pid)
+    if fields is None:
+        return None
     state, ppid = fields[0].decode(), int(fields[1])
     return None if state in ("Z", "X") else (ppid, state)
 
@@ -64,60 +83,47 @@ def descendants(root):
 
 def children(parent):
     """The processes whose parent is `parent`, zombies included (what waitpid reaps)."""
-    out = []
-    for pid in _pids():
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if int(data[data.rfind(b")") + 2:].split()[1]) == parent:
-            out.append(pid)
-    return out
+    return [pid for pid in _pids() if (fields := _stat_fields(pid)) is not None and int(fields[1]) == parent]
+
+
+def _real_uid(pid):
+    """The real user id of `pid` (/proc/<pid>/status), or None."""
+    data = _read(f"/proc/{pid}/status")
+    at = -1 if data is None else data.find(b"\nUid:")
+    return None if at < 0 else int(data[at + 5:].split(None, 1)[0])
 
 
 def uid_pids(uid):
     """Live processes whose real user id is `uid`."""
-    out = []
-    for pid in _pids():
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("Uid:"):
-                        if int(line.split()[1]) == uid and _stat(pid) is not None:
-                            out.append(pid)
-                        break
-        except (OSError, ValueError):
-            continue
-    return out
+    return [pid for pid in _pids() if _real_uid(pid) == uid and _stat(pid) is not None]
 
 
 def kill_all(find):
     """SIGKILL whatever `find()` returns until it returns nothing (a fork bomb converges: a process
     that has been sent SIGKILL forks no more), in at most SANDBOX.kill_rounds rounds. True when nothing is left."""
+    return not _kill_all_left(find)
+
+
+def _kill_all_left(find):
+    """kill_all, and what `find()` returned at its last look (but this process): [] when nothing is left."""
     for _ in range(SANDBOX.kill_rounds):
         pids = [p for p in find() if p != os.getpid()]
         if not pids:
-            return True
+            return []
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
         time.sleep(SANDBOX.kill_round_seconds)
-    return not find()
+    return [p for p in find() if p != os.getpid()]
 
 
 def started(pid):
     """When `pid` started (clock ticks after boot: with the pid, it names one process even after the pid is
     reused), or None when it is gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    fields = data[data.rfind(b")") + 2:].split()
-    return None if fields[0] in (b"Z", b"X") else int(fields[19])
+    fields = _stat_fields(pid)
+    return None if fields is None or fields[0] in (b"Z", b"X") else int(fields[19])
 
 
 def stamped(pids):
@@ -139,6 +145,6 @@ def gone_within(processes, seconds):
 
 def survivors(find, seconds):
     """After a clean-up: kill what `find()` still returns, and give it `seconds` to be gone. The pids that
-    are not: a process of a submission that outlived its clean-up, which the report must say."""
-    kill_all(find)
-    return gone_within(stamped([p for p in find() if p != os.getpid()]), seconds)
+    are not: a process of a submission that outlived its clean-up, which the report must say. (What kill_all's last
+    look found is what is stamped: nothing, most often, and no second look.)"""
+    return gone_within(stamped(_kill_all_left(find)), seconds)
