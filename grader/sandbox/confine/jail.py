@@ -2,7 +2,7 @@
 
 `build_jail` gives the calling process private mount, network and IPC namespaces (inside a user namespace
 of its own when it is not root; a PID namespace too where the kernel allows: as root, the one its session server
-forked it into, `namespace_init`) and chroots it into a tmpfs
+forked it into, `PidNamespace`) and chroots it into a tmpfs
 that holds only read-only binds of the system and Python folders (the grader's secret covered where one of
 them holds it), a private /tmp and /dev/shm, a /dev with a few devices and no terminal, /sys, a /proc (its
 own namespace's where there is one), the stub package and a size-limited tmpfs working folder. The grader's
@@ -107,8 +107,8 @@ def _quiet(keep):
 
 
 def enter_pid_namespace():
-    """Call after unshare(CLONE_USER | CLONE_NEWPID) (a user namespace's jail: as root, the session server makes the
-    PID namespace, `namespace_init`). Three processes come out of this one, and only the last returns:
+    """Call after unshare(CLONE_NEWUSER | CLONE_NEWPID) (a user namespace's jail: as root, the session server makes
+    the PID namespace, `PidNamespace`). Three processes come out of this one, and only the last returns:
 
     - this process stays in its parent's namespace, waits for the namespace's init and ends as the
       child it relays ended (its parent, the session server, waits for it, and learns the exit code or signal);
@@ -240,8 +240,8 @@ def build_jail(jail, readable, stub, workdir, uid, gid, work_bytes, userns=False
     userns: not root; the namespaces come with a user namespace of their own (the caller then drops
     its capabilities in it). pidns: a PID namespace, with a /proc of its own, which lists only the namespace's
     processes; in a user namespace made here (enter_pid_namespace: this function returns in a grandchild, pid 2
-    of it), as root the session's, which this process was forked into (session_server.PidNamespace: refused
-    when it was not). Without it /proc is the machine's (landlock.py still hides other processes' folders)."""
+    of it), as root the session's, which this process was forked into (`PidNamespace`: refused when it was
+    not). Without it /proc is the machine's (landlock.py still hides other processes' folders)."""
     if userns:
         enter_user_namespace(kernel.CLONE_NEWPID if pidns else 0)
         if pidns:
