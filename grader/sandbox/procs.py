@@ -90,7 +90,10 @@ def _real_uid(pid):
     """The real user id of `pid` (/proc/<pid>/status), or None."""
     data = _read(f"/proc/{pid}/status")
     at = -1 if data is None else data.find(b"\nUid:")
-    return None if at < 0 else int(data[at + 5:].split(None, 1)[0])
+    try:
+        return None if at < 0 else int(data[at + 5:].split(None, 1)[0])
+    except (ValueError, IndexError):  # as the line-by-line reading it replaced: no uid to be had
+        return None
 
 
 def uid_pids(uid):

@@ -20,7 +20,7 @@ except ImportError:
 
 
 def _below(keep):
-    """Live processes below this one but `keep` (the session's PID namespace init, session_server.PidNamespace: the
+    """Live processes below this one but `keep` (the session's PID namespace init, jail.PidNamespace: the
     orphans it adopted are still below, and are killed)."""
     return [p for p in procs.descendants(os.getpid()) if p != keep]
 
