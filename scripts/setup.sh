@@ -116,8 +116,10 @@ find_uv
 
 # ---- 2. torch
 has_nvidia_gpu() {
-    { command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; } ||
-        [ -n "$(ls /proc/driver/nvidia/gpus 2>/dev/null)" ]
+    # nvidia-smi's whole list, then a match: `nvidia-smi | grep -q` would end at the first match, and a list still being
+    # written would then end in SIGPIPE, which pipefail makes the pipeline's answer
+    case "$(nvidia-smi -L 2>/dev/null || true)" in *GPU*) return 0 ;; esac
+    [ -n "$(ls /proc/driver/nvidia/gpus 2>/dev/null)" ]
 }
 answers() {  # does this index answer within 5 s? (pip would retry an unreachable one for minutes)
     "$PY" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)" "$1/torch/" 2>/dev/null
@@ -173,7 +175,11 @@ say "[3/4] dependencies of pyproject.toml (${EXTRAS[*]}): $(sed 's/[<>=!~; ].*//
 say "      about 650 MB installed in a fresh environment (JupyterLab, transformers, matplotlib, numpy)"
 install -r "$REQ"
 # timm, chapter 8's oracle, with the test extra and without its dependencies (see the timm extra in pyproject.toml)
-if printf '%s\n' "${EXTRAS[@]}" | grep -qx test; then
+# (a loop, not `printf | grep -q`: grep ends at its first match, printf's next write then dies of SIGPIPE, and pipefail
+# made the test false now and then: timm silently left out)
+WITH_TEST=""
+for extra in "${EXTRAS[@]}"; do [ "$extra" != test ] || WITH_TEST=1; done
+if [ -n "$WITH_TEST" ]; then
     install --no-deps $("$PY" scripts/requirements.py --only timm)
 fi
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -392,3 +393,30 @@ def test_pips_settings_become_uvs_options_and_the_command_line_index_wins():
     options, _ = uv_install.translated(settings, {"--index-url"})  # pip's command line over its configuration
     assert "--index-url" not in options and "--find-links" in options
     assert uv_install.translated({**settings, "user": "1"}, set()) == (None, "user")
+
+
+# a pipe into a reader that stops at its first line or match; under pipefail the writer's SIGPIPE is the pipeline's
+# status, so the test it guards fails now and then (setup.sh's `printf EXTRAS | grep -qx test` left timm out in one CI
+# run, two writes apart). grep with its output to /dev/null reads everything (GNU grep 3.8, measured) and is allowed.
+EARLY_EXIT = re.compile(r"\|\s*\{?\s*(head\b|grep\b[^|;&#]*\s-[a-zA-Z]*[qm])")
+
+
+@pytest.mark.parametrize("script", sorted([*(ROOT / "scripts").glob("*.sh"), ROOT / ".ci" / "run"]),
+                         ids=lambda path: path.name)
+def test_no_pipefail_script_pipes_into_a_reader_that_stops_early(script):
+    text = script.read_text()
+    assert "pipefail" in text or script.name in ("env.sh",), f"{script.name}: every script sets pipefail"
+    code = [(number, line.split(" # ")[0]) for number, line in enumerate(text.splitlines(), 1)
+            if not line.lstrip().startswith("#")]
+    early = [f"{script.name}:{number}: {line.strip()}" for number, line in code if EARLY_EXIT.search(line)]
+    assert not early, early
+
+
+def test_the_early_exit_rule_matches_what_dies_of_sigpipe():
+    # the rule's own test: the patterns it names end a writer that is still writing, the allowed one does not
+    def status(reader):
+        return subprocess.run(["bash", "-c", f"set -o pipefail; {{ echo GPU; sleep 0.2; echo x; }} | {reader}"],
+                              capture_output=True).returncode
+    for reader in ("grep -q GPU", "grep -m1 GPU", "head -1"):
+        assert EARLY_EXIT.search(f"| {reader}") and status(reader) == 141, reader
+    assert not EARLY_EXIT.search("| grep GPU >/dev/null") and status("grep GPU >/dev/null") == 0
