@@ -201,7 +201,10 @@ if [ ! -e "$COMPILED" ] || [ "$SITE" -nt "$COMPILED" ]; then
 fi
 
 # ---- 4. the course's own Jupyter kernel, inside the environment (never the user-wide "python3")
-"$PY" -m ipykernel install --sys-prefix --name "$KERNEL_NAME" --display-name "Python 3 ($KERNEL_NAME)" >/dev/null
+# (ipykernel writes the spec into a temporary folder of its own and leaves it behind: one in a folder we remove)
+KERNEL_TMP="$(mktemp -d)"
+trap 'rm -f "$REQ"; rm -rf "$KERNEL_TMP"' EXIT
+TMPDIR="$KERNEL_TMP" "$PY" -m ipykernel install --sys-prefix --name "$KERNEL_NAME" --display-name "Python 3 ($KERNEL_NAME)" >/dev/null
 say "[4/4] Jupyter kernel \"$KERNEL_NAME\" registered in $ENV_DIR/share/jupyter/kernels"
 
 SIZE="$(du -sh "$ENV_DIR" 2>/dev/null | cut -f1)"

@@ -27,16 +27,21 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 def _test_secret():
     """The grader's secret for the tests (grader/unseen.py): fixed, so that the main checks draw the same inputs
     on every run and the snapshot holds; set before anything reads Settings, inherited by commands the tests run."""
+    import atexit
     import hashlib
     import os
+    import shutil
     import tempfile
 
     if os.environ.get("POSENC_GRADER_SECRET"):
-        return
-    path = Path(tempfile.mkdtemp(prefix="posenc-test-secret-")) / "secret"
+        return  # the process that made it (pytest's, not its xdist workers) removes it
+    folder = tempfile.mkdtemp(prefix="posenc-test-secret-")
+    path = Path(folder) / "secret"
     path.write_bytes(hashlib.sha256(b"posenc tests: not a grader's secret").digest())
     path.chmod(0o600)
     os.environ["POSENC_GRADER_SECRET"] = str(path)
+    maker = os.getpid()
+    atexit.register(lambda: os.getpid() != maker or shutil.rmtree(folder, ignore_errors=True))  # not in a fork
 
 
 _test_secret()

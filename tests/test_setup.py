@@ -27,7 +27,7 @@ FAKE_PYTHON = r"""#!/bin/bash
 echo "$*" >> "$STATE/log"
 case "$1 $2 $3" in
     "-m pip --version") echo "pip 99.0 from $0"; exit 0 ;;
-    "-m ipykernel install") exit 0 ;;
+    "-m ipykernel install") mktemp -d --suffix=_kernels >/dev/null; exit 0 ;;  # as ipykernel 7 does: left behind
     "-m compileall -q") exit 0 ;;
     "-m pip install")
         case "$*" in *--no-index*) exit "$LOCAL_WHEEL_RC" ;; esac
@@ -76,6 +76,7 @@ def run_setup(tmp_path, *, torch=None, local_wheel=False, gpu=False, index_answe
     (venv / "bin").mkdir(parents=True, exist_ok=True)  # (again: a second run in the same environment)
     bin_dir.mkdir(exist_ok=True)
     state.mkdir(exist_ok=True)
+    (tmp_path / "tmp").mkdir(exist_ok=True)  # TMPDIR
     (venv / "bin" / "python").write_text(FAKE_PYTHON)
     (venv / "bin" / "python").chmod(0o755)
     # nvidia-smi shadows any real one: it lists a GPU or fails as it does without a driver
@@ -92,6 +93,7 @@ def run_setup(tmp_path, *, torch=None, local_wheel=False, gpu=False, index_answe
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "VIRTUAL_ENV": str(venv),
            "STATE": str(state), "REAL_PYTHON": sys.executable, "LOCAL_WHEEL_RC": "0" if local_wheel else "1",
            "PROBE_RC": "0" if index_answers else "1", "PIP_CONFIG_FILE": os.devnull, "UV_FAILS": "",
+           "TMPDIR": str(tmp_path / "tmp"),
            **(pip_config or {})}
     if uv == "fails":
         env["UV_FAILS"] = "1"
@@ -267,6 +269,14 @@ def test_the_kernel_is_the_courses_own_inside_the_environment_and_the_notebooks_
     for folder in ("notebooks", "solutions"):
         for notebook in sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb")):
             assert json.loads(notebook.read_text())["metadata"]["kernelspec"]["name"] == name, notebook
+
+
+def test_set_up_leaves_nothing_in_the_temporary_folder(tmp_path):
+    # ipykernel's install writes the spec into a folder of its own in TMPDIR and never removes it (one per set-up:
+    # test.sh and lab.sh run it each time); the stand-in does the same
+    run, _ = run_setup(tmp_path, torch="2.6.0")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert not list((tmp_path / "tmp").iterdir())
 
 
 def _copy_scripts(tmp_path):
