@@ -219,6 +219,9 @@ def test_a_long_crafted_message_costs_nothing_to_render_and_stays_as_it_is():
 
     say = phrasebook("zh_CN")
     for text in ["x. Hint: " * 1000, "a: " * 700 + ". Hint: " * 50]:
-        start = time.perf_counter()
-        rendered = say.render(messages.msg("raised {error}", error=messages.verbatim(text)))
-        assert rendered.endswith(text) and time.perf_counter() - start < 0.05
+        best = float("inf")
+        for _ in range(3):  # the best of three: a busy machine's pause is not the renderer's cost
+            start = time.perf_counter()
+            rendered = say.render(messages.msg("raised {error}", error=messages.verbatim(text)))
+            best = min(best, time.perf_counter() - start)
+        assert rendered.endswith(text) and best < 0.05, best
