@@ -68,6 +68,21 @@ def _needs():
     pytest.importorskip("jupyterlab", reason="no JupyterLab (bash scripts/setup.sh)")
 
 
+def _answers(server, base, token, log):
+    """True once JupyterLab answers; False when it ended because its port was taken; raises otherwise."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+            return True
+        except OSError:
+            if server.poll() is not None and "already in use" in log.read_text():
+                return False
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("JupyterLab did not start:\n" + log.read_text()[-3000:])
+            time.sleep(0.3)
+
+
 @contextlib.contextmanager
 def jupyterlab(tmp, root, command=None, settings=None, **env_vars):
     """JupyterLab serving `root`, with its own Jupyter path and user-wide settings under `tmp`: (base URL, token).
@@ -88,40 +103,37 @@ def jupyterlab(tmp, root, command=None, settings=None, **env_vars):
     (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True, exist_ok=True)
     (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         '{"checkForUpdates": false, "fetchNews": "false"}')
-    token, port = secrets.token_hex(16), _free_port()
+    token = secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_PATH": str(tmp / "jupyter"), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"), "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"), "HOME": str(tmp), **env_vars}
     env.pop("PYTHONPATH", None)
     env.pop("POSENC_LANG", None)  # the language comes from the notebook
-    log = open(tmp / "jupyterlab.log", "w")
-    server = subprocess.Popen(
-        [*(command or (sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root}")), "--no-browser",
-         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--IdentityProvider.token={token}",
-         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("JupyterLab did not start:\n" + (tmp / "jupyterlab.log").read_text()[-3000:])
-                time.sleep(0.3)
-        yield base, token
-    finally:
-        server.terminate()
+    # a port free a moment ago may be taken by the time JupyterLab binds it (other workers start servers and
+    # kernels meanwhile): then it ends at once, saying so, and starts again on another
+    for _ in range(3):
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        with open(tmp / "jupyterlab.log", "w") as log:
+            server = subprocess.Popen(
+                [*(command or (sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root}")), "--no-browser",
+                 "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+                 f"--IdentityProvider.token={token}",
+                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                 *(["--allow-root"] if os.geteuid() == 0 else [])],
+                cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, 9)
-            server.wait()
-        log.close()
+            if _answers(server, base, token, tmp / "jupyterlab.log"):
+                yield base, token
+                return
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, 9)
+                server.wait()
+    raise RuntimeError("JupyterLab's port was taken three times:\n" + (tmp / "jupyterlab.log").read_text()[-3000:])
 
 
 @pytest.fixture(scope="module")
