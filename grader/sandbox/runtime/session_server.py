@@ -22,6 +22,11 @@ grader with CallReady either way; the grader answers the child on the request pi
 A session server is a child subreaper: whatever a child starts stays below it even after the child dies,
 and is killed (with everything of the child's user id, as root) before the server reports the child's end.
 
+A grader that hangs up during a run (it was killed, or its process ended) is seen at once: the server watches its
+socket while the child runs, ends the child there and then, cleans up as after any run, and ends. Without the watch,
+learner code ran on unsupervised until it ended by itself (a run blocked in a 25-second sleep outlived a killed
+`grader grade` by 24 s, measured): the grader that enforces the wall clock was gone, and the zygote with it.
+
 As root, where the policy gives a child a PID namespace, the session has one (jail.PidNamespace), made at its first
 run: its init is forked once, and each child is forked into it, so that a run costs one fork of the torch-laden
 server instead of three (a relay and an init per child, which a user namespace's jail still needs).
@@ -32,6 +37,7 @@ import os
 import re
 import select
 import signal
+import socket
 import time
 import traceback
 
@@ -121,19 +127,59 @@ def _overran(receiver, job):
             and time.monotonic() - receiver.progress_at > job.stmt_seconds + job.stmt_grace_seconds)
 
 
-def _reap(wake_fd, pid, read_fd, receiver, job, namespace):
+class Grader:
+    """The session's grader, as the server sees it: its channel, and `gone` once it has hung up (end of file on its
+    socket during a run, or a message it could not be sent). Nothing is sent after that."""
+
+    def __init__(self, channel):
+        self.channel, self.gone = channel, False
+
+    def tell(self, message):
+        if self.gone:
+            return
+        try:
+            self.channel.send(message)
+        except OSError:
+            self.gone = True
+
+    def hung_up(self):
+        """True when the grader's end of the socket is closed. A message waiting there is left for `receive` (the
+        grader sends nothing during a run, so one would be read after it)."""
+        try:
+            return self.channel.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
+
+def _end(pid):
+    """Kill the child's process group (it is the leader of its own session); the clean-up after the run takes what
+    left it."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _reap(wake_fd, pid, read_fd, receiver, job, namespace, grader):
     """Wait for the child `pid` while reading its results; reap adopted orphans on the way. A statement that
     outlives its alarm is ended here (the statement watchdog), so the exercise can run again without it within
-    its time. (status, whether the watchdog ended it)."""
-    status, open_, overran = None, True, False
+    its time; so is the child of a grader that hangs up meanwhile (`grader.gone`). (status, whether the watchdog
+    ended it)."""
+    status, open_, overran, watch = None, True, False, True
+    sock = grader.channel.sock
     while status is None:
-        ready, _, _ = select.select([wake_fd] + ([read_fd] if open_ else []), [], [], SANDBOX.watchdog_seconds)
+        watched = [wake_fd] + ([read_fd] if open_ else []) + ([sock] if watch else [])
+        ready, _, _ = select.select(watched, [], [], SANDBOX.watchdog_seconds)
         if not overran and _overran(receiver, job):
             overran = True
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            _end(pid)
+        if sock in ready:
+            watch = False  # hung up: nothing more to see; a message: it waits for the run's end
+            if grader.hung_up():
+                grader.gone = True
+                _end(pid)
         if wake_fd in ready:
             try:
                 os.read(wake_fd, 4096)
@@ -173,9 +219,9 @@ def _group(job, n):
                          "(RLIMIT_AS)")
 
 
-def run_exercise(job, request_fd, out, n, catalog, wake_fd, namespace):
+def run_exercise(job, request_fd, grader, n, catalog, wake_fd, namespace):
     """Fork the child for one run (its requests come on `request_fd`, straight from the grader), tell the
-    grader as each result is stored, clean up, report."""
+    `grader` (a Grader) as each result is stored, clean up, report."""
     rule = job.policy
     ipc_before = cleanup.sysv_ipc(os.getuid()) if rule.clean_ipc == "new" else set()
     group, note = _group(job, n)
@@ -198,12 +244,12 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd, namespace):
     os.close(write_fd)
     os.close(request_fd)  # the child's alone
     os.set_blocking(read_fd, False)  # (no setpgid here: the child's setsid() would fail on a group leader)
-    out.send(wire.Started(pid))
+    grader.tell(wire.Started(pid))
     allowed = {f"{token}.{ext}" for token in job.tokens for ext in ("json", "safetensors")}
     receiver = Receiver(job.outdir, allowed | {"_exec.json", "_progress"}, job.line_bytes, job.result_bytes,
-                        on_result=lambda token: out.send(wire.ResultReady(token)), call_bytes=job.call_bytes,
-                        calls=job.calls, on_call=lambda stored: out.send(wire.CallReady(stored)))
-    status, overran = _reap(wake_fd, pid, read_fd, receiver, job, namespace)
+                        on_result=lambda token: grader.tell(wire.ResultReady(token)), call_bytes=job.call_bytes,
+                        calls=job.calls, on_call=lambda stored: grader.tell(wire.CallReady(stored)))
+    status, overran = _reap(wake_fd, pid, read_fd, receiver, job, namespace, grader)
     os.close(read_fd)
     cleanup.kill_and_reap(job.uid, keep=namespace.init)
     oom = group is not None and group.oom_killed()
@@ -216,7 +262,7 @@ def run_exercise(job, request_fd, out, n, catalog, wake_fd, namespace):
         cleanup.remove_sysv_ipc(os.getuid(), keep=ipc_before)
     if rule.clean_files_of_uid:
         cleanup.remove_files_of(job.uid)
-    out.send(wire.Ended(pid, status, receiver.progress, receiver.dropped, oom, notes, overran))
+    grader.tell(wire.Ended(pid, status, receiver.progress, receiver.dropped, oom, notes, overran))
 
 
 def serve(sock, catalog):
@@ -224,7 +270,8 @@ def serve(sock, catalog):
     kernel.prctl(kernel.PR_SET_CHILD_SUBREAPER, 1)  # not inherited from the zygote: set it here
     wake_fd = sigchld.wake_up_pipe()
     channel, uid, n, namespace = wire.Channel(sock), None, 0, jail.PidNamespace()
-    while True:
+    grader = Grader(channel)
+    while not grader.gone:
         job = wire.RunJob.from_wire(channel.receive())
         fds = channel.take_fds()
         if job is None or len(fds) != 1:
@@ -232,5 +279,5 @@ def serve(sock, catalog):
                 os.close(fd)
             break
         uid, n = job.uid, n + 1
-        run_exercise(job, fds[0], channel, n, catalog, wake_fd, namespace)
+        run_exercise(job, fds[0], grader, n, catalog, wake_fd, namespace)
     cleanup.kill_and_reap(uid)  # the namespace's init too
