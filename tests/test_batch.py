@@ -118,7 +118,7 @@ def test_killed_mid_run_then_resumed_grades_each_submission_exactly_once(subs, f
     results, deadline = out / "results", time.monotonic() + 300
     while time.monotonic() < deadline and not (results.exists() and list(results.glob("*.json"))):
         time.sleep(0.1)
-    tree = procs.descendants(proc.pid)  # its worker, the worker's fork server, a sandbox child
+    tree = procs.stamped(procs.descendants(proc.pid))  # its worker, the worker's fork server, a sandbox child
     assert tree
     os.kill(proc.pid, signal.SIGKILL)  # no chance to clean up: the rest die with it (parent-death signals)
     proc.wait()
@@ -126,10 +126,7 @@ def test_killed_mid_run_then_resumed_grades_each_submission_exactly_once(subs, f
     assert 1 <= len(kept) < 4
     # each process of the chain ends when the one above it has (parent-death signals; a session server when its
     # grader hangs up): about a tenth of a second idle, longer on a loaded machine (0.5 s was once too short)
-    deadline = time.monotonic() + 20
-    while [p for p in tree if procs.alive(p)] and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [p for p in tree if procs.alive(p)], "a worker or its sandbox outlived the batch"
+    assert not procs.gone_within(tree, 20), "a worker or its sandbox outlived the batch"
     # the killed worker could not remove its fork server's folder; another grader starting meanwhile (a test on
     # another worker) may already have swept it: test_a_dead_graders_folders_are_swept_and_a_live_ones_kept
 

@@ -47,11 +47,11 @@ def test_a_grader_killed_mid_run_leaves_no_learner_code_running(tmp_path):
         # the progress line names the exercise once its run has started; a second later its first call is asleep
         assert _until(lambda: "sinusoidal_table" in progress.read_text(), 120), progress.read_text()
         time.sleep(1.0)
-        below = procs.descendants(grader.pid)  # the zygote, the grading process, the session server, the child, ...
+        # the zygote, the grading process, the session server, the child, ...
+        below = procs.stamped(procs.descendants(grader.pid))
         assert len(below) >= 3, progress.read_text()
     finally:
         os.kill(grader.pid, signal.SIGKILL)  # no chance to clean up: what is below must end of itself
         grader.wait()
     # a generous bound for a loaded machine (it takes about 0.1 s on an idle one), far below the call's sleep
-    assert _until(lambda: not [pid for pid in below if procs.alive(pid)], 30), \
-        [pid for pid in below if procs.alive(pid)]
+    assert not procs.gone_within(below, 30)
