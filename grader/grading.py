@@ -294,13 +294,15 @@ class Grader:
         # statements its children skip and its allowance of result bytes
         shared = Shared(self.settings.limits.submission_result_bytes)
         lanes = Lanes(lambda: self.zygote.session(self.settings, shared), self.settings.lanes_here())
-        taken = {VISIBLE: 0, HIDDEN: 0}  # jobs the lanes have taken in each phase, in the order they took them
+        taken = {VISIBLE: [], HIDDEN: []}  # exercises the lanes have taken in each phase, in the order they took them
 
         def started(job, phase):  # a lane takes `job` (one lane at a time)
             _, exercise, _ = job
+            if exercise in taken[phase]:  # another run of an exercise already counted (_parts)
+                return
             if progress:  # both phases count: an estimate of the time left must include the hidden one
-                progress(exercise, taken[phase] + (phase == HIDDEN) * len(runnable), 2 * len(runnable))
-            taken[phase] += 1
+                progress(exercise, len(taken[phase]) + (phase == HIDDEN) * len(runnable), 2 * len(runnable))
+            taken[phase].append(exercise)
 
         tables()  # loaded here, in this thread, before any lane's thread asks for a candidate
         try:
@@ -308,9 +310,10 @@ class Grader:
                 if phase == HIDDEN:  # the clock the report shows stops here: hidden children's time tells their inputs
                     visible_seconds = time.perf_counter() - start
                     hidden_answers = _Meanwhile(self._warm_reference, by_exercise, runnable, cuda, False, False)
-                jobs = [(n, exercise, graded) for n, exercise in enumerate(runnable)
+                jobs = [(n, exercise, part) for n, exercise in enumerate(runnable)
                         if (graded := [c for c in by_exercise[exercise] if (cuda or not c.cuda)
-                                       and (c.visible if phase == VISIBLE else not c.visible)])]
+                                       and (c.visible if phase == VISIBLE else not c.visible)])
+                        for part in (_parts(graded, lanes.count) if phase == HIDDEN else [graded])]
                 # jobs of one file run the same statements: the file says which (submission.defining_file)
                 outcomes = lanes.run(jobs, lambda session, job: self._run_job(session, job, sources, budget),
                                      key=lambda job: id(sources[job[1]]), weight=_weight,
@@ -424,6 +427,37 @@ def _weight(job):
     one, each padded: the longest run of a chapter), then the one with the most checks."""
     _, _, graded = job
     return any(c.probe in tables() for c in graded), len(graded)
+
+
+def _parts(graded, count):
+    """One exercise's hidden checks as the runs they take, at most `count` (the lanes): one run, unless they run the
+    learner's property test in more than one request (_sharing: one per head_dim). That test's hidden run answers the
+    calls of every hidden candidate one by one, each at a padded time (grader/candidates.py): the longest run of its
+    chapter, longer than the others together. Its requests then get runs of their own, the heaviest first onto the
+    lightest run (_load), and the lanes run them at once. A request is the same wherever it runs (the test runs once
+    per candidate of it, in one child), so each verdict is too; any other check goes with the lightest run. The
+    visible phase keeps one run per exercise: there the property test's run is no longer than the others together,
+    and a second run would only add a child."""
+    groups = OrderedDict()
+    for c in graded:
+        groups.setdefault(_sharing(c), []).append(c)
+    rest = groups.pop(None, [])
+    if count < 2 or len(groups) < 2:
+        return [graded]
+    parts = [[] for _ in range(min(count, len(groups)))]
+    load = [0] * len(parts)
+    for group in sorted(groups.values(), key=_load, reverse=True):
+        lightest = load.index(min(load))
+        parts[lightest] += group
+        load[lightest] += _load(group)
+    parts[load.index(min(load))] += rest
+    return parts
+
+
+def _load(checks):
+    """What the run of a request shared by `checks` takes, in proportion: its candidates (the test calls each) times
+    its head_dim (each call's arguments, and so its padded time, grow with it)."""
+    return len({n for c in checks for n in c.params["candidates"]}) * checks[0].params.get("head_dim", 1)
 
 
 def _sharing(check):
