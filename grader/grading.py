@@ -397,9 +397,7 @@ class Grader:
 
         ordered = list(checks)
         secrets.SystemRandom().shuffle(ordered)
-        shared = OrderedDict()  # {(probe, its other arguments): [checks]}, in run order
-        for c in ordered:
-            shared.setdefault(_sharing(c) or c.key, []).append(c)
+        shared = _requests(ordered)  # {(probe, its other arguments) or a check's key: [checks]}, in run order
         tokens = {key: "r" + secrets.token_hex(8) for key in shared}
         calls = Calls()  # a property test's candidates are computed here, named by tokens drawn per request
         requests = []
@@ -438,15 +436,13 @@ def _parts(graded, count):
     per candidate of it, in one child), so each verdict is too; any other check goes with the lightest run. The
     visible phase keeps one run per exercise: there the property test's run is no longer than the others together,
     and a second run would only add a child."""
-    groups = OrderedDict()
-    for c in graded:
-        groups.setdefault(_sharing(c), []).append(c)
-    rest = groups.pop(None, [])
+    groups = [g for g in _requests(graded).values() if _sharing(g[0])]
+    rest = [c for c in graded if not _sharing(c)]
     if count < 2 or len(groups) < 2:
         return [graded]
     parts = [[] for _ in range(min(count, len(groups)))]
     load = [0] * len(parts)
-    for group in sorted(groups.values(), key=_load, reverse=True):
+    for group in sorted(groups, key=_load, reverse=True):
         lightest = load.index(min(load))
         parts[lightest] += group
         load[lightest] += _load(group)
@@ -458,6 +454,15 @@ def _load(checks):
     """What the run of a request shared by `checks` takes, in proportion: its candidates (the test calls each) times
     its head_dim (each call's arguments, and so its padded time, grow with it)."""
     return len({n for c in checks for n in c.params["candidates"]}) * checks[0].params.get("head_dim", 1)
+
+
+def _requests(checks):
+    """{what they share (_sharing), or a check's own key: [checks]}: the requests the checks make of one child, in
+    their order."""
+    requests = OrderedDict()
+    for c in checks:
+        requests.setdefault(_sharing(c) or c.key, []).append(c)
+    return requests
 
 
 def _sharing(check):

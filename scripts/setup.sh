@@ -168,8 +168,10 @@ else
 fi
 
 # ---- 3. everything else pyproject.toml lists
+# (KERNEL_TMP: step 4's; ipykernel writes the kernel's spec into a temporary folder of its own and leaves it behind)
 REQ="$(mktemp)"
-trap 'rm -f "$REQ"' EXIT
+KERNEL_TMP="$(mktemp -d)"
+trap 'rm -f "$REQ"; rm -rf "$KERNEL_TMP"' EXIT
 "$PY" scripts/requirements.py --without-torch "${EXTRAS[@]}" > "$REQ"
 say "[3/4] dependencies of pyproject.toml (${EXTRAS[*]}): $(sed 's/[<>=!~; ].*//' "$REQ" | tr '\n' ' ')"
 say "      about 650 MB installed in a fresh environment (JupyterLab, transformers, matplotlib, numpy)"
@@ -201,9 +203,7 @@ if [ ! -e "$COMPILED" ] || [ "$SITE" -nt "$COMPILED" ]; then
 fi
 
 # ---- 4. the course's own Jupyter kernel, inside the environment (never the user-wide "python3")
-# (ipykernel writes the spec into a temporary folder of its own and leaves it behind: one in a folder we remove)
-KERNEL_TMP="$(mktemp -d)"
-trap 'rm -f "$REQ"; rm -rf "$KERNEL_TMP"' EXIT
+# (its temporary folder in KERNEL_TMP, which the exit removes)
 TMPDIR="$KERNEL_TMP" "$PY" -m ipykernel install --sys-prefix --name "$KERNEL_NAME" --display-name "Python 3 ($KERNEL_NAME)" >/dev/null
 say "[4/4] Jupyter kernel \"$KERNEL_NAME\" registered in $ENV_DIR/share/jupyter/kernels"
 
